@@ -1,0 +1,42 @@
+//! The seam through which protocol code reads time.
+//!
+//! Protocols never read a global clock. Each node has its own clock, which in the
+//! simulator may be offset, drift or jump; a lease deadline computed on that clock is the
+//! node's own belief about when it must stop acting, which is exactly the belief that a
+//! skewed clock or a pause makes wrong.
+
+use std::time::Duration;
+
+/// A node-local clock.
+///
+/// `now_us` is the node's local reading in microseconds since an arbitrary epoch. It may
+/// run fast or slow or jump relative to real (or simulated global) time.
+pub trait Clock: Send + Sync {
+    /// The local time now, in microseconds.
+    fn now_us(&self) -> i64;
+
+    /// How long in global (runtime) time a local interval of `local` lasts, so that
+    /// sleeping for the result makes the local clock advance by `local`.
+    fn global_duration_for(&self, local: Duration) -> Duration;
+}
+
+/// Sleeps until this clock has advanced by `local`.
+///
+/// A step of the clock during the sleep is not seen until the sleep ends; callers that
+/// wait for a deadline re-check it afterwards (see [`sleep_until_local`]).
+pub async fn sleep_local(clock: &dyn Clock, local: Duration) {
+    madsim::time::sleep(clock.global_duration_for(local)).await;
+}
+
+/// Sleeps until the local clock reads at least `deadline_us`.
+pub async fn sleep_until_local(clock: &dyn Clock, deadline_us: i64) {
+    loop {
+        let now = clock.now_us();
+        if now >= deadline_us {
+            return;
+        }
+        // Sleep at least 1 ms: madsim's timer granularity, and it bounds the loop.
+        let left = Duration::from_micros((deadline_us - now) as u64).max(Duration::from_millis(1));
+        sleep_local(clock, left).await;
+    }
+}

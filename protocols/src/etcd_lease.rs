@@ -1,0 +1,316 @@
+//! `etcd-lease`: the election recipe of etcd's `clientv3/concurrency` package.
+//!
+//! Modelled on `concurrency.NewSession` + `NewElection` (etcd v3.4/v3.5):
+//! - a session is a lease of `lease_ttl_ms` kept alive every `keepalive_interval_ms`
+//!   (the Go client sends keepalives every TTL/3);
+//! - `Campaign` puts `prefix/<lease-id in hex>` only if it does not exist
+//!   (`txn(CreateRevision(k) == 0).Then(Put(k, v, lease)).Else(Get(k))`), then waits until
+//!   every key under the prefix with a lower create revision is gone, watching only its
+//!   immediate predecessor (`waitDeletes`), so waiters form a FIFO queue and no thundering
+//!   herd hits the server when the leader goes;
+//! - the campaign key's create revision is the fencing token: etcd revisions only grow,
+//!   so a later leader always has a higher one;
+//! - `Resign` deletes the key; `Leader` reads the key with the lowest create revision.
+//!
+//! Unlike a bare etcd client, the node keeps its own lease deadline on its own clock
+//! (the time just before it sent the grant or keepalive, plus the TTL) and stops acting
+//! when it passes, even if the server never answers again. Pauses and skew can still make
+//! that belief wrong; the fenced resource is what makes it harmless.
+
+use crate::clock::{sleep_local, Clock};
+use crate::elector::{Elector, ElectorError, LeaderInfo};
+use crate::etcd_api::{
+    Compare, CompareOp, CompareTarget, EtcdApi, EtcdError, RangeRequest, Txn, TxnOp, WatchEventKind,
+};
+use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A deliberately broken variant, to prove the checkers fire.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Canary {
+    /// The honest protocol.
+    #[default]
+    None,
+    /// Every leadership carries token 1, so a stale leader's writes pass the fence.
+    ConstantToken,
+    /// The leader ignores its own lease deadline and acts until told otherwise.
+    IgnoreDeadline,
+}
+
+/// Parameters of the etcd-lease protocol (a scenario's `[etcd-lease]` table).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EtcdLeaseConfig {
+    /// Lease TTL asked for. The service may raise it to its minimum.
+    pub lease_ttl_ms: u64,
+    /// How often the session renews its lease (the Go client: TTL / 3).
+    /// 0 means TTL / 3.
+    pub keepalive_interval_ms: u64,
+    /// Timeout of every call to the service.
+    pub rpc_timeout_ms: u64,
+    /// The election prefix.
+    pub prefix: String,
+    /// A deliberately broken variant (`none` for the real protocol).
+    pub canary: Canary,
+}
+
+impl Default for EtcdLeaseConfig {
+    fn default() -> Self {
+        EtcdLeaseConfig {
+            lease_ttl_ms: 3000,
+            keepalive_interval_ms: 0,
+            rpc_timeout_ms: 500,
+            prefix: "/election/leader".to_string(),
+            canary: Canary::None,
+        }
+    }
+}
+
+impl EtcdLeaseConfig {
+    /// The keepalive interval in force (TTL / 3 when not set).
+    pub fn effective_keepalive_interval_ms(&self) -> u64 {
+        if self.keepalive_interval_ms == 0 {
+            (self.lease_ttl_ms / 3).max(1)
+        } else {
+            self.keepalive_interval_ms
+        }
+    }
+}
+
+/// An etcd-lease elector for one node.
+pub struct EtcdLeaseElector {
+    api: Arc<dyn EtcdApi>,
+    clock: Arc<dyn Clock>,
+    cfg: EtcdLeaseConfig,
+    node: String,
+    /// The session of the current campaign or leadership: lease id, key, lease handle.
+    session: Mutex<Option<Session>>,
+}
+
+#[derive(Clone)]
+struct Session {
+    lease_id: i64,
+    key: String,
+    lease: LeaseHandle,
+}
+
+fn unavailable(e: EtcdError) -> ElectorError {
+    ElectorError::Unavailable(e.to_string())
+}
+
+impl EtcdLeaseElector {
+    /// An elector for `node` talking to the service through `api`, reading time on `clock`.
+    pub fn new(
+        node: &str,
+        api: Arc<dyn EtcdApi>,
+        clock: Arc<dyn Clock>,
+        cfg: EtcdLeaseConfig,
+    ) -> Self {
+        EtcdLeaseElector {
+            api,
+            clock,
+            cfg,
+            node: node.to_string(),
+            session: Mutex::new(None),
+        }
+    }
+
+    /// Grants a lease and starts keeping it alive; the handle ends when the lease is lost.
+    async fn open_session(&self) -> Result<Session, ElectorError> {
+        // The deadline counts from before the request left: the server's TTL started no
+        // earlier than that, so this bound is conservative.
+        let sent_us = self.clock.now_us();
+        let grant = self
+            .api
+            .lease_grant(self.cfg.lease_ttl_ms)
+            .await
+            .map_err(unavailable)?;
+        let honour = self.cfg.canary != Canary::IgnoreDeadline;
+        let lease = LeaseHandle::new(
+            self.clock.clone(),
+            sent_us + grant.ttl_ms as i64 * 1000,
+            honour,
+        );
+        let key = format!("{}/{:x}", self.cfg.prefix, grant.id);
+        spawn_keepalive(
+            self.api.clone(),
+            self.clock.clone(),
+            lease.clone(),
+            grant.id,
+            self.cfg.effective_keepalive_interval_ms(),
+        );
+        Ok(Session {
+            lease_id: grant.id,
+            key,
+            lease,
+        })
+    }
+
+    /// Best effort: delete the key and revoke the lease, so waiters need not wait for TTL.
+    async fn close_session(&self, s: &Session) {
+        let _ = self
+            .api
+            .txn(Txn {
+                compare: vec![],
+                success: vec![TxnOp::Delete { key: s.key.clone() }],
+                failure: vec![],
+            })
+            .await;
+        let _ = self.api.lease_revoke(s.lease_id).await;
+    }
+
+    /// etcd's `waitDeletes`: wait until no key under the prefix has a create revision
+    /// below `my_rev`, watching only the newest such key each round.
+    async fn wait_predecessors(&self, s: &Session, my_rev: i64) -> Result<(), ElectorError> {
+        loop {
+            if !s.lease.valid() {
+                return Err(ElectorError::LeaseLost);
+            }
+            let resp = self
+                .api
+                .range(RangeRequest {
+                    key: format!("{}/", self.cfg.prefix),
+                    prefix: true,
+                    max_create_revision: Some(my_rev - 1),
+                    newest_first: true,
+                    limit: 1,
+                })
+                .await
+                .map_err(unavailable)?;
+            let Some(pred) = resp.kvs.first() else {
+                return Ok(());
+            };
+            // Watch the predecessor until it is deleted, re-checking our own lease between
+            // long polls (a lost lease means our own key is gone too).
+            let mut from = resp.revision + 1;
+            loop {
+                if !s.lease.valid() {
+                    return Err(ElectorError::LeaseLost);
+                }
+                let wait_ms = self.cfg.effective_keepalive_interval_ms();
+                let events = self
+                    .api
+                    .watch(&pred.key, from, wait_ms)
+                    .await
+                    .map_err(unavailable)?;
+                if let Some(last) = events.last() {
+                    from = last.revision + 1;
+                }
+                if events.iter().any(|e| e.kind == WatchEventKind::Delete) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Renews the lease every `interval_ms` until it is lost. A renewal extends the local
+/// deadline to (time the renewal was sent + TTL granted); a timed-out renewal extends
+/// nothing, so a partitioned node's deadline runs out on its own clock.
+fn spawn_keepalive(
+    api: Arc<dyn EtcdApi>,
+    clock: Arc<dyn Clock>,
+    lease: LeaseHandle,
+    id: i64,
+    interval_ms: u64,
+) {
+    madsim::task::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = lease.expired() => return,
+                _ = sleep_local(clock.as_ref(), Duration::from_millis(interval_ms)) => {}
+            }
+            let sent_us = clock.now_us();
+            match api.lease_keep_alive(id).await {
+                Ok(Some(ttl_ms)) => lease.extend_to(sent_us + ttl_ms as i64 * 1000),
+                Ok(None) => {
+                    lease.end(LossReason::Revoked);
+                    return;
+                }
+                Err(_) => {}
+            }
+        }
+    });
+}
+
+#[async_trait]
+impl Elector for EtcdLeaseElector {
+    async fn campaign(&self) -> Result<Leadership, ElectorError> {
+        let s = self.open_session().await?;
+        *self.session.lock().unwrap() = Some(s.clone());
+        let create = Txn {
+            compare: vec![Compare {
+                key: s.key.clone(),
+                op: CompareOp::Equal,
+                target: CompareTarget::CreateRevision(0),
+            }],
+            success: vec![TxnOp::Put {
+                key: s.key.clone(),
+                value: self.node.clone(),
+                lease: s.lease_id,
+            }],
+            failure: vec![TxnOp::Get { key: s.key.clone() }],
+        };
+        let result = async {
+            let resp = self.api.txn(create).await.map_err(unavailable)?;
+            let my_rev = if resp.succeeded {
+                resp.revision
+            } else {
+                resp.gets
+                    .first()
+                    .cloned()
+                    .flatten()
+                    .map(|kv| kv.create_revision)
+                    .ok_or(ElectorError::LeaseLost)?
+            };
+            self.wait_predecessors(&s, my_rev).await?;
+            if !s.lease.valid() {
+                return Err(ElectorError::LeaseLost);
+            }
+            let token = if self.cfg.canary == Canary::ConstantToken {
+                1
+            } else {
+                my_rev as u64
+            };
+            Ok(s.lease.leadership(token))
+        }
+        .await;
+        if result.is_err() {
+            s.lease.end(LossReason::Revoked);
+            self.close_session(&s).await;
+            *self.session.lock().unwrap() = None;
+        }
+        result
+    }
+
+    async fn resign(&self, leadership: &Leadership) -> Result<(), ElectorError> {
+        leadership.end(LossReason::Resigned);
+        let s = self.session.lock().unwrap().take();
+        if let Some(s) = s {
+            self.close_session(&s).await;
+        }
+        Ok(())
+    }
+
+    async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
+        let resp = self
+            .api
+            .range(RangeRequest {
+                key: format!("{}/", self.cfg.prefix),
+                prefix: true,
+                max_create_revision: None,
+                newest_first: false,
+                limit: 1,
+            })
+            .await
+            .map_err(unavailable)?;
+        Ok(resp.kvs.first().map(|kv| LeaderInfo {
+            node: kv.value.clone(),
+            token: kv.create_revision as u64,
+        }))
+    }
+}

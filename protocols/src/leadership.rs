@@ -1,0 +1,204 @@
+//! A won leadership: its fencing token and the signal to stop acting.
+
+use crate::clock::{sleep_until_local, Clock};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// Why a leadership ended, as the node itself learned it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossReason {
+    /// Still held.
+    None = 0,
+    /// The lease deadline passed on the node's own clock.
+    DeadlinePassed = 1,
+    /// The backend said the lease or key is gone.
+    Revoked = 2,
+    /// The node resigned.
+    Resigned = 3,
+    /// A protected write was rejected by the fenced resource.
+    Fenced = 4,
+}
+
+impl LossReason {
+    fn from_u8(v: u8) -> Self {
+        match v {
+            1 => LossReason::DeadlinePassed,
+            2 => LossReason::Revoked,
+            3 => LossReason::Resigned,
+            4 => LossReason::Fenced,
+            _ => LossReason::None,
+        }
+    }
+
+    /// A short stable name for reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LossReason::None => "none",
+            LossReason::DeadlinePassed => "deadline_passed",
+            LossReason::Revoked => "revoked",
+            LossReason::Resigned => "resigned",
+            LossReason::Fenced => "fenced",
+        }
+    }
+}
+
+/// Shared state between an elector's background work (keepalive) and the node.
+struct State {
+    clock: Arc<dyn Clock>,
+    deadline_us: AtomicI64,
+    honour_deadline: bool,
+    lost: AtomicBool,
+    reason: AtomicU8,
+    changed: Notify,
+}
+
+/// A leadership held by this node.
+///
+/// Cloning shares the same state. The elector keeps a [`LeaseHandle`] to extend or end it.
+#[derive(Clone)]
+pub struct Leadership {
+    /// The fencing token every protected write carries.
+    pub token: u64,
+    state: Arc<State>,
+}
+
+/// The elector's side of a leadership (or of a lease that is still campaigning).
+#[derive(Clone)]
+pub struct LeaseHandle {
+    state: Arc<State>,
+}
+
+impl LeaseHandle {
+    /// A lease believed valid until `deadline_us` on `clock`.
+    ///
+    /// `honour_deadline = false` builds a deliberately broken leadership that ignores its
+    /// own deadline (a canary for the checkers); real protocols pass `true`.
+    pub fn new(clock: Arc<dyn Clock>, deadline_us: i64, honour_deadline: bool) -> Self {
+        LeaseHandle {
+            state: Arc::new(State {
+                clock,
+                deadline_us: AtomicI64::new(deadline_us),
+                honour_deadline,
+                lost: AtomicBool::new(false),
+                reason: AtomicU8::new(0),
+                changed: Notify::new(),
+            }),
+        }
+    }
+
+    /// Moves the deadline later (never earlier: a late renewal answer must not shorten it).
+    pub fn extend_to(&self, deadline_us: i64) {
+        self.state
+            .deadline_us
+            .fetch_max(deadline_us, Ordering::SeqCst);
+        self.state.changed.notify_waiters();
+    }
+
+    /// Ends the lease for `reason`; the first reason given sticks.
+    pub fn end(&self, reason: LossReason) {
+        if !self.state.lost.swap(true, Ordering::SeqCst) {
+            self.state.reason.store(reason as u8, Ordering::SeqCst);
+        }
+        self.state.changed.notify_waiters();
+    }
+
+    /// True while the lease is held by the node's own judgement.
+    pub fn valid(&self) -> bool {
+        valid(&self.state)
+    }
+
+    /// The current local deadline in microseconds.
+    pub fn deadline_us(&self) -> i64 {
+        self.state.deadline_us.load(Ordering::SeqCst)
+    }
+
+    /// Turns the lease into a leadership carrying `token`.
+    pub fn leadership(&self, token: u64) -> Leadership {
+        Leadership {
+            token,
+            state: self.state.clone(),
+        }
+    }
+
+    /// Resolves once the lease is no longer valid; records the deadline as the reason if it
+    /// was the clock that ended it.
+    pub async fn expired(&self) {
+        wait_lost(&self.state).await
+    }
+}
+
+fn valid(s: &State) -> bool {
+    if s.lost.load(Ordering::SeqCst) {
+        return false;
+    }
+    if s.honour_deadline && s.clock.now_us() >= s.deadline_us.load(Ordering::SeqCst) {
+        return false;
+    }
+    true
+}
+
+async fn wait_lost(s: &Arc<State>) {
+    loop {
+        let notified = s.changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if !valid(s) {
+            if !s.lost.load(Ordering::SeqCst) {
+                // Only the clock can have ended it.
+                if !s.lost.swap(true, Ordering::SeqCst) {
+                    s.reason
+                        .store(LossReason::DeadlinePassed as u8, Ordering::SeqCst);
+                }
+            }
+            return;
+        }
+        let deadline = s.deadline_us.load(Ordering::SeqCst);
+        if s.honour_deadline {
+            tokio::select! {
+                _ = notified => {}
+                _ = sleep_until_local(s.clock.as_ref(), deadline) => {}
+            }
+        } else {
+            notified.await;
+        }
+    }
+}
+
+impl Leadership {
+    /// True while this node may do protected writes by its own judgement: not revoked and
+    /// (for honest protocols) the lease deadline not yet passed on its own clock.
+    ///
+    /// Checked immediately before every protected write. A pause between this check and
+    /// the write is exactly the hazard fencing exists for.
+    pub fn acting(&self) -> bool {
+        valid(&self.state)
+    }
+
+    /// Resolves when the node must stop acting.
+    pub async fn lost(&self) {
+        wait_lost(&self.state).await
+    }
+
+    /// Ends the leadership from the node's side (resign, or a fenced rejection).
+    pub fn end(&self, reason: LossReason) {
+        LeaseHandle {
+            state: self.state.clone(),
+        }
+        .end(reason)
+    }
+
+    /// Why the leadership ended, or [`LossReason::None`] while it holds.
+    pub fn loss_reason(&self) -> LossReason {
+        if !self.state.lost.load(Ordering::SeqCst) && !valid(&self.state) {
+            return LossReason::DeadlinePassed;
+        }
+        LossReason::from_u8(self.state.reason.load(Ordering::SeqCst))
+    }
+
+    /// Local time left on the lease, in milliseconds (0 once passed).
+    pub fn lease_remaining_ms(&self) -> u64 {
+        let left = self.state.deadline_us.load(Ordering::SeqCst) - self.state.clock.now_us();
+        (left.max(0) / 1000) as u64
+    }
+}

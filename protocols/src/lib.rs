@@ -1,0 +1,17 @@
+//! Baton's leader-election protocols behind one [`Elector`] trait.
+//!
+//! Protocol code reads time only through a [`Clock`] and reaches its backend only
+//! through a client trait (for etcd: [`EtcdApi`]), so the same code runs against the
+//! simulated services and, later, against real ones.
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod elector;
+pub mod etcd_api;
+pub mod etcd_lease;
+pub mod leadership;
+
+pub use clock::Clock;
+pub use elector::{Elector, ElectorError, LeaderInfo};
+pub use etcd_api::EtcdApi;
+pub use leadership::{Leadership, LossReason};

@@ -1,0 +1,419 @@
+//! Faults: what a scenario injects, as written in `[[faults]]` and as resolved.
+//!
+//! A scenario lists faults as flat tables with a `kind` and the keys that kind takes,
+//! fired at `at_ms` or `delay_ms` after a trigger. [`FaultSpec::resolve`] checks each
+//! table against its kind and produces a typed [`Fault`].
+
+use serde::{Deserialize, Serialize};
+
+/// The fault kinds a scenario may name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// Kill a node: its tasks are dropped, its memory lost.
+    Kill,
+    /// Start a killed node again from scratch.
+    Restart,
+    /// Stop the world on a node for `duration_ms` (a GC pause); its clock keeps running.
+    Pause,
+    /// Cut the link between `from` and `to` (both ways unless `one_way`).
+    Partition,
+    /// Heal every partition in force.
+    Heal,
+    /// Set a clock `offset_ms` ahead of (negative: behind) global time.
+    ClockOffset,
+    /// Make a clock run `drift_ppm` parts per million fast (negative: slow).
+    ClockDrift,
+    /// Jump a clock by `step_ms`.
+    ClockStep,
+    /// Change network latency and loss, for `duration_ms` or for good.
+    Network,
+    /// Ask a leader to step down gracefully.
+    Resign,
+}
+
+impl FaultKind {
+    /// The name used in scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Kill => "kill",
+            FaultKind::Restart => "restart",
+            FaultKind::Pause => "pause",
+            FaultKind::Partition => "partition",
+            FaultKind::Heal => "heal",
+            FaultKind::ClockOffset => "clock-offset",
+            FaultKind::ClockDrift => "clock-drift",
+            FaultKind::ClockStep => "clock-step",
+            FaultKind::Network => "network",
+            FaultKind::Resign => "resign",
+        }
+    }
+
+    /// The keys this kind takes besides `kind`, `at_ms`, `after` and `delay_ms`:
+    /// (key, required).
+    pub fn keys(self) -> &'static [(&'static str, bool)] {
+        match self {
+            FaultKind::Kill | FaultKind::Restart | FaultKind::Resign => &[("target", true)],
+            FaultKind::Pause => &[("target", true), ("duration_ms", true), ("point", false)],
+            FaultKind::Partition => &[
+                ("from", true),
+                ("to", true),
+                ("one_way", false),
+                ("duration_ms", false),
+            ],
+            FaultKind::Heal => &[],
+            FaultKind::ClockOffset => &[("target", true), ("offset_ms", true)],
+            FaultKind::ClockDrift => &[("target", true), ("drift_ppm", true)],
+            FaultKind::ClockStep => &[("target", true), ("step_ms", true)],
+            FaultKind::Network => &[
+                ("latency_ms_min", false),
+                ("latency_ms_max", false),
+                ("loss_ppm", false),
+                ("duration_ms", false),
+            ],
+        }
+    }
+}
+
+/// Where a pause lands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PausePoint {
+    /// At `at_ms`, wherever the node's code happens to be.
+    #[default]
+    Anywhere,
+    /// Armed at `at_ms`, it strikes at the target's next protected write, after the
+    /// leader checked its lease and before the write leaves: the worst moment, the one in
+    /// Kleppmann's fencing diagram. Without it, a pause usually lands while the leader is
+    /// idle, and on waking it notices its lease is gone before writing.
+    BeforeWrite,
+}
+
+/// What a fault waits for when it has no `at_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Trigger {
+    /// A leader is elected after the previous fault fired (or after start, for the first).
+    LeaderElected,
+    /// The previous fault ended (its duration ran out, or it was instantaneous).
+    PreviousFaultEnded,
+}
+
+/// One `[[faults]]` table as written. Keys not taken by `kind` are rejected by `resolve`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// What to inject.
+    pub kind: FaultKind,
+    /// When, in simulated ms since the start. Exactly one of `at_ms` and `after`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
+    /// Or: what to wait for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Trigger>,
+    /// Extra wait after the trigger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    /// A node name, `leader` (whoever leads when it fires), `previous` (what the previous
+    /// fault hit), and for clocks also `lease-service` or `resource`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// How long a pause, partition or network change lasts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// Where a pause lands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<PausePoint>,
+    /// One end of a partition: a node name, `leader`, `previous`, `lease-service`,
+    /// `resource` or `client`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// The other end of a partition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    /// Cut only `from -> to`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub one_way: Option<bool>,
+    /// Clock offset from global time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_ms: Option<i64>,
+    /// Clock rate error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift_ppm: Option<i64>,
+    /// Clock jump.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step_ms: Option<i64>,
+    /// Lowest one-way latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms_min: Option<u64>,
+    /// Highest one-way latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms_max: Option<u64>,
+    /// Packet loss in parts per million.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_ppm: Option<u64>,
+}
+
+/// When a fault fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// At this simulated time.
+    At(u64),
+    /// This long after the trigger.
+    After(Trigger, u64),
+}
+
+/// A fault, checked and typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// See [`FaultKind::Kill`].
+    Kill {
+        /// Target.
+        target: String,
+    },
+    /// See [`FaultKind::Restart`].
+    Restart {
+        /// Target.
+        target: String,
+    },
+    /// See [`FaultKind::Pause`].
+    Pause {
+        /// Target.
+        target: String,
+        /// Length of the pause.
+        duration_ms: u64,
+        /// Where it lands.
+        point: PausePoint,
+    },
+    /// See [`FaultKind::Partition`].
+    Partition {
+        /// One end.
+        from: String,
+        /// The other end.
+        to: String,
+        /// Only `from -> to`.
+        one_way: bool,
+        /// Healed after this long; `None` until a `heal`.
+        duration_ms: Option<u64>,
+    },
+    /// See [`FaultKind::Heal`].
+    Heal,
+    /// See [`FaultKind::ClockOffset`].
+    ClockOffset {
+        /// Target.
+        target: String,
+        /// Offset.
+        offset_ms: i64,
+    },
+    /// See [`FaultKind::ClockDrift`].
+    ClockDrift {
+        /// Target.
+        target: String,
+        /// Drift.
+        drift_ppm: i64,
+    },
+    /// See [`FaultKind::ClockStep`].
+    ClockStep {
+        /// Target.
+        target: String,
+        /// Jump.
+        step_ms: i64,
+    },
+    /// See [`FaultKind::Network`].
+    Network {
+        /// Lowest one-way latency.
+        latency_ms_min: u64,
+        /// Highest one-way latency.
+        latency_ms_max: u64,
+        /// Loss in parts per million.
+        loss_ppm: u64,
+        /// Restored to the scenario's network after this long; `None` for good.
+        duration_ms: Option<u64>,
+    },
+    /// See [`FaultKind::Resign`].
+    Resign {
+        /// Target.
+        target: String,
+    },
+}
+
+impl Fault {
+    /// How long the fault lasts once applied (0 for instantaneous ones; `None` when it
+    /// lasts until something else ends it).
+    pub fn duration_ms(&self) -> Option<u64> {
+        match self {
+            Fault::Pause { duration_ms, .. } => Some(*duration_ms),
+            Fault::Partition { duration_ms, .. } | Fault::Network { duration_ms, .. } => {
+                *duration_ms
+            }
+            _ => Some(0),
+        }
+    }
+}
+
+/// A fault table that does not fit its kind: (key, message).
+pub type FaultError = (String, String);
+
+impl FaultSpec {
+    fn present_keys(&self) -> Vec<&'static str> {
+        let mut keys = vec![];
+        macro_rules! has {
+            ($($f:ident),*) => { $( if self.$f.is_some() { keys.push(stringify!($f)); } )* };
+        }
+        has!(
+            target,
+            duration_ms,
+            point,
+            from,
+            to,
+            one_way,
+            offset_ms,
+            drift_ppm,
+            step_ms,
+            latency_ms_min,
+            latency_ms_max,
+            loss_ppm
+        );
+        keys
+    }
+
+    /// Checks the table against its kind and returns when it fires and what it does.
+    /// `base_network` fills a `network` fault's unset keys.
+    pub fn resolve(
+        &self,
+        base_latency_ms: (u64, u64),
+        base_loss_ppm: u64,
+    ) -> Result<(When, Fault), FaultError> {
+        let allowed = self.kind.keys();
+        let names: Vec<&str> = allowed.iter().map(|(k, _)| *k).collect();
+        for key in self.present_keys() {
+            if !names.contains(&key) {
+                let takes = if names.is_empty() {
+                    "no other keys".to_string()
+                } else {
+                    names.join(", ")
+                };
+                return Err((
+                    key.to_string(),
+                    format!(
+                        "not a key of kind `{}` (it takes: {takes})",
+                        self.kind.name()
+                    ),
+                ));
+            }
+        }
+        let present = self.present_keys();
+        for (key, required) in allowed {
+            if *required && !present.contains(key) {
+                return Err((
+                    key.to_string(),
+                    format!("missing: kind `{}` requires it", self.kind.name()),
+                ));
+            }
+        }
+        let when = match (self.at_ms, self.after) {
+            (Some(at), None) => {
+                if self.delay_ms.is_some() {
+                    return Err((
+                        "delay_ms".into(),
+                        "only with `after` (use `at_ms` alone for a fixed time)".into(),
+                    ));
+                }
+                When::At(at)
+            }
+            (None, Some(t)) => When::After(t, self.delay_ms.unwrap_or(0)),
+            (Some(_), Some(_)) => {
+                return Err(("after".into(), "give `at_ms` or `after`, not both".into()))
+            }
+            (None, None) => {
+                return Err((
+                    "at_ms".into(),
+                    "missing: give `at_ms` or `after` (leader-elected, previous-fault-ended)"
+                        .into(),
+                ))
+            }
+        };
+        let target = || self.target.clone().unwrap_or_default();
+        let fault = match self.kind {
+            FaultKind::Kill => Fault::Kill { target: target() },
+            FaultKind::Restart => Fault::Restart { target: target() },
+            FaultKind::Resign => Fault::Resign { target: target() },
+            FaultKind::Pause => Fault::Pause {
+                target: target(),
+                duration_ms: self.duration_ms.unwrap_or(0),
+                point: self.point.unwrap_or_default(),
+            },
+            FaultKind::Partition => Fault::Partition {
+                from: self.from.clone().unwrap_or_default(),
+                to: self.to.clone().unwrap_or_default(),
+                one_way: self.one_way.unwrap_or(false),
+                duration_ms: self.duration_ms,
+            },
+            FaultKind::Heal => Fault::Heal,
+            FaultKind::ClockOffset => Fault::ClockOffset {
+                target: target(),
+                offset_ms: self.offset_ms.unwrap_or(0),
+            },
+            FaultKind::ClockDrift => Fault::ClockDrift {
+                target: target(),
+                drift_ppm: self.drift_ppm.unwrap_or(0),
+            },
+            FaultKind::ClockStep => Fault::ClockStep {
+                target: target(),
+                step_ms: self.step_ms.unwrap_or(0),
+            },
+            FaultKind::Network => {
+                let min = self.latency_ms_min.unwrap_or(base_latency_ms.0);
+                let max = self.latency_ms_max.unwrap_or(base_latency_ms.1);
+                if min > max {
+                    return Err((
+                        "latency_ms_min".into(),
+                        format!("{min} is above latency_ms_max {max}"),
+                    ));
+                }
+                let loss_ppm = self.loss_ppm.unwrap_or(base_loss_ppm);
+                if loss_ppm > 1_000_000 {
+                    return Err((
+                        "loss_ppm".into(),
+                        format!("{loss_ppm} is above 1000000 (all packets)"),
+                    ));
+                }
+                Fault::Network {
+                    latency_ms_min: min,
+                    latency_ms_max: max,
+                    loss_ppm,
+                    duration_ms: self.duration_ms,
+                }
+            }
+        };
+        if let Fault::Pause { duration_ms: 0, .. } = fault {
+            return Err(("duration_ms".into(), "must be at least 1".into()));
+        }
+        Ok((when, fault))
+    }
+
+    /// The same table with every optional key of its kind filled in with the value in
+    /// force, for the resolved `scenario.toml`.
+    pub fn filled(&self, fault: &Fault) -> FaultSpec {
+        let mut out = self.clone();
+        match fault {
+            Fault::Pause { point, .. } => out.point = Some(*point),
+            Fault::Partition { one_way, .. } => out.one_way = Some(*one_way),
+            Fault::Network {
+                latency_ms_min,
+                latency_ms_max,
+                loss_ppm,
+                ..
+            } => {
+                out.latency_ms_min = Some(*latency_ms_min);
+                out.latency_ms_max = Some(*latency_ms_max);
+                out.loss_ppm = Some(*loss_ppm);
+            }
+            _ => {}
+        }
+        if out.after.is_some() && out.delay_ms.is_none() {
+            out.delay_ms = Some(0);
+        }
+        out
+    }
+}

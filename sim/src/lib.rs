@@ -1,0 +1,8 @@
+//! Baton: a deterministic simulation testbed for leader-election protocols.
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod fault;
+pub mod scenario;
+pub mod seed;
+pub mod timeline;

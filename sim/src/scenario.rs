@@ -1,0 +1,583 @@
+//! Scenario files: one experiment each, in TOML.
+//!
+//! Loading goes file -> `--set` overrides -> typed [`Scenario`] -> semantic checks ->
+//! [`Resolved`] (every default filled in, faults typed). Every failure is a
+//! [`ScenarioError`] naming the file, line, key and what is allowed; nothing panics.
+
+use crate::fault::{Fault, FaultSpec, When};
+use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// The protocols a scenario may name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtocolName {
+    /// etcd lease + the `concurrency` election recipe.
+    #[default]
+    EtcdLease,
+}
+
+impl ProtocolName {
+    /// The name used in files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtocolName::EtcdLease => "etcd-lease",
+        }
+    }
+}
+
+/// The simulated network between every pair of processes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkConfig {
+    /// Lowest one-way latency of a message.
+    pub latency_ms_min: u64,
+    /// Highest one-way latency of a message.
+    pub latency_ms_max: u64,
+    /// Packet loss in parts per million.
+    pub loss_ppm: u64,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        NetworkConfig {
+            latency_ms_min: 1,
+            latency_ms_max: 5,
+            loss_ppm: 0,
+        }
+    }
+}
+
+/// The etcd-like lease service.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeaseServiceConfig {
+    /// TTLs below this are raised to it (etcd: 2 s at default settings, from its
+    /// election timeout and heartbeat).
+    pub min_lease_ttl_ms: u64,
+    /// How often the service looks for expired leases (etcd's lessor: every 500 ms).
+    pub expiry_check_interval_ms: u64,
+}
+
+impl Default for LeaseServiceConfig {
+    fn default() -> Self {
+        LeaseServiceConfig {
+            min_lease_ttl_ms: 2000,
+            expiry_check_interval_ms: 500,
+        }
+    }
+}
+
+/// The singleton work the leader does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkConfig {
+    /// The scheduler writes a tick record this often.
+    pub tick_interval_ms: u64,
+    /// The client sends this many `next` requests per second (0: no sequencer load).
+    pub rate_per_s: u64,
+    /// The client gives up on a `next` after this long and tries another node.
+    pub client_timeout_ms: u64,
+    /// Timeout of a node's calls to the fenced resource.
+    pub resource_timeout_ms: u64,
+}
+
+impl Default for WorkConfig {
+    fn default() -> Self {
+        WorkConfig {
+            tick_interval_ms: 1000,
+            rate_per_s: 1000,
+            client_timeout_ms: 500,
+            resource_timeout_ms: 500,
+        }
+    }
+}
+
+/// A property that must hold at least once in a run, proving the run reached the trap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sometimes {
+    /// The fenced resource rejected a write with a stale token.
+    StaleWriteRejected,
+    /// Leadership passed from one token to another.
+    LeaderChanged,
+    /// Two nodes believed they led at the same time.
+    BeliefOverlap,
+    /// A leader stopped acting because it resigned.
+    LeaderResigned,
+}
+
+impl Sometimes {
+    /// The name used in files and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sometimes::StaleWriteRejected => "stale-write-rejected",
+            Sometimes::LeaderChanged => "leader-changed",
+            Sometimes::BeliefOverlap => "belief-overlap",
+            Sometimes::LeaderResigned => "leader-resigned",
+        }
+    }
+}
+
+/// What a run must show besides the always-on safety properties.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Expect {
+    /// Each of these must happen at least once.
+    pub sometimes: Vec<Sometimes>,
+    /// After the last fault ends, an accepted leader write must come within this bound.
+    /// Default: 2 x lease TTL + the service's expiry check interval + 1 s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub liveness_bound_ms: Option<u64>,
+    /// Every failover must be at most this long (unset: reported, not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failover_ms_max: Option<u64>,
+}
+
+/// A scenario file as written (with defaults for what it leaves out).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scenario {
+    /// The scenario's name (default: the file name without `.toml`).
+    pub name: String,
+    /// The protocol under test.
+    pub protocol: ProtocolName,
+    /// Simulated run length.
+    pub duration_ms: u64,
+    /// Fleet size; nodes are named `n1`, `n2`, ...
+    pub nodes: u32,
+    /// `false` makes the resource accept every token: the counterfactual run.
+    pub fencing: bool,
+    /// The network.
+    pub network: NetworkConfig,
+    /// The lease service.
+    pub lease_service: LeaseServiceConfig,
+    /// The leader's work and the load on it.
+    pub work: WorkConfig,
+    /// Parameters of `etcd-lease`.
+    #[serde(rename = "etcd-lease")]
+    pub etcd_lease: EtcdLeaseConfig,
+    /// What must hold at least once, and bounds.
+    pub expect: Expect,
+    /// What to inject, in order.
+    pub faults: Vec<FaultSpec>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            name: String::new(),
+            protocol: ProtocolName::default(),
+            duration_ms: 60_000,
+            nodes: 3,
+            fencing: true,
+            network: NetworkConfig::default(),
+            lease_service: LeaseServiceConfig::default(),
+            work: WorkConfig::default(),
+            etcd_lease: EtcdLeaseConfig::default(),
+            expect: Expect::default(),
+            faults: vec![],
+        }
+    }
+}
+
+/// A checked scenario with every default filled in.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The scenario, defaults filled (this is what `scenario.toml` in a report shows).
+    pub scenario: Scenario,
+    /// The faults, typed, in file order.
+    pub faults: Vec<(When, Fault)>,
+    /// The scenario file it came from.
+    pub path: String,
+    /// The `--set` overrides applied, as given.
+    pub overrides: Vec<String>,
+}
+
+impl Resolved {
+    /// Node names, `n1..nN`.
+    pub fn node_names(&self) -> Vec<String> {
+        (1..=self.scenario.nodes).map(|i| format!("n{i}")).collect()
+    }
+
+    /// The lease TTL the service will grant (the asked TTL raised to its minimum).
+    pub fn granted_ttl_ms(&self) -> u64 {
+        self.scenario
+            .etcd_lease
+            .lease_ttl_ms
+            .max(self.scenario.lease_service.min_lease_ttl_ms)
+    }
+
+    /// The resolved scenario as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(&self.scenario).expect("a resolved scenario always serializes")
+    }
+}
+
+/// A scenario that could not be loaded: where and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file.
+    pub file: String,
+    /// The 1-based line, when known.
+    pub line: Option<usize>,
+    /// The dotted key path, when known.
+    pub key: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, ": key `{key}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .count()
+        + 1
+}
+
+/// Finds the line of a dotted key path (`faults.0.kind`) in `text`, or of the nearest
+/// enclosing key when the full path is not there.
+fn locate(text: &str, path: &[String]) -> Option<usize> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    locate_in(text, doc.as_table(), path)
+}
+
+fn locate_in(text: &str, table: &dyn toml_edit::TableLike, path: &[String]) -> Option<usize> {
+    let (key, item) = table.get_key_value(path.first()?)?;
+    let here = key.span().map(|s| line_of(text, s.start));
+    let rest = &path[1..];
+    let Some(next) = rest.first() else {
+        return here;
+    };
+    if let Ok(i) = next.parse::<usize>() {
+        if let Some(t) = item.as_array_of_tables().and_then(|a| a.get(i)) {
+            let header = t.span().map(|s| line_of(text, s.start));
+            return locate_in(text, t, &rest[1..]).or(header).or(here);
+        }
+        if let Some(v) = item.as_array().and_then(|a| a.get(i)) {
+            return v.span().map(|s| line_of(text, s.start)).or(here);
+        }
+        return here;
+    }
+    item.as_table_like()
+        .and_then(|t| locate_in(text, t, rest))
+        .or(here)
+}
+
+/// Applies one `--set key=value`: the value is read as a TOML value (number, bool,
+/// string, array) and, failing that, as a bare string. A numeric segment indexes a list
+/// of tables (`faults.0.at_ms`).
+fn apply_set(doc: &mut toml_edit::DocumentMut, assignment: &str) -> Result<(), String> {
+    let Some((path, raw)) = assignment.split_once('=') else {
+        return Err(format!("`{assignment}` is not key=value"));
+    };
+    let segs: Vec<&str> = path.trim().split('.').collect();
+    if segs.iter().any(|s| s.is_empty()) {
+        return Err(format!("`{path}` is not a dotted key path"));
+    }
+    let value: toml_edit::Value = raw
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| toml_edit::Value::from(raw.trim()));
+    set_in(doc.as_table_mut(), &segs, value)
+}
+
+fn set_in(
+    table: &mut dyn toml_edit::TableLike,
+    segs: &[&str],
+    value: toml_edit::Value,
+) -> Result<(), String> {
+    let seg = segs[0];
+    if segs.len() == 1 {
+        table.insert(seg, toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    if table.get(seg).is_none() {
+        table.insert(seg, toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    let item = table.get_mut(seg).expect("present or just inserted");
+    if let Ok(idx) = segs[1].parse::<usize>() {
+        let arr = item
+            .as_array_of_tables_mut()
+            .ok_or_else(|| format!("`{seg}` is not a list of tables"))?;
+        let len = arr.len();
+        let t = arr
+            .get_mut(idx)
+            .ok_or_else(|| format!("`{seg}` has {len} entries, no index {idx}"))?;
+        if segs.len() == 2 {
+            return Err(format!(
+                "`{seg}.{idx}` is a whole table; set one of its keys"
+            ));
+        }
+        return set_in(t, &segs[2..], value);
+    }
+    let t = item
+        .as_table_like_mut()
+        .ok_or_else(|| format!("`{seg}` is not a table"))?;
+    set_in(t, &segs[1..], value)
+}
+
+/// Reads, overrides, parses and checks a scenario file.
+pub fn load(path: &Path, overrides: &[String]) -> Result<Resolved, ScenarioError> {
+    let file = path.display().to_string();
+    let err = |line, key: Option<String>, message: String| ScenarioError {
+        file: file.clone(),
+        line,
+        key,
+        message,
+    };
+    let text =
+        std::fs::read_to_string(path).map_err(|e| err(None, None, format!("cannot read: {e}")))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    load_str(&file, &stem, &text, overrides)
+}
+
+/// As [`load`], from text already read.
+pub fn load_str(
+    file: &str,
+    stem: &str,
+    text: &str,
+    overrides: &[String],
+) -> Result<Resolved, ScenarioError> {
+    let err = |line, key: Option<String>, message: String| ScenarioError {
+        file: file.to_string(),
+        line,
+        key,
+        message,
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        err(
+            line,
+            None,
+            format!("not valid TOML: {}", e.message().trim()),
+        )
+    })?;
+    for set in overrides {
+        apply_set(&mut doc, set).map_err(|m| {
+            err(
+                None,
+                Some(set.split('=').next().unwrap_or("").to_string()),
+                format!("--set {set}: {m}"),
+            )
+        })?;
+    }
+    let effective = doc.to_string();
+    let overridden: Vec<String> = overrides
+        .iter()
+        .map(|s| s.split('=').next().unwrap_or("").trim().to_string())
+        .collect();
+    let de = toml::Deserializer::new(&effective);
+    let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path: Vec<String> = e.path().iter().filter_map(seg_name).collect();
+        let key = path.join(".");
+        let inner = e.into_inner();
+        let line = inner
+            .span()
+            .map(|s| line_of(&effective, s.start))
+            .or_else(|| locate(&effective, &path));
+        let mut message = inner.message().trim().replace('\n', " ");
+        if overridden
+            .iter()
+            .any(|o| !key.is_empty() && o.starts_with(&key))
+        {
+            message.push_str(" (value given by --set)");
+        }
+        err(line, (!key.is_empty()).then_some(key), message)
+    })?;
+    if scenario.name.is_empty() {
+        scenario.name = stem.to_string();
+    }
+    let at = |path: &[&str]| {
+        locate(
+            &effective,
+            &path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        )
+    };
+    let check = |ok: bool, path: &[&str], message: String| -> Result<(), ScenarioError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(err(at(path), Some(path.join(".")), message))
+        }
+    };
+    let s = &scenario;
+    check(
+        (1..=64).contains(&s.nodes),
+        &["nodes"],
+        format!("{} is out of range: 1 to 64 nodes", s.nodes),
+    )?;
+    check(
+        s.duration_ms >= 1,
+        &["duration_ms"],
+        "must be at least 1".into(),
+    )?;
+    check(
+        s.duration_ms <= 3_600_000,
+        &["duration_ms"],
+        format!("{} is above one simulated hour (3600000)", s.duration_ms),
+    )?;
+    check(
+        s.network.latency_ms_min <= s.network.latency_ms_max,
+        &["network", "latency_ms_min"],
+        format!(
+            "{} is above latency_ms_max {}",
+            s.network.latency_ms_min, s.network.latency_ms_max
+        ),
+    )?;
+    check(
+        s.network.loss_ppm <= 1_000_000,
+        &["network", "loss_ppm"],
+        "must be 0 to 1000000".into(),
+    )?;
+    check(
+        s.etcd_lease.lease_ttl_ms >= 1,
+        &["etcd-lease", "lease_ttl_ms"],
+        "must be at least 1".into(),
+    )?;
+    check(
+        s.etcd_lease.rpc_timeout_ms >= 1,
+        &["etcd-lease", "rpc_timeout_ms"],
+        "must be at least 1".into(),
+    )?;
+    check(
+        s.lease_service.expiry_check_interval_ms >= 1,
+        &["lease_service", "expiry_check_interval_ms"],
+        "must be at least 1".into(),
+    )?;
+    check(
+        s.work.tick_interval_ms >= 1,
+        &["work", "tick_interval_ms"],
+        "must be at least 1".into(),
+    )?;
+    check(
+        s.work.rate_per_s <= 100_000,
+        &["work", "rate_per_s"],
+        "must be 0 to 100000".into(),
+    )?;
+    check(
+        s.work.client_timeout_ms >= 1,
+        &["work", "client_timeout_ms"],
+        "must be at least 1".into(),
+    )?;
+    check(
+        s.work.resource_timeout_ms >= 1,
+        &["work", "resource_timeout_ms"],
+        "must be at least 1".into(),
+    )?;
+
+    let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
+    let mut faults = vec![];
+    let mut filled = vec![];
+    for (i, spec) in s.faults.iter().enumerate() {
+        let idx = i.to_string();
+        let (when, fault) = spec
+            .resolve(
+                (s.network.latency_ms_min, s.network.latency_ms_max),
+                s.network.loss_ppm,
+            )
+            .map_err(|(key, m)| {
+                err(
+                    at(&["faults", &idx, &key]),
+                    Some(format!("faults.{i}.{key}")),
+                    m,
+                )
+            })?;
+        let node_targets = || format!("one of {}, leader, previous", nodes.join(", "));
+        let check_target = |t: &str, key: &str, extra: &[&str]| -> Result<(), ScenarioError> {
+            let ok = nodes.iter().any(|n| n == t)
+                || t == "leader"
+                || t == "previous"
+                || extra.contains(&t);
+            let mut allowed = node_targets();
+            for e in extra {
+                allowed.push_str(", ");
+                allowed.push_str(e);
+            }
+            check(
+                ok,
+                &["faults", &idx, key],
+                format!("unknown target `{t}`: expected {allowed}"),
+            )
+        };
+        match &fault {
+            Fault::Kill { target }
+            | Fault::Restart { target }
+            | Fault::Resign { target }
+            | Fault::Pause { target, .. } => check_target(target, "target", &[])?,
+            Fault::ClockOffset { target, .. }
+            | Fault::ClockDrift { target, .. }
+            | Fault::ClockStep { target, .. } => {
+                check_target(target, "target", &["lease-service", "resource"])?
+            }
+            Fault::Partition { from, to, .. } => {
+                let ends = ["lease-service", "resource", "client"];
+                check_target(from, "from", &ends)?;
+                check_target(to, "to", &ends)?;
+                check(
+                    from != to,
+                    &["faults", &idx, "to"],
+                    format!("`{to}` is also `from`: a partition needs two ends"),
+                )?;
+            }
+            Fault::Heal | Fault::Network { .. } => {}
+        }
+        if let When::At(t) = when {
+            check(
+                t < s.duration_ms,
+                &["faults", &idx, "at_ms"],
+                format!("{t} is not before duration_ms {}", s.duration_ms),
+            )?;
+        }
+        filled.push(spec.filled(&fault));
+        faults.push((when, fault));
+    }
+    scenario.faults = filled;
+    let ttl = scenario
+        .etcd_lease
+        .lease_ttl_ms
+        .max(scenario.lease_service.min_lease_ttl_ms);
+    if scenario.expect.liveness_bound_ms.is_none() {
+        scenario.expect.liveness_bound_ms =
+            Some(2 * ttl + scenario.lease_service.expiry_check_interval_ms + 1000);
+    }
+    if scenario.etcd_lease.keepalive_interval_ms == 0 {
+        scenario.etcd_lease.keepalive_interval_ms =
+            scenario.etcd_lease.effective_keepalive_interval_ms();
+    }
+    Ok(Resolved {
+        scenario,
+        faults,
+        path: file.to_string(),
+        overrides: overrides.to_vec(),
+    })
+}
+
+fn seg_name(seg: &serde_path_to_error::Segment) -> Option<String> {
+    match seg {
+        serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+        serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+        serde_path_to_error::Segment::Enum { variant } => Some(variant.clone()),
+        serde_path_to_error::Segment::Unknown => None,
+    }
+}

@@ -1,0 +1,233 @@
+//! What happened in a run: the ordered list of [`Event`]s the checkers read.
+//!
+//! A [`crate::fault::Fault`] is what a scenario injects; an `Event` is what happened.
+//! Events are recorded in the order the single-threaded simulation produced them, with
+//! the global simulated time, so a timeline is a pure function of scenario, seed and code.
+
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+
+/// A node's role, by its own belief.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Campaigning or waiting in the election queue.
+    Candidate,
+    /// Believes it leads.
+    Leader,
+    /// Neither (not campaigning: just started, or backing off).
+    Follower,
+}
+
+/// What a protected write does at the fenced resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WriteOp {
+    /// A new leader announces its token and reads the sequence row.
+    Claim,
+    /// The scheduler's tick record number `n` of this leadership.
+    Tick {
+        /// The tick number within the leadership.
+        n: u64,
+    },
+    /// The sequencer hands out `first..=last` (one batch of `next` requests).
+    Seq {
+        /// First sequence number of the batch.
+        first: u64,
+        /// Last sequence number of the batch.
+        last: u64,
+    },
+}
+
+/// Something that happened in a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A scenario fault took effect.
+    FaultApplied {
+        /// Index of the fault in the scenario's `faults` list.
+        index: usize,
+        /// The fault's kind.
+        kind: String,
+        /// What it hit, resolved (a node name, or `a->b` for a link).
+        target: String,
+    },
+    /// A fault with a duration ended (or a `heal` ended partitions).
+    FaultHealed {
+        /// Index of the fault in the scenario's `faults` list.
+        index: usize,
+        /// The fault's kind.
+        kind: String,
+        /// What it had hit.
+        target: String,
+    },
+    /// A fault could not be applied (e.g. target `leader` while nobody led).
+    FaultSkipped {
+        /// Index of the fault.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// A node started a campaign.
+    CampaignStarted {
+        /// The node.
+        node: String,
+    },
+    /// A campaign ended without winning.
+    CampaignFailed {
+        /// The node.
+        node: String,
+        /// Why.
+        error: String,
+    },
+    /// A node's belief about its role changed.
+    RoleChanged {
+        /// The node.
+        node: String,
+        /// The new role.
+        role: Role,
+        /// The fencing token, when it became leader.
+        token: Option<u64>,
+    },
+    /// A leader stopped its protected writes.
+    StoppedActing {
+        /// The node.
+        node: String,
+        /// The token it had acted under.
+        token: u64,
+        /// Why it stopped.
+        reason: String,
+    },
+    /// A node was killed (its tasks dropped).
+    NodeKilled {
+        /// The node.
+        node: String,
+    },
+    /// A killed node was started again from scratch.
+    NodeRestarted {
+        /// The node.
+        node: String,
+    },
+    /// A node stopped the world (a GC pause).
+    NodePaused {
+        /// The node.
+        node: String,
+    },
+    /// A paused node runs again.
+    NodeResumed {
+        /// The node.
+        node: String,
+    },
+    /// The lease service granted a lease.
+    LeaseGranted {
+        /// The node that asked.
+        node: String,
+        /// The lease id.
+        lease_id: i64,
+        /// The TTL asked for.
+        ttl_requested_ms: u64,
+        /// The TTL granted (raised to the service's minimum).
+        ttl_granted_ms: u64,
+    },
+    /// The lease service found a lease past its TTL on its own clock and deleted it.
+    LeaseExpired {
+        /// The lease id.
+        lease_id: i64,
+    },
+    /// A lease was revoked by its holder.
+    LeaseRevoked {
+        /// The lease id.
+        lease_id: i64,
+    },
+    /// A key was deleted at the lease service.
+    KeyDeleted {
+        /// The key.
+        key: String,
+        /// Its create revision (for an election key: the token of its holder).
+        create_revision: i64,
+        /// `expired`, `revoked` or `deleted`.
+        cause: String,
+    },
+    /// A node sent a protected write.
+    WriteAttempted {
+        /// The node.
+        node: String,
+        /// The token it carried.
+        token: u64,
+        /// What it writes.
+        op: WriteOp,
+    },
+    /// The fenced resource accepted a write.
+    WriteAccepted {
+        /// The writer.
+        node: String,
+        /// The token it carried.
+        token: u64,
+        /// The highest token accepted before this write.
+        max_token: u64,
+        /// What was written.
+        op: WriteOp,
+    },
+    /// The fenced resource rejected a write whose token was below its `max_token`.
+    WriteRejected {
+        /// The writer.
+        node: String,
+        /// The token it carried.
+        token: u64,
+        /// The highest token accepted so far.
+        max_token: u64,
+        /// What it tried to write.
+        op: WriteOp,
+    },
+}
+
+/// One timeline line: when, and what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Global simulated time in microseconds since the run started.
+    pub at_us: i64,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+impl Entry {
+    /// The time in milliseconds, as written in reports.
+    pub fn at_ms(&self) -> f64 {
+        self.at_us as f64 / 1000.0
+    }
+}
+
+/// The shared recorder every simulated component appends to.
+#[derive(Clone, Default)]
+pub struct Timeline {
+    entries: Arc<Mutex<Vec<Entry>>>,
+}
+
+impl Timeline {
+    /// An empty timeline.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records `event` at the current simulated time.
+    pub fn record(&self, event: Event) {
+        let at_us = crate::clock::global_now_us();
+        self.entries.lock().unwrap().push(Entry { at_us, event });
+    }
+
+    /// A copy of every entry so far, in order.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.entries.lock().unwrap().clone()
+    }
+
+    /// The number of entries so far.
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap().len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
