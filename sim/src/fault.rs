@@ -115,7 +115,7 @@ pub struct FaultSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
     /// A node name, `leader` (whoever leads when it fires), `previous` (what the previous
-    /// fault hit), and for clocks also `lease-service` or `resource`.
+    /// fault hit), and for clocks also `lease-service`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// How long a pause, partition or network change lasts.

@@ -107,6 +107,8 @@ pub enum Sometimes {
     BeliefOverlap,
     /// A leader stopped acting because it resigned.
     LeaderResigned,
+    /// A leader stopped acting because its own lease deadline passed.
+    DeadlineStop,
 }
 
 impl Sometimes {
@@ -117,6 +119,7 @@ impl Sometimes {
             Sometimes::LeaderChanged => "leader-changed",
             Sometimes::BeliefOverlap => "belief-overlap",
             Sometimes::LeaderResigned => "leader-resigned",
+            Sometimes::DeadlineStop => "deadline-stop",
         }
     }
 }
@@ -528,7 +531,7 @@ pub fn load_str(
             Fault::ClockOffset { target, .. }
             | Fault::ClockDrift { target, .. }
             | Fault::ClockStep { target, .. } => {
-                check_target(target, "target", &["lease-service", "resource"])?
+                check_target(target, "target", &["lease-service"])?
             }
             Fault::Partition { from, to, .. } => {
                 let ends = ["lease-service", "resource", "client"];

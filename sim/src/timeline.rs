@@ -221,6 +221,13 @@ impl Timeline {
         self.entries.lock().unwrap().clone()
     }
 
+    /// True if an entry at or after `since_us` satisfies `pred`.
+    pub fn any_since(&self, since_us: i64, pred: impl Fn(&Event) -> bool) -> bool {
+        let entries = self.entries.lock().unwrap();
+        let start = entries.partition_point(|e| e.at_us < since_us);
+        entries[start..].iter().any(|e| pred(&e.event))
+    }
+
     /// The number of entries so far.
     pub fn len(&self) -> usize {
         self.entries.lock().unwrap().len()

@@ -1,0 +1,101 @@
+//! The sequencer load: a client sending `next` at a fixed rate to whoever it believes
+//! leads, following `NotLeader` hints, and checking what it is handed.
+//!
+//! Requests are concurrent and replies cross a network with random latency, so the order
+//! replies arrive in says nothing about the order numbers were handed out; the client
+//! checks reuse only. Order is checked at the resource, batch by batch.
+
+use crate::rpc::{call, node_addr, Next, NextReply, CLIENT_ADDR};
+use madsim::net::Endpoint;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What the client saw over the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClientStats {
+    /// Requests sent.
+    pub sent: u64,
+    /// Replies with a sequence number.
+    pub ok: u64,
+    /// Replies saying "not the leader".
+    pub not_leader: u64,
+    /// Requests that got no answer in time, or whose leader could not write in time.
+    pub timeouts: u64,
+    /// Replies whose seq had already been handed out before.
+    pub reused: u64,
+}
+
+#[derive(Default)]
+struct Seen {
+    stats: ClientStats,
+    /// Membership only, never iterated: the order of a HashSet never reaches output.
+    handed_out: HashSet<u64>,
+}
+
+/// The client's shared record, read by the run at the end.
+#[derive(Clone, Default)]
+pub struct ClientRecord(Arc<Mutex<Seen>>);
+
+impl ClientRecord {
+    /// The counts so far.
+    pub fn stats(&self) -> ClientStats {
+        self.0.lock().unwrap().stats.clone()
+    }
+}
+
+/// Sends `rate_per_s` requests per second to `nodes` nodes until the node is killed.
+pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms: u64) {
+    let ep = Arc::new(Endpoint::bind(CLIENT_ADDR).await.expect("client address is free"));
+    if rate_per_s == 0 {
+        return futures::future::pending().await;
+    }
+    // Index (0-based) of the node the client believes leads.
+    let target = Arc::new(Mutex::new(0usize));
+    let mut credit = 0u64;
+    loop {
+        madsim::time::sleep(Duration::from_millis(1)).await;
+        credit += rate_per_s;
+        for _ in 0..credit / 1000 {
+            let (ep, target, record) = (ep.clone(), target.clone(), record.clone());
+            madsim::task::spawn(async move { one(ep, target, record, nodes, timeout_ms).await });
+        }
+        credit %= 1000;
+    }
+}
+
+async fn one(ep: Arc<Endpoint>, target: Arc<Mutex<usize>>, record: ClientRecord, nodes: usize, timeout_ms: u64) {
+    let t = *target.lock().unwrap();
+    record.0.lock().unwrap().stats.sent += 1;
+    let reply = call(&ep, node_addr(t + 1), Next, timeout_ms).await;
+    let mut seen = record.0.lock().unwrap();
+    // Move on from a node that does not lead, unless another request already did.
+    let rotate = || {
+        let mut cur = target.lock().unwrap();
+        if *cur == t {
+            *cur = (t + 1) % nodes;
+        }
+    };
+    match reply {
+        Ok(NextReply::Ok { seq, .. }) => {
+            seen.stats.ok += 1;
+            if !seen.handed_out.insert(seq) {
+                seen.stats.reused += 1;
+            }
+        }
+        Ok(NextReply::NotLeader { hint }) => {
+            seen.stats.not_leader += 1;
+            let hinted = hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
+            match hinted {
+                Some(i) if (1..=nodes).contains(&i) && i - 1 != t => *target.lock().unwrap() = i - 1,
+                _ => rotate(),
+            }
+        }
+        Ok(NextReply::Unavailable) => seen.stats.timeouts += 1,
+        Err(_) => {
+            seen.stats.timeouts += 1;
+            rotate();
+        }
+    }
+}

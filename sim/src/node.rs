@@ -1,0 +1,160 @@
+//! A fleet node: one [`Elector`] campaigning in a loop, and the leader work while it leads.
+//!
+//! The node's life: campaign -> lead (claim the resource, then scheduler ticks and
+//! sequencer batches, every write fenced) -> stop writing -> release -> campaign again.
+//! It stops its protected writes before it lets leadership go, so a graceful handoff has
+//! a positive gap; after a pause or partition it may not know it lost, which is what the
+//! fenced resource is for.
+
+use crate::clock::NodeClock;
+use crate::etcd_client::SimEtcdClient;
+use crate::rpc::{node_addr, Next};
+use crate::timeline::{Event, Role, Timeline};
+use crate::work::{lead, LeaderWork};
+use baton_protocols::clock::sleep_local;
+use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
+use baton_protocols::{Clock, Elector, LossReason};
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use rand::Rng;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// A node's current belief, as the world sees it (to resolve the `leader` target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeStatus {
+    /// Its role by its own belief.
+    pub role: Role,
+    /// Its token while it leads.
+    pub token: Option<u64>,
+    /// Killed and not restarted.
+    pub dead: bool,
+}
+
+/// What the world keeps for a node across kills and restarts: its identity, its clock
+/// (a restart does not fix a skewed clock), its status and the world's requests to it.
+pub struct NodeControl {
+    /// `n1`, `n2`, ...
+    pub name: String,
+    /// 1-based index (`n3` is 3).
+    pub index: usize,
+    /// The node's clock.
+    pub clock: NodeClock,
+    /// Its belief, updated by the node.
+    pub status: Mutex<NodeStatus>,
+    /// Set by the world to ask a leader to step down.
+    pub resign_requested: AtomicBool,
+    /// Wakes a leader waiting for work when a resign is requested.
+    pub resign_notify: Notify,
+    /// A pause armed to strike at the next protected write: (fault index, duration).
+    pub pause_armed: Mutex<Option<(usize, u64)>>,
+    /// The madsim node id, set once the node is built.
+    pub id: OnceLock<NodeId>,
+    /// How many times the node has started (1 on first start).
+    pub incarnation: AtomicU64,
+}
+
+impl NodeControl {
+    /// A control block for node `index` (1-based).
+    pub fn new(index: usize) -> Self {
+        NodeControl {
+            name: format!("n{index}"),
+            index,
+            clock: NodeClock::new(),
+            status: Mutex::new(NodeStatus { role: Role::Follower, token: None, dead: false }),
+            resign_requested: AtomicBool::new(false),
+            resign_notify: Notify::new(),
+            pause_armed: Mutex::new(None),
+            id: OnceLock::new(),
+            incarnation: AtomicU64::new(0),
+        }
+    }
+
+    fn set_status(&self, role: Role, token: Option<u64>) {
+        let mut s = self.status.lock().unwrap();
+        s.role = role;
+        s.token = token;
+    }
+}
+
+/// What every node shares: the timeline, the parameters, where the chaos node is.
+pub struct NodeEnv {
+    /// The run's timeline.
+    pub timeline: Timeline,
+    /// The run's root seed.
+    pub seed: u64,
+    /// etcd-lease parameters.
+    pub etcd: EtcdLeaseConfig,
+    /// Scheduler tick interval.
+    pub tick_interval_ms: u64,
+    /// Timeout of calls to the fenced resource.
+    pub resource_timeout_ms: u64,
+    /// The node that runs the world's own timers (pause ends), never paused or killed.
+    pub chaos_node: OnceLock<NodeId>,
+}
+
+/// Runs node `ctl` until it is killed.
+pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
+    let incarnation = ctl.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
+    ctl.set_status(Role::Follower, None);
+    ctl.resign_requested.store(false, Ordering::SeqCst);
+    let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).await.expect("node address is free"));
+    let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
+    let api = Arc::new(SimEtcdClient::new(ep.clone(), &ctl.name, env.etcd.rpc_timeout_ms));
+    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(&ctl.name, api, clock.clone(), env.etcd.clone()));
+    let work = Arc::new(LeaderWork::default());
+    let w = work.clone();
+    ep.add_rpc_handler(move |_: Next| {
+        let w = w.clone();
+        async move { w.handle_next().await }
+    });
+    // Followers answer `next` with a hint; keep it fresh the way a client library would,
+    // by observing the election now and then rather than on every request.
+    let (obs, w, c) = (elector.clone(), work.clone(), clock.clone());
+    let observe_every = Duration::from_millis(env.etcd.effective_keepalive_interval_ms());
+    madsim::task::spawn(async move {
+        loop {
+            if let Ok(info) = obs.observe().await {
+                *w.hint.lock().unwrap() = info.map(|i| i.node);
+            }
+            sleep_local(c.as_ref(), observe_every).await;
+        }
+    });
+    let mut rng = crate::seed::fork(env.seed, &format!("node/{}/{incarnation}", ctl.name));
+    loop {
+        ctl.set_status(Role::Candidate, None);
+        env.timeline.record(Event::CampaignStarted { node: ctl.name.clone() });
+        let leadership = match elector.campaign().await {
+            Ok(l) => l,
+            Err(e) => {
+                env.timeline.record(Event::CampaignFailed { node: ctl.name.clone(), error: e.to_string() });
+                ctl.set_status(Role::Follower, None);
+                // Randomised backoff so failed candidates do not retry in lockstep.
+                let backoff_ms = rng.gen_range(100..300);
+                sleep_local(clock.as_ref(), Duration::from_millis(backoff_ms)).await;
+                continue;
+            }
+        };
+        let token = leadership.token;
+        ctl.set_status(Role::Leader, Some(token));
+        env.timeline.record(Event::RoleChanged { node: ctl.name.clone(), role: Role::Leader, token: Some(token) });
+        let reason = lead(&ctl, &env, &ep, &leadership, &work).await;
+        leadership.end(reason);
+        // Every protected write has completed or timed out by now: lead() is the only
+        // writer and it has returned. Only then is leadership released.
+        work.stop_leading();
+        env.timeline.record(Event::StoppedActing { node: ctl.name.clone(), token, reason: reason.as_str().to_string() });
+        ctl.set_status(Role::Follower, None);
+        env.timeline.record(Event::RoleChanged { node: ctl.name.clone(), role: Role::Follower, token: None });
+        if reason == LossReason::Resigned {
+            let _ = elector.resign(&leadership).await;
+            // Let the next candidate in the queue take over before queueing again.
+            sleep_local(clock.as_ref(), Duration::from_millis(env.etcd.lease_ttl_ms)).await;
+        } else {
+            // Abandon the lost lease's key if the service still has it.
+            let _ = elector.resign(&leadership).await;
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Where a report goes, and the rule that protects what a user wrote there.
+//!
+//! `sim run` writes a fixed set of artifacts plus a marker file naming them. It writes
+//! into a directory only if the directory is new, empty, or holds the marker of an
+//! earlier Baton report (whose artifacts it then replaces). A directory with anything
+//! else in it is refused unless `--force` is given; even then only Baton's own artifact
+//! names are written, so other files are never touched.
+
+use std::path::{Path, PathBuf};
+
+/// The files of a report, in the order they are written.
+pub const ARTIFACTS: [&str; 5] = ["scenario.toml", "timeline.jsonl", "summary.txt", "report.json", "leaders_acting.svg"];
+
+/// The marker that says a directory holds a Baton report.
+pub const MARKER: &str = ".baton-report";
+
+/// The default report directory of a scenario and seed.
+pub fn default_dir(scenario: &str, seed: u64) -> PathBuf {
+    Path::new("reports").join(scenario).join(seed.to_string())
+}
+
+/// Checks that `dir` may be written; returns a message naming what is in the way if not.
+pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
+    if !dir.exists() || force {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(format!("{} exists and is not a directory", dir.display()));
+    }
+    if dir.join(MARKER).is_file() {
+        return Ok(());
+    }
+    let first = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .min();
+    match first {
+        None => Ok(()),
+        Some(name) => Err(format!(
+            "refusing to write into {}: it holds `{name}`, which sim did not write; \
+             pass --force to write Baton's files beside it, or choose another --out",
+            dir.display()
+        )),
+    }
+}
+
+/// Writes the artifacts (name, content) and the marker into `dir`.
+pub fn write_all(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (name, content) in files {
+        std::fs::write(dir.join(name), content)?;
+    }
+    let marker = format!("Written by `sim run`. Files: {}\n", ARTIFACTS.join(", "));
+    std::fs::write(dir.join(MARKER), marker)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_a_directory_with_a_users_file_and_accepts_its_own() {
+        let dir = std::env::temp_dir().join(format!("baton-out-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(check_writable(&dir, false).is_ok(), "a new directory is fine");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("notes.md"), "mine").unwrap();
+        let err = check_writable(&dir, false).unwrap_err();
+        assert!(err.contains("notes.md"), "{err}");
+        assert!(check_writable(&dir, true).is_ok());
+        std::fs::remove_file(dir.join("notes.md")).unwrap();
+        write_all(&dir, &[("summary.txt", b"x".to_vec())]).unwrap();
+        assert!(check_writable(&dir, false).is_ok(), "an earlier report may be replaced");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

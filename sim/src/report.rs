@@ -1,0 +1,237 @@
+//! The report of one run: `report.json` (stable keys for scripts), `summary.txt` (for a
+//! person), and the reproduce command both end with.
+
+use crate::checker::failover::{HandoffGap, LatencyStats};
+use crate::checker::stale_token::Rejection;
+use crate::checker::{Findings, ViolationRecord};
+use crate::client::ClientStats;
+use crate::run::RunOutput;
+use crate::scenario::Resolved;
+use serde::Serialize;
+use std::fmt::Write;
+
+/// The failover bound a protocol promises, with the terms that make it up.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bound {
+    /// The bound.
+    pub ms: u64,
+    /// How it is made up, in words and numbers.
+    pub formula: String,
+}
+
+/// etcd-lease: the old leader's lease runs out at most one TTL after its last write (it
+/// renewed no later than that write), the service notices within one expiry check, and
+/// the next candidate in the queue needs one campaign round: its watch fires, it confirms
+/// it has no predecessor, it claims the resource and writes, four one-way-and-back trips.
+pub fn failover_bound(r: &Resolved) -> Bound {
+    let s = &r.scenario;
+    let ttl = r.granted_ttl_ms();
+    let check = s.lease_service.expiry_check_interval_ms;
+    let round = 4 * 2 * s.network.latency_ms_max;
+    Bound {
+        ms: ttl + check + round,
+        formula: format!(
+            "lease TTL {ttl} ms + lease expiry check {check} ms + one campaign round (4 round trips at <= {} ms one way = {round} ms)",
+            s.network.latency_ms_max
+        ),
+    }
+}
+
+/// `leaders_acting` in report.json.
+#[derive(Serialize)]
+struct LeadersActing {
+    by_belief_max: u32,
+    by_effect_max: u32,
+    by_belief_overlaps: Vec<crate::checker::belief::OverlapWindow>,
+}
+
+/// `fencing` in report.json.
+#[derive(Serialize)]
+struct Fencing {
+    enabled: bool,
+    rejections: Vec<Rejection>,
+}
+
+/// `sequence` in report.json.
+#[derive(Serialize)]
+struct Sequence {
+    non_increasing_steps: u64,
+    reused: u64,
+    client_reused: u64,
+}
+
+#[derive(Serialize)]
+struct Sometimes {
+    name: &'static str,
+    met: bool,
+}
+
+#[derive(Serialize)]
+struct Liveness {
+    last_fault_end_ms: f64,
+    bound_ms: u64,
+    first_write_after_ms: Option<f64>,
+}
+
+/// report.json. The keys listed in DESIGN.md are stable; others may be added.
+#[derive(Serialize)]
+struct Report<'a> {
+    verdict: &'static str,
+    seed: u64,
+    scenario: &'a str,
+    protocol: &'static str,
+    simulated_ms: u64,
+    failover_ms: &'a [f64],
+    failover_bound: Bound,
+    election_latency_ms: &'a LatencyStats,
+    leaders_acting: LeadersActing,
+    double_leader_acting_incidents: u64,
+    stale_token_accepts: u64,
+    fencing: Fencing,
+    sequence: Sequence,
+    handoff_gaps: &'a [HandoffGap],
+    liveness: Liveness,
+    sometimes: Vec<Sometimes>,
+    client: &'a ClientStats,
+    network_messages: u64,
+    timeline_events: usize,
+    violations: Vec<ViolationRecord>,
+    reproduce: String,
+}
+
+/// The command that reproduces a run.
+pub fn reproduce_command(r: &Resolved, seed: u64) -> String {
+    let mut cmd = format!("sim run {} --seed {seed}", r.path);
+    for set in &r.overrides {
+        let _ = write!(cmd, " --set {set}");
+    }
+    cmd
+}
+
+/// report.json for a run.
+pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
+    let report = Report {
+        verdict: if f.passed() { "pass" } else { "fail" },
+        seed,
+        scenario: &r.scenario.name,
+        protocol: r.scenario.protocol.name(),
+        simulated_ms: r.scenario.duration_ms,
+        failover_ms: &f.failover_ms,
+        failover_bound: failover_bound(r),
+        election_latency_ms: &f.election_latency_ms,
+        leaders_acting: LeadersActing {
+            by_belief_max: f.belief.max,
+            by_effect_max: f.effect.max,
+            by_belief_overlaps: f.belief.overlaps.clone(),
+        },
+        double_leader_acting_incidents: f.double_leader_acting_incidents,
+        stale_token_accepts: f.stale_accepts,
+        fencing: Fencing { enabled: r.scenario.fencing, rejections: f.rejections.clone() },
+        sequence: Sequence {
+            non_increasing_steps: f.sequence.non_increasing_steps,
+            reused: f.sequence.reused,
+            client_reused: f.sequence.client_reused,
+        },
+        handoff_gaps: &f.handoff_gaps,
+        liveness: Liveness {
+            last_fault_end_ms: f.liveness.last_fault_end_ms,
+            bound_ms: f.liveness.bound_ms,
+            first_write_after_ms: f.liveness.first_write_after_ms,
+        },
+        sometimes: f.sometimes.iter().map(|s| Sometimes { name: s.name, met: s.met }).collect(),
+        client: &out.client,
+        network_messages: out.messages,
+        timeline_events: out.entries.len(),
+        violations: f.violation_records(),
+        reproduce: reproduce_command(r, seed),
+    };
+    let mut s = serde_json::to_string_pretty(&report).expect("a report always serializes");
+    s.push('\n');
+    s
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.1} ms")
+}
+
+/// summary.txt for a run.
+pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
+    let s = &r.scenario;
+    let mut t = String::new();
+    let w = &mut t;
+    let _ = writeln!(
+        w,
+        "Baton run: {} (seed {seed}), protocol {}, {} nodes, fencing {}, {} simulated",
+        s.name,
+        s.protocol.name(),
+        s.nodes,
+        if s.fencing { "on" } else { "OFF" },
+        ms(s.duration_ms as f64)
+    );
+    let _ = writeln!(w, "verdict: {}", if f.passed() { "PASS" } else { "FAIL" });
+    let _ = writeln!(w);
+    let _ = writeln!(w, "leaders acting by belief: max {}", f.belief.max);
+    for o in &f.belief.overlaps {
+        let _ = writeln!(w, "  overlap {} .. {} ({}): {}", ms(o.from_ms), ms(o.to_ms), ms(o.to_ms - o.from_ms), o.nodes.join(", "));
+    }
+    let _ = writeln!(w, "leaders acting by effect: max {}", f.effect.max);
+    let _ = writeln!(w, "double-leader-acting incidents: {}", f.double_leader_acting_incidents);
+    let _ = writeln!(w, "stale-token writes accepted: {}", f.stale_accepts);
+    let _ = writeln!(w, "fencing rejections: {}", f.rejections.len());
+    for rej in f.rejections.iter().take(10) {
+        let _ = writeln!(w, "  at {}: {} wrote with token {} < max_token {} -> rejected", ms(rej.at_ms), rej.node, rej.token, rej.max_token);
+    }
+    if f.rejections.len() > 10 {
+        let _ = writeln!(w, "  ... {} more in report.json", f.rejections.len() - 10);
+    }
+    let _ = writeln!(
+        w,
+        "sequence: {} non-increasing steps at the resource, {} numbers accepted twice; client saw {} reused of {} handed out",
+        f.sequence.non_increasing_steps, f.sequence.reused, f.sequence.client_reused, out.client.ok
+    );
+    let bound = failover_bound(r);
+    let fo: Vec<String> = f.failover_ms.iter().map(|v| ms(*v)).collect();
+    let _ = writeln!(w, "failover (last old-leader write -> first new-leader write): {}", if fo.is_empty() { "none".into() } else { fo.join(", ") });
+    let _ = writeln!(w, "  bound: TTL + election round = {} = {} ms", bound.formula, bound.ms);
+    if let Some(max) = s.expect.failover_ms_max {
+        let _ = writeln!(w, "  checked against expect.failover_ms_max = {max} ms");
+    }
+    let el = &f.election_latency_ms;
+    let _ = writeln!(w, "election latency (seat vacant or campaign start -> won): p50 {} p99 {} max {} over {}", ms(el.p50), ms(el.p99), ms(el.max), el.count);
+    for g in &f.handoff_gaps {
+        let _ = writeln!(
+            w,
+            "handoff {} (token {}) -> {} (token {}): gap {}{}",
+            g.old_node,
+            g.old_token,
+            g.new_node,
+            g.new_token,
+            ms(g.gap_ms),
+            if g.overlap { " (OVERLAP: the old leader had not stopped)" } else { "" }
+        );
+    }
+    let l = &f.liveness;
+    let _ = writeln!(
+        w,
+        "liveness: last fault ended at {}; first accepted write after it: {} (bound {} ms)",
+        ms(l.last_fault_end_ms),
+        l.first_write_after_ms.map(ms).unwrap_or_else(|| "none".into()),
+        l.bound_ms
+    );
+    for so in &f.sometimes {
+        let _ = writeln!(w, "sometimes {}: {}", so.name, if so.met { "met" } else { "NEVER MET" });
+    }
+    let c = &out.client;
+    let _ = writeln!(w, "client: {} sent, {} ok, {} not-leader, {} timed out", c.sent, c.ok, c.not_leader, c.timeouts);
+    let v = f.violation_records();
+    let _ = writeln!(w, "violations: {}", if v.is_empty() { "none".to_string() } else { v.len().to_string() });
+    for x in v.iter().take(20) {
+        let _ = writeln!(w, "  {} at {}: {}", x.property, ms(x.at_ms), x.detail);
+    }
+    if v.len() > 20 {
+        let _ = writeln!(w, "  ... {} more in report.json", v.len() - 20);
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(w, "reproduce: {}", reproduce_command(r, seed));
+    t
+}

@@ -1,0 +1,141 @@
+//! The messages that cross madsim's simulated network, and the addresses they go to.
+//!
+//! Every call goes through [`call`], which always has a timeout: a plain madsim `call`
+//! waits forever on a lost packet.
+
+use crate::timeline::WriteOp;
+use baton_protocols::etcd_api::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent};
+use madsim::net::rpc::{hash_str, Request};
+use madsim::net::Endpoint;
+use serde::{Deserialize, Serialize};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+/// The lease service's address.
+pub const LEASE_SERVICE_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 2379);
+/// The fenced resource's address.
+pub const RESOURCE_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 5432);
+/// The sequencer client's address.
+pub const CLIENT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3)), 9000);
+
+/// The address of node `n<i>` (1-based).
+pub fn node_addr(i: usize) -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 1, i as u8)), 7000)
+}
+
+/// A call that failed: the only failure the caller can see is silence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedOut;
+
+/// Calls `dst` and waits at most `timeout_ms`.
+pub async fn call<R: Request>(ep: &Endpoint, dst: SocketAddr, req: R, timeout_ms: u64) -> Result<R::Response, TimedOut> {
+    ep.call_timeout(dst, req, Duration::from_millis(timeout_ms)).await.map_err(|_| TimedOut)
+}
+
+macro_rules! request {
+    ($name:ident => $rsp:ty) => {
+        impl Request for $name {
+            type Response = $rsp;
+            const ID: u64 = hash_str(concat!("baton.", stringify!($name)));
+        }
+    };
+}
+
+/// etcd `LeaseGrant`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EtcdGrant {
+    /// Who asks (for the timeline).
+    pub node: String,
+    /// TTL asked for.
+    pub ttl_ms: u64,
+}
+request!(EtcdGrant => LeaseGrant);
+
+/// etcd `LeaseKeepAlive`; `None` in reply when the lease is gone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EtcdKeepAlive {
+    /// The lease.
+    pub id: i64,
+}
+request!(EtcdKeepAlive => Option<u64>);
+
+/// etcd `LeaseRevoke`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EtcdRevoke {
+    /// The lease.
+    pub id: i64,
+}
+request!(EtcdRevoke => ());
+
+/// etcd `Txn`; an error string when a put names a lease that does not exist.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EtcdTxn(pub Txn);
+request!(EtcdTxn => Result<TxnResponse, String>);
+
+/// etcd `Range`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EtcdRange(pub RangeRequest);
+request!(EtcdRange => RangeResponse);
+
+/// A long-poll watch on one key.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct EtcdWatch {
+    /// The key.
+    pub key: String,
+    /// Report changes at or after this revision.
+    pub start_revision: i64,
+    /// Wait at most this long (service clock) for one.
+    pub wait_ms: u64,
+}
+request!(EtcdWatch => Vec<WatchEvent>);
+
+/// A protected write to the fenced resource.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FencedWrite {
+    /// The writer.
+    pub node: String,
+    /// Its fencing token.
+    pub token: u64,
+    /// What it writes.
+    pub op: WriteOp,
+}
+
+/// The resource's answer to a protected write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WriteReply {
+    /// Applied; the sequence row's `last_seq` after the write.
+    Accepted {
+        /// `sequence.last_seq` after the write.
+        last_seq: u64,
+    },
+    /// The token is below the highest accepted one.
+    Rejected {
+        /// The highest token accepted so far.
+        max_token: u64,
+    },
+}
+request!(FencedWrite => WriteReply);
+
+/// The sequencer's `POST /next`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Next;
+
+/// The answer to `next`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NextReply {
+    /// A sequence number, under the leader's token.
+    Ok {
+        /// The leader's token.
+        token: u64,
+        /// The number handed out.
+        seq: u64,
+    },
+    /// Not the leader (the HTTP 409 of the spec), with whom this node believes leads.
+    NotLeader {
+        /// The believed leader's node name.
+        hint: Option<String>,
+    },
+    /// The leader could not make its write durable in time; try again.
+    Unavailable,
+}
+request!(Next => NextReply);

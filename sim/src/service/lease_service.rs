@@ -1,0 +1,284 @@
+//! An etcd-v3-like lease and key-value service, as one simulated node.
+//!
+//! Modelled on etcd's semantics, not its implementation:
+//! - one global `revision`, bumped once per mutating request (a txn, a delete, a lease
+//!   revocation with all its keys); keys carry `create_revision`, `mod_revision`, `version`;
+//! - leases are judged on the service's own clock: a lease expires when that clock passes
+//!   its last grant or keepalive plus TTL, and the lessor only looks every
+//!   `expiry_check_interval_ms` (etcd checks every 500 ms), deleting the lease's keys;
+//! - TTLs below `min_lease_ttl_ms` are raised to it (etcd's minimum TTL, 2 s at defaults);
+//! - watches are long polls on one key from a start revision.
+//!
+//! Not modelled: a multi-member etcd cluster (its Raft, leader changes that extend leases),
+//! compaction, and watch streams; the election recipe needs none of them.
+
+use crate::clock::NodeClock;
+use crate::rpc::{EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, LEASE_SERVICE_ADDR};
+use crate::scenario::LeaseServiceConfig;
+use crate::timeline::{Event, Timeline};
+use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::etcd_api::{
+    CompareOp, CompareTarget, KeyValue, LeaseGrant, RangeResponse, Txn, TxnOp, TxnResponse, WatchEvent, WatchEventKind,
+};
+use madsim::net::Endpoint;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+struct Lease {
+    ttl_ms: u64,
+    expires_at_us: i64,
+    keys: BTreeSet<String>,
+}
+
+#[derive(Default)]
+struct Store {
+    revision: i64,
+    next_lease_id: i64,
+    kv: BTreeMap<String, KeyValue>,
+    leases: BTreeMap<i64, Lease>,
+    /// Every change, for watches. Election traffic is small, so it is never compacted.
+    events: Vec<WatchEvent>,
+}
+
+/// The service state shared by its handlers.
+struct Service {
+    store: Mutex<Store>,
+    clock: NodeClock,
+    timeline: Timeline,
+    cfg: LeaseServiceConfig,
+    changed: Notify,
+}
+
+/// Runs the lease service on the current node until the node is killed.
+pub async fn serve(timeline: Timeline, clock: NodeClock, cfg: LeaseServiceConfig) {
+    let ep = Endpoint::bind(LEASE_SERVICE_ADDR).await.expect("lease service address is free");
+    let svc = Arc::new(Service {
+        store: Mutex::new(Store { revision: 1, next_lease_id: 1, ..Default::default() }),
+        clock,
+        timeline,
+        cfg,
+        changed: Notify::new(),
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: EtcdGrant| {
+        let g = s.grant(&r.node, r.ttl_ms);
+        async move { g }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: EtcdKeepAlive| {
+        let k = s.keep_alive(r.id);
+        async move { k }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: EtcdRevoke| {
+        s.revoke(r.id, "revoked");
+        async move {}
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: EtcdTxn| {
+        let t = s.txn(r.0);
+        async move { t }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: EtcdRange| {
+        let out = s.range(&r.0);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: EtcdWatch| {
+        let s = s.clone();
+        async move { s.watch(r).await }
+    });
+    // The lessor: expire leases on the service's own clock.
+    let interval = Duration::from_millis(svc.cfg.expiry_check_interval_ms);
+    loop {
+        sleep_local(&svc.clock, interval).await;
+        svc.expire();
+    }
+}
+
+impl Service {
+    fn grant(&self, node: &str, requested_ms: u64) -> LeaseGrant {
+        let ttl_ms = requested_ms.max(self.cfg.min_lease_ttl_ms);
+        let mut st = self.store.lock().unwrap();
+        let id = st.next_lease_id;
+        st.next_lease_id += 1;
+        let expires_at_us = self.clock.now_us() + ttl_ms as i64 * 1000;
+        st.leases.insert(id, Lease { ttl_ms, expires_at_us, keys: BTreeSet::new() });
+        self.timeline.record(Event::LeaseGranted {
+            node: node.to_string(),
+            lease_id: id,
+            ttl_requested_ms: requested_ms,
+            ttl_granted_ms: ttl_ms,
+        });
+        LeaseGrant { id, ttl_ms }
+    }
+
+    fn keep_alive(&self, id: i64) -> Option<u64> {
+        let now = self.clock.now_us();
+        let mut st = self.store.lock().unwrap();
+        let lease = st.leases.get_mut(&id)?;
+        lease.expires_at_us = now + lease.ttl_ms as i64 * 1000;
+        Some(lease.ttl_ms)
+    }
+
+    fn expire(&self) {
+        let now = self.clock.now_us();
+        let expired: Vec<i64> = {
+            let st = self.store.lock().unwrap();
+            st.leases.iter().filter(|(_, l)| l.expires_at_us <= now).map(|(id, _)| *id).collect()
+        };
+        for id in expired {
+            self.revoke(id, "expired");
+        }
+    }
+
+    /// Ends a lease and deletes its keys in one revision.
+    fn revoke(&self, id: i64, cause: &str) {
+        let mut st = self.store.lock().unwrap();
+        let Some(lease) = st.leases.remove(&id) else { return };
+        self.timeline.record(if cause == "expired" {
+            Event::LeaseExpired { lease_id: id }
+        } else {
+            Event::LeaseRevoked { lease_id: id }
+        });
+        if !lease.keys.is_empty() {
+            st.revision += 1;
+            let rev = st.revision;
+            for key in lease.keys {
+                Self::delete_key(&mut st, &self.timeline, &key, rev, cause);
+            }
+        }
+        drop(st);
+        self.changed.notify_waiters();
+    }
+
+    fn delete_key(st: &mut Store, timeline: &Timeline, key: &str, rev: i64, cause: &str) -> bool {
+        let Some(kv) = st.kv.remove(key) else { return false };
+        if kv.lease != 0 {
+            if let Some(l) = st.leases.get_mut(&kv.lease) {
+                l.keys.remove(key);
+            }
+        }
+        st.events.push(WatchEvent { kind: WatchEventKind::Delete, key: key.to_string(), revision: rev });
+        timeline.record(Event::KeyDeleted { key: key.to_string(), create_revision: kv.create_revision, cause: cause.to_string() });
+        true
+    }
+
+    fn txn(&self, txn: Txn) -> Result<TxnResponse, String> {
+        let mut st = self.store.lock().unwrap();
+        let holds = txn.compare.iter().all(|c| {
+            let kv = st.kv.get(&c.key);
+            let ord = match &c.target {
+                CompareTarget::CreateRevision(v) => kv.map_or(0, |k| k.create_revision).cmp(v),
+                CompareTarget::ModRevision(v) => kv.map_or(0, |k| k.mod_revision).cmp(v),
+                CompareTarget::Version(v) => kv.map_or(0, |k| k.version).cmp(v),
+                CompareTarget::Value(v) => match kv {
+                    Some(k) => k.value.cmp(v),
+                    None => return c.op == CompareOp::NotEqual,
+                },
+            };
+            match c.op {
+                CompareOp::Equal => ord.is_eq(),
+                CompareOp::NotEqual => ord.is_ne(),
+                CompareOp::Less => ord.is_lt(),
+                CompareOp::Greater => ord.is_gt(),
+            }
+        });
+        let ops = if holds { txn.success } else { txn.failure };
+        // etcd checks every lease a put names before applying anything.
+        for op in &ops {
+            if let TxnOp::Put { lease, .. } = op {
+                if *lease != 0 && !st.leases.contains_key(lease) {
+                    return Err("etcdserver: requested lease not found".into());
+                }
+            }
+        }
+        let writes = ops.iter().any(|op| !matches!(op, TxnOp::Get { .. }));
+        if writes {
+            st.revision += 1;
+        }
+        let rev = st.revision;
+        let mut gets = vec![];
+        for op in ops {
+            match op {
+                TxnOp::Get { key } => gets.push(st.kv.get(&key).cloned()),
+                TxnOp::Put { key, value, lease } => {
+                    let old = st.kv.get(&key).cloned();
+                    if let Some(old) = &old {
+                        if old.lease != 0 && old.lease != lease {
+                            if let Some(l) = st.leases.get_mut(&old.lease) {
+                                l.keys.remove(&key);
+                            }
+                        }
+                    }
+                    let kv = KeyValue {
+                        key: key.clone(),
+                        value,
+                        create_revision: old.as_ref().map_or(rev, |o| o.create_revision),
+                        mod_revision: rev,
+                        version: old.as_ref().map_or(1, |o| o.version + 1),
+                        lease,
+                    };
+                    if lease != 0 {
+                        st.leases.get_mut(&lease).expect("checked above").keys.insert(key.clone());
+                    }
+                    st.kv.insert(key.clone(), kv);
+                    st.events.push(WatchEvent { kind: WatchEventKind::Put, key, revision: rev });
+                }
+                TxnOp::Delete { key } => {
+                    Self::delete_key(&mut st, &self.timeline, &key, rev, "deleted");
+                }
+            }
+        }
+        drop(st);
+        if writes {
+            self.changed.notify_waiters();
+        }
+        Ok(TxnResponse { succeeded: holds, revision: rev, gets })
+    }
+
+    fn range(&self, r: &baton_protocols::etcd_api::RangeRequest) -> RangeResponse {
+        let st = self.store.lock().unwrap();
+        let mut kvs: Vec<KeyValue> = if r.prefix {
+            st.kv.range(r.key.clone()..).take_while(|(k, _)| k.starts_with(&r.key)).map(|(_, v)| v.clone()).collect()
+        } else {
+            st.kv.get(&r.key).cloned().into_iter().collect()
+        };
+        if let Some(max) = r.max_create_revision {
+            kvs.retain(|kv| kv.create_revision <= max);
+        }
+        kvs.sort_by_key(|kv| kv.create_revision);
+        if r.newest_first {
+            kvs.reverse();
+        }
+        if r.limit > 0 {
+            kvs.truncate(r.limit);
+        }
+        RangeResponse { kvs, revision: st.revision }
+    }
+
+    async fn watch(&self, w: EtcdWatch) -> Vec<WatchEvent> {
+        let deadline = self.clock.now_us() + w.wait_ms as i64 * 1000;
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let found: Vec<WatchEvent> = {
+                let st = self.store.lock().unwrap();
+                st.events.iter().filter(|e| e.key == w.key && e.revision >= w.start_revision).cloned().collect()
+            };
+            let now = self.clock.now_us();
+            if !found.is_empty() || now >= deadline {
+                return found;
+            }
+            let left = Duration::from_micros((deadline - now) as u64);
+            tokio::select! {
+                _ = notified => {}
+                _ = sleep_local(&self.clock, left) => {}
+            }
+        }
+    }
+}

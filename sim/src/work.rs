@@ -1,0 +1,166 @@
+//! The singleton work a leader does: a scheduler tick and a sequencer, every write fenced.
+//!
+//! One task does all of a leader's protected writes, one at a time, so that when it
+//! returns nothing is in flight: the node can then release leadership knowing it has
+//! stopped. Sequencer requests are batched: each batch is one fenced write of the
+//! `sequence` row (`last_seq` advanced by the batch size), and only once the resource
+//! accepted it are the numbers handed out.
+
+use crate::node::{NodeControl, NodeEnv};
+use crate::rpc::{call, FencedWrite, NextReply, WriteReply, RESOURCE_ADDR};
+use crate::timeline::{Event, WriteOp};
+use baton_protocols::clock::sleep_until_local;
+use baton_protocols::{Clock, Leadership, LossReason};
+use madsim::net::Endpoint;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use tokio::sync::{oneshot, Notify};
+
+/// The sequencer's queue and the node's answer for followers.
+#[derive(Default)]
+pub struct LeaderWork {
+    /// `Some(token)` while this node leads and accepts `next`.
+    leading: Mutex<Option<u64>>,
+    /// Waiting `next` requests.
+    queue: Mutex<Vec<oneshot::Sender<NextReply>>>,
+    /// Wakes the leader when a request is queued.
+    queued: Notify,
+    /// Who this node last saw leading, for `NotLeader` hints.
+    pub hint: Mutex<Option<String>>,
+}
+
+impl LeaderWork {
+    /// Serves one `next`: queue it for the leader's next batch, or say who leads.
+    pub async fn handle_next(&self) -> NextReply {
+        if self.leading.lock().unwrap().is_none() {
+            return NextReply::NotLeader { hint: self.hint.lock().unwrap().clone() };
+        }
+        let (tx, rx) = oneshot::channel();
+        self.queue.lock().unwrap().push(tx);
+        self.queued.notify_waiters();
+        rx.await.unwrap_or(NextReply::Unavailable)
+    }
+
+    fn take(&self) -> Vec<oneshot::Sender<NextReply>> {
+        std::mem::take(&mut *self.queue.lock().unwrap())
+    }
+
+    /// Stops accepting `next` and turns the queued ones away.
+    pub fn stop_leading(&self) {
+        *self.leading.lock().unwrap() = None;
+        for tx in self.take() {
+            let _ = tx.send(NextReply::NotLeader { hint: None });
+        }
+    }
+}
+
+enum Outcome {
+    Written(u64),
+    TimedOut,
+    Fenced,
+    NotActing,
+}
+
+/// Does the leader's work until it must stop; returns why it stopped.
+pub async fn lead(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadership, work: &LeaderWork) -> LossReason {
+    // Claim: announce the token to the resource (raising max_token, which fences every
+    // older leader from here on) and read where the sequence stands.
+    let mut last_seq = loop {
+        match write(ctl, env, ep, l, WriteOp::Claim).await {
+            Outcome::Written(s) => break s,
+            Outcome::TimedOut => continue,
+            Outcome::Fenced => return LossReason::Fenced,
+            Outcome::NotActing => return l.loss_reason(),
+        }
+    };
+    *work.leading.lock().unwrap() = Some(l.token);
+    let clock = &ctl.clock;
+    let tick_us = env.tick_interval_ms as i64 * 1000;
+    let mut next_tick_us = clock.now_us();
+    let mut tick_n = 0u64;
+    loop {
+        if !l.acting() {
+            return l.loss_reason();
+        }
+        if ctl.resign_requested.swap(false, Ordering::SeqCst) {
+            return LossReason::Resigned;
+        }
+        let batch = work.take();
+        if !batch.is_empty() {
+            let (first, last) = (last_seq + 1, last_seq + batch.len() as u64);
+            let outcome = write(ctl, env, ep, l, WriteOp::Seq { first, last }).await;
+            // A timed-out write may still have landed: skip its numbers rather than risk
+            // handing them out twice. Gaps are allowed; reuse is not.
+            if matches!(outcome, Outcome::Written(_) | Outcome::TimedOut) {
+                last_seq = last;
+            }
+            for (seq, tx) in (first..=last).zip(batch) {
+                let reply = match outcome {
+                    Outcome::Written(_) => NextReply::Ok { token: l.token, seq },
+                    Outcome::TimedOut => NextReply::Unavailable,
+                    Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
+                };
+                let _ = tx.send(reply);
+            }
+            match outcome {
+                Outcome::Fenced => return LossReason::Fenced,
+                Outcome::NotActing => return l.loss_reason(),
+                _ => continue,
+            }
+        }
+        if clock.now_us() >= next_tick_us {
+            tick_n += 1;
+            next_tick_us += tick_us;
+            match write(ctl, env, ep, l, WriteOp::Tick { n: tick_n }).await {
+                Outcome::Fenced => return LossReason::Fenced,
+                Outcome::NotActing => return l.loss_reason(),
+                _ => continue,
+            }
+        }
+        tokio::select! {
+            _ = l.lost() => {}
+            _ = ctl.resign_notify.notified() => {}
+            _ = work.queued.notified() => {}
+            _ = sleep_until_local(clock, next_tick_us) => {}
+        }
+    }
+}
+
+/// One protected write: check the lease, then send. A pause armed by the scenario strikes
+/// between the two, which is where a real GC pause does its damage.
+async fn write(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadership, op: WriteOp) -> Outcome {
+    if !l.acting() {
+        return Outcome::NotActing;
+    }
+    strike_armed_pause(ctl, env).await;
+    env.timeline.record(Event::WriteAttempted { node: ctl.name.clone(), token: l.token, op });
+    let req = FencedWrite { node: ctl.name.clone(), token: l.token, op };
+    match call(ep, RESOURCE_ADDR, req, env.resource_timeout_ms).await {
+        Ok(WriteReply::Accepted { last_seq }) => Outcome::Written(last_seq),
+        Ok(WriteReply::Rejected { .. }) => Outcome::Fenced,
+        Err(_) => Outcome::TimedOut,
+    }
+}
+
+/// If a `point = "before-write"` pause is armed on this node, stop the world now: pause
+/// this madsim node (every task on it, keepalive included) and have the chaos node
+/// resume it after the pause's duration.
+async fn strike_armed_pause(ctl: &NodeControl, env: &NodeEnv) {
+    let Some((index, duration_ms)) = ctl.pause_armed.lock().unwrap().take() else { return };
+    let handle = madsim::runtime::Handle::current();
+    let id = *ctl.id.get().expect("node id set at build");
+    let chaos = *env.chaos_node.get().expect("chaos node set at build");
+    let timeline = env.timeline.clone();
+    let name = ctl.name.clone();
+    timeline.record(Event::FaultApplied { index, kind: "pause".into(), target: name.clone() });
+    timeline.record(Event::NodePaused { node: name.clone() });
+    handle.get_node(chaos).expect("chaos node exists").spawn(async move {
+        madsim::time::sleep(std::time::Duration::from_millis(duration_ms)).await;
+        madsim::runtime::Handle::current().resume(id);
+        timeline.record(Event::NodeResumed { node: name.clone() });
+        timeline.record(Event::FaultHealed { index, kind: "pause".into(), target: name });
+    });
+    handle.pause(id);
+    // The next poll of this task finds its node paused and parks it until the resume.
+    madsim::task::yield_now().await;
+}

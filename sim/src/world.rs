@@ -1,0 +1,201 @@
+//! The world: every process of a run inside one madsim runtime, and the verbs that hurt
+//! them. Mechanism only; when to call the verbs is the driver's business.
+
+use crate::client::{self, ClientRecord};
+use crate::clock::NodeClock;
+use crate::node::{self, NodeControl, NodeEnv};
+use crate::rpc::{node_addr, CLIENT_ADDR, LEASE_SERVICE_ADDR, RESOURCE_ADDR};
+use crate::scenario::Resolved;
+use crate::service::{lease_service, resource};
+use crate::timeline::{Event, Role, Timeline};
+use madsim::net::NetSim;
+use madsim::runtime::Handle;
+use madsim::task::NodeId;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// An endpoint of a partition, resolved to a process.
+pub const SERVICE_NAMES: [&str; 3] = ["lease-service", "resource", "client"];
+
+/// Every process of a run and the verbs to fault them.
+pub struct World {
+    handle: Handle,
+    /// The run's timeline.
+    pub timeline: Timeline,
+    /// The fleet, `n1` first.
+    pub nodes: Vec<Arc<NodeControl>>,
+    lease_service: (NodeId, NodeClock),
+    resource: NodeId,
+    client: NodeId,
+    /// Links cut by partitions, by process name: (from, to).
+    cut: Mutex<BTreeSet<(String, String)>>,
+    /// The sequencer client's record.
+    pub client_record: ClientRecord,
+}
+
+impl World {
+    /// Builds every process of `resolved` in the current runtime and starts them.
+    pub fn build(resolved: &Resolved, seed: u64) -> World {
+        let s = &resolved.scenario;
+        let handle = Handle::current();
+        let timeline = Timeline::new();
+        let env = Arc::new(NodeEnv {
+            timeline: timeline.clone(),
+            seed,
+            etcd: s.etcd_lease.clone(),
+            tick_interval_ms: s.work.tick_interval_ms,
+            resource_timeout_ms: s.work.resource_timeout_ms,
+            chaos_node: OnceLock::new(),
+        });
+        // A node of the world's own, for timers that must run while a node is paused.
+        let chaos = handle.create_node().name("chaos").ip("10.0.0.9".parse().unwrap()).build();
+        env.chaos_node.set(chaos.id()).expect("set once");
+
+        let (tl, clock, cfg) = (timeline.clone(), NodeClock::new(), s.lease_service.clone());
+        let svc_clock = clock.clone();
+        let lease = handle
+            .create_node()
+            .name("lease-service")
+            .ip(LEASE_SERVICE_ADDR.ip())
+            .init(move || lease_service::serve(tl.clone(), svc_clock.clone(), cfg.clone()))
+            .build();
+        let (tl, fencing) = (timeline.clone(), s.fencing);
+        let res = handle.create_node().name("resource").ip(RESOURCE_ADDR.ip()).init(move || resource::serve(tl.clone(), fencing)).build();
+
+        let mut nodes = vec![];
+        for i in 1..=s.nodes as usize {
+            let ctl = Arc::new(NodeControl::new(i));
+            let (c, e) = (ctl.clone(), env.clone());
+            let h = handle.create_node().name(ctl.name.clone()).ip(node_addr(i).ip()).init(move || node::run(c.clone(), e.clone())).build();
+            ctl.id.set(h.id()).expect("set once");
+            nodes.push(ctl);
+        }
+        let record = ClientRecord::default();
+        let (r, n, rate, t) = (record.clone(), s.nodes as usize, s.work.rate_per_s, s.work.client_timeout_ms);
+        let client = handle.create_node().name("client").ip(CLIENT_ADDR.ip()).init(move || client::run(r.clone(), n, rate, t)).build();
+        World {
+            handle,
+            timeline,
+            nodes,
+            lease_service: (lease.id(), clock),
+            resource: res.id(),
+            client: client.id(),
+            cut: Mutex::new(BTreeSet::new()),
+            client_record: record,
+        }
+    }
+
+    fn node(&self, name: &str) -> Option<&Arc<NodeControl>> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+
+    fn id_of(&self, name: &str) -> Option<NodeId> {
+        match name {
+            "lease-service" => Some(self.lease_service.0),
+            "resource" => Some(self.resource),
+            "client" => Some(self.client),
+            _ => self.node(name).map(|n| *n.id.get().expect("built")),
+        }
+    }
+
+    /// The node that leads now by its own belief (the highest token if several do).
+    pub fn leader(&self) -> Option<String> {
+        self.nodes
+            .iter()
+            .filter_map(|n| {
+                let s = *n.status.lock().unwrap();
+                (s.role == Role::Leader && !s.dead).then(|| (s.token.unwrap_or(0), n.name.clone()))
+            })
+            .max()
+            .map(|(_, name)| name)
+    }
+
+    /// Kills a node: its tasks are dropped and its sockets closed.
+    pub fn kill(&self, name: &str) {
+        let n = self.node(name).expect("validated node name");
+        self.handle.kill(*n.id.get().expect("built"));
+        *n.status.lock().unwrap() = node::NodeStatus { role: Role::Follower, token: None, dead: true };
+        self.timeline.record(Event::NodeKilled { node: name.to_string() });
+    }
+
+    /// Starts a node again from scratch (killing it first if it still runs).
+    pub fn restart(&self, name: &str) {
+        let n = self.node(name).expect("validated node name");
+        let id = *n.id.get().expect("built");
+        // madsim's restart does not close the old sockets; a kill does.
+        self.handle.kill(id);
+        self.timeline.record(Event::NodeRestarted { node: name.to_string() });
+        n.status.lock().unwrap().dead = false;
+        self.handle.restart(id);
+    }
+
+    /// Stops the world on a node until [`World::resume`].
+    pub fn pause(&self, name: &str) {
+        let n = self.node(name).expect("validated node name");
+        self.handle.pause(*n.id.get().expect("built"));
+        self.timeline.record(Event::NodePaused { node: name.to_string() });
+    }
+
+    /// Resumes a paused node.
+    pub fn resume(&self, name: &str) {
+        let n = self.node(name).expect("validated node name");
+        self.handle.resume(*n.id.get().expect("built"));
+        self.timeline.record(Event::NodeResumed { node: name.to_string() });
+    }
+
+    /// Arms a pause that strikes at the node's next protected write.
+    pub fn arm_pause(&self, name: &str, index: usize, duration_ms: u64) {
+        *self.node(name).expect("validated node name").pause_armed.lock().unwrap() = Some((index, duration_ms));
+    }
+
+    /// Cuts the link `from -> to`.
+    pub fn cut(&self, from: &str, to: &str) {
+        let (a, b) = (self.id_of(from).expect("validated"), self.id_of(to).expect("validated"));
+        NetSim::current().clog_link(a, b);
+        self.cut.lock().unwrap().insert((from.to_string(), to.to_string()));
+    }
+
+    /// Restores the link `from -> to`.
+    pub fn mend(&self, from: &str, to: &str) {
+        let (a, b) = (self.id_of(from).expect("validated"), self.id_of(to).expect("validated"));
+        NetSim::current().unclog_link(a, b);
+        self.cut.lock().unwrap().remove(&(from.to_string(), to.to_string()));
+    }
+
+    /// Restores every cut link.
+    pub fn heal_all(&self) {
+        let cut: Vec<(String, String)> = self.cut.lock().unwrap().iter().cloned().collect();
+        for (a, b) in cut {
+            self.mend(&a, &b);
+        }
+    }
+
+    /// The clock of a node or of the lease service. (The resource judges no time.)
+    pub fn clock(&self, name: &str) -> &NodeClock {
+        match name {
+            "lease-service" => &self.lease_service.1,
+            _ => &self.node(name).expect("validated node name").clock,
+        }
+    }
+
+    /// Sets latency and loss for every message from now on.
+    pub fn set_network(&self, latency_ms_min: u64, latency_ms_max: u64, loss_ppm: u64) {
+        NetSim::current().update_config(|c| {
+            c.send_latency = latency_range(latency_ms_min, latency_ms_max);
+            c.packet_loss_rate = loss_ppm as f64 / 1e6;
+        });
+    }
+
+    /// Asks a node to step down if it leads.
+    pub fn resign(&self, name: &str) {
+        let n = self.node(name).expect("validated node name");
+        n.resign_requested.store(true, std::sync::atomic::Ordering::SeqCst);
+        n.resign_notify.notify_waiters();
+    }
+}
+
+/// madsim draws latency from a half-open range; make `min..=max` ms non-empty.
+pub fn latency_range(min_ms: u64, max_ms: u64) -> std::ops::Range<Duration> {
+    Duration::from_millis(min_ms)..Duration::from_millis(max_ms) + Duration::from_micros(1)
+}
