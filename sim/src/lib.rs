@@ -4,6 +4,7 @@
 pub mod checker;
 pub mod clock;
 pub mod fault;
+pub mod plot;
 pub mod scenario;
 pub mod seed;
 pub mod timeline;
