@@ -1,12 +1,22 @@
 //! Baton: a deterministic simulation testbed for leader-election protocols.
+//!
+//! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
+//! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
+//! (what held) -> [`report`] and [`plot`] (what a person and a script read).
 #![deny(missing_docs)]
 
+pub mod checker;
+pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod driver;
 pub mod etcd_client;
+pub mod experiment;
 pub mod fault;
 pub mod node;
+pub mod output;
+pub mod plot;
+pub mod report;
 pub mod rpc;
 pub mod run;
 pub mod scenario;

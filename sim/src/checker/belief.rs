@@ -1,0 +1,166 @@
+//! `leaders_acting` by belief: how many nodes believe they lead, over time.
+//!
+//! A node joins the count when it changes its role to leader and leaves it when it
+//! changes to any other role or is killed (a killed node no longer believes anything).
+//! The series has one point per change of the count, starting with `(0, 0)`.
+//!
+//! Two nodes believing they lead at once is normal for a lease protocol (an old leader
+//! learns it lost its lease only when its own clock says so), so belief overlap is
+//! reported with its windows, never a violation. The safety property is by effect: see
+//! [`super::effect`] and [`super::double_leader`].
+
+use super::{us_to_ms, CheckInput};
+use crate::timeline::{Entry, Event, Role};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// A time span during which two or more nodes believed they led.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverlapWindow {
+    /// When the second believer appeared.
+    pub from_ms: f64,
+    /// When fewer than two remained (or the run ended).
+    pub to_ms: f64,
+    /// Every node that believed it led at some point in the window, sorted.
+    pub nodes: Vec<String>,
+}
+
+/// Leaders by belief over the run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BeliefSummary {
+    /// The most nodes believing at once.
+    pub max: u32,
+    /// `(at_us, count)` at every change, starting with `(0, 0)`.
+    pub series: Vec<(i64, u32)>,
+    /// Every window with two or more believers.
+    pub overlaps: Vec<OverlapWindow>,
+}
+
+/// Computes the belief series of the run.
+pub fn check(input: &CheckInput) -> BeliefSummary {
+    summarize(input.entries, input.end_us)
+}
+
+/// As [`check`], from the timeline alone.
+pub fn summarize(entries: &[Entry], end_us: i64) -> BeliefSummary {
+    let mut believers: BTreeSet<&str> = BTreeSet::new();
+    let mut out = BeliefSummary {
+        max: 0,
+        series: vec![(0, 0)],
+        overlaps: vec![],
+    };
+    let mut open: Option<(i64, BTreeSet<&str>)> = None;
+    for e in entries {
+        let changed = match &e.event {
+            Event::RoleChanged {
+                node,
+                role: Role::Leader,
+                ..
+            } => believers.insert(node.as_str()),
+            Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
+                believers.remove(node.as_str())
+            }
+            _ => false,
+        };
+        if !changed {
+            continue;
+        }
+        let count = believers.len() as u32;
+        out.series.push((e.at_us, count));
+        out.max = out.max.max(count);
+        if count >= 2 {
+            let window = open.get_or_insert_with(|| (e.at_us, BTreeSet::new()));
+            window.1.extend(believers.iter().copied());
+        } else if let Some((from_us, nodes)) = open.take() {
+            out.overlaps.push(window(from_us, e.at_us, nodes));
+        }
+    }
+    if let Some((from_us, nodes)) = open {
+        out.overlaps.push(window(from_us, end_us, nodes));
+    }
+    out
+}
+
+fn window(from_us: i64, to_us: i64, nodes: BTreeSet<&str>) -> OverlapWindow {
+    OverlapWindow {
+        from_ms: us_to_ms(from_us),
+        to_ms: us_to_ms(to_us),
+        nodes: nodes.into_iter().map(String::from).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: hand-built timelines. The canary has an old leader that keeps
+    //! believing after a new one wins; the quiet case kills the old leader first.
+    use super::super::testing::*;
+    use super::*;
+
+    #[test]
+    fn overlap_fires_when_old_leader_keeps_believing() {
+        let r = resolved();
+        let entries = vec![
+            leader(100, "n1", 1),
+            leader(4000, "n2", 2),
+            leader(4500, "n3", 3),
+            follower(5000, "n1"),
+            follower(5200, "n2"),
+            leader(7000, "n1", 4),
+        ];
+        let s = check(&input(&r, &entries, 8000));
+        assert_eq!(s.max, 3);
+        assert_eq!(
+            s.series,
+            vec![
+                (0, 0),
+                (100_000, 1),
+                (4_000_000, 2),
+                (4_500_000, 3),
+                (5_000_000, 2),
+                (5_200_000, 1),
+                (7_000_000, 2),
+            ]
+        );
+        assert_eq!(
+            s.overlaps,
+            vec![
+                OverlapWindow {
+                    from_ms: 4000.0,
+                    to_ms: 5200.0,
+                    nodes: vec!["n1".into(), "n2".into(), "n3".into()],
+                },
+                // Still open when the run ends: it closes at the end.
+                OverlapWindow {
+                    from_ms: 7000.0,
+                    to_ms: 8000.0,
+                    nodes: vec!["n1".into(), "n3".into()],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn quiet_when_old_leader_dies_first() {
+        let r = resolved();
+        let entries = clean_failover();
+        let s = check(&input(&r, &entries, 6000));
+        assert_eq!(s.max, 1);
+        assert!(s.overlaps.is_empty());
+        assert_eq!(
+            s.series,
+            vec![(0, 0), (100_000, 1), (1_500_000, 0), (4_010_000, 1)]
+        );
+    }
+
+    #[test]
+    fn repeated_belief_is_not_a_change() {
+        let r = resolved();
+        let entries = vec![
+            leader(100, "n1", 1),
+            leader(200, "n1", 1),
+            killed(300, "n2"),
+        ];
+        let s = check(&input(&r, &entries, 1000));
+        assert_eq!(s.series, vec![(0, 0), (100_000, 1)]);
+    }
+}

@@ -1,0 +1,260 @@
+//! Liveness: after the last fault ends, a leader's write is accepted within a bound.
+//!
+//! Safety alone is cheap (a fleet that never elects anybody never has two leaders), so
+//! every run also has a liveness phase, as in TigerBeetle's VOPR: once faults stop, the
+//! system must make progress.
+//!
+//! When each fault ends:
+//! - a fault with a matching `FaultHealed` (same index) ends there;
+//! - an instantaneous fault (kill, restart, clock-*, resign, heal) ends when applied;
+//!   so does a `network` change without a duration, which becomes the new normal;
+//! - a fault with a duration whose heal was never recorded ends when its duration would
+//!   have run out (the run stopped first);
+//! - a partition without a duration that is never healed lasts to the end of the run:
+//!   liveness cannot be shown after it, which is itself a [`Violation::NoProgress`],
+//!   because a scenario that never heals cannot prove the system recovers.
+//!
+//! With no faults the last end is 0. Then an accepted write (any op) must come in
+//! `(last_end, last_end + expect.liveness_bound_ms]`. A run that stopped before that
+//! window closed without such a write is also a violation: it was too short to show
+//! liveness.
+
+use super::{accepted_writes, us_to_ms, CheckInput, Violation};
+use crate::timeline::Event;
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+
+/// When work resumed after the faults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LivenessSummary {
+    /// When the last fault ended (0 without faults; the run's end if one never healed).
+    pub last_fault_end_ms: f64,
+    /// The bound the scenario gave (`expect.liveness_bound_ms`).
+    pub bound_ms: u64,
+    /// The first accepted write after the last fault ended, if any.
+    pub first_write_after_ms: Option<f64>,
+}
+
+/// Appends a [`Violation::NoProgress`] if liveness failed or cannot be shown.
+pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> LivenessSummary {
+    let bound_ms = input
+        .resolved
+        .scenario
+        .expect
+        .liveness_bound_ms
+        .expect("a resolved scenario always has a liveness bound");
+    let mut applied: BTreeMap<usize, VecDeque<(i64, &str)>> = BTreeMap::new();
+    let mut last_end_us: i64 = 0;
+    for e in input.entries {
+        match &e.event {
+            Event::FaultApplied { index, kind, .. } => {
+                applied
+                    .entry(*index)
+                    .or_default()
+                    .push_back((e.at_us, kind.as_str()));
+            }
+            Event::FaultHealed { index, .. } => {
+                if let Some(queue) = applied.get_mut(index) {
+                    if queue.pop_front().is_some() {
+                        last_end_us = last_end_us.max(e.at_us);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut never_healed = vec![];
+    for (&index, queue) in &applied {
+        for &(at_us, kind) in queue {
+            let typed = input.resolved.faults.get(index).map(|(_, f)| f);
+            // Without a typed fault (a hand-built timeline), fall back on the kind.
+            let duration_ms = match typed {
+                Some(f) => f.duration_ms(),
+                None if kind == "partition" => None,
+                None => Some(0),
+            };
+            match duration_ms {
+                None if kind == "partition" => never_healed.push((index, at_us)),
+                None => last_end_us = last_end_us.max(at_us),
+                Some(d) => {
+                    let planned_end_us = at_us.saturating_add((d as i64).saturating_mul(1000));
+                    last_end_us = last_end_us.max(planned_end_us);
+                }
+            }
+        }
+    }
+    if !never_healed.is_empty() {
+        let list: Vec<String> = never_healed
+            .iter()
+            .map(|(i, at_us)| format!("fault {i} (partition, applied at {} ms)", us_to_ms(*at_us)))
+            .collect();
+        out.push(Violation::NoProgress {
+            at_ms: input.end_ms(),
+            detail: format!(
+                "{} never healed: liveness cannot be checked after it",
+                list.join(", ")
+            ),
+        });
+        return LivenessSummary {
+            last_fault_end_ms: input.end_ms(),
+            bound_ms,
+            first_write_after_ms: None,
+        };
+    }
+    let first_after_us = accepted_writes(input.entries)
+        .iter()
+        .map(|w| w.at_us)
+        .find(|&at| at > last_end_us);
+    let deadline_us = last_end_us.saturating_add((bound_ms as i64).saturating_mul(1000));
+    let summary = LivenessSummary {
+        last_fault_end_ms: us_to_ms(last_end_us),
+        bound_ms,
+        first_write_after_ms: first_after_us.map(us_to_ms),
+    };
+    let in_time = first_after_us.is_some_and(|at| at <= deadline_us);
+    if !in_time {
+        let last_end_ms = us_to_ms(last_end_us);
+        let detail = if input.end_us < deadline_us {
+            format!(
+                "run too short to show liveness: it ended at {} ms, before the bound of \
+                 {bound_ms} ms after the last fault end ({last_end_ms} ms) ran out, with no \
+                 accepted write after that fault",
+                input.end_ms()
+            )
+        } else {
+            let first = match first_after_us {
+                Some(at) => format!("the first came at {} ms", us_to_ms(at)),
+                None => "none came".to_string(),
+            };
+            format!(
+                "no accepted write within {bound_ms} ms after the last fault ended at \
+                 {last_end_ms} ms; {first}"
+            )
+        };
+        out.push(Violation::NoProgress {
+            at_ms: us_to_ms(deadline_us.min(input.end_us)),
+            detail,
+        });
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: hand-built timelines against a bound of 5000 ms. Canaries: no write
+    //! after a heal, a write that comes too late, a run too short, a partition never
+    //! healed. Quiet: a write within the bound after a healed partition and after an
+    //! instantaneous kill, and a fault-free run that writes early.
+    use super::super::testing::*;
+    use super::*;
+    use crate::scenario::Resolved;
+    use crate::timeline::Entry;
+
+    fn resolved_bound() -> Resolved {
+        let mut r = resolved();
+        r.scenario.expect.liveness_bound_ms = Some(5000);
+        r
+    }
+
+    fn run(entries: &[Entry], end_ms: i64) -> (LivenessSummary, Vec<Violation>) {
+        let r = resolved_bound();
+        let mut v = vec![];
+        let s = check(&input(&r, entries, end_ms), &mut v);
+        (s, v)
+    }
+
+    #[test]
+    fn write_within_bound_after_heal_is_quiet() {
+        let entries = vec![
+            tick(100, "n1", 1),
+            fault(1000, 0, "partition"),
+            fault(1500, 1, "kill"),
+            healed(3000, 0, "partition"),
+            tick(7999, "n2", 2),
+        ];
+        let (s, v) = run(&entries, 20_000);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(s.last_fault_end_ms, 3000.0);
+        assert_eq!(s.first_write_after_ms, Some(7999.0));
+    }
+
+    #[test]
+    fn no_faults_needs_an_early_write() {
+        let (s, v) = run(&clean_failover()[..4], 20_000);
+        assert!(v.is_empty());
+        assert_eq!(s.last_fault_end_ms, 0.0);
+        let (_, v) = run(&[tick(5001, "n1", 1)], 20_000);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].at_ms(), 5000.0);
+    }
+
+    #[test]
+    fn late_or_missing_write_fires() {
+        let entries = vec![
+            tick(100, "n1", 1),
+            fault(1000, 0, "partition"),
+            healed(3000, 0, "partition"),
+            tick(8001, "n2", 2),
+        ];
+        let (s, v) = run(&entries, 20_000);
+        assert_eq!(s.first_write_after_ms, Some(8001.0));
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].property(), "no_progress");
+        assert_eq!(v[0].at_ms(), 8000.0);
+        assert!(v[0].detail().contains("the first came at 8001 ms"));
+
+        let (_, v) = run(&entries[..3], 20_000);
+        assert!(v[0].detail().contains("none came"));
+    }
+
+    #[test]
+    fn bound_is_inclusive_to_the_microsecond() {
+        let at_deadline = Entry {
+            at_us: 5_000_000,
+            ..tick(0, "n1", 1)
+        };
+        assert!(run(std::slice::from_ref(&at_deadline), 20_000).1.is_empty());
+        let just_after = Entry {
+            at_us: 5_000_001,
+            ..at_deadline
+        };
+        assert_eq!(run(&[just_after], 20_000).1.len(), 1);
+    }
+
+    #[test]
+    fn short_run_fires() {
+        let entries = vec![fault(1000, 0, "kill"), tick(900, "n1", 1)];
+        let (_, v) = run(&entries, 3000);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].detail().starts_with("run too short"));
+        assert_eq!(v[0].at_ms(), 3000.0);
+    }
+
+    #[test]
+    fn partition_never_healed_fires() {
+        let entries = vec![fault(1000, 0, "partition"), tick(1500, "n2", 2)];
+        let (s, v) = run(&entries, 20_000);
+        assert_eq!(v.len(), 1);
+        assert!(v[0].detail().contains("never healed"));
+        assert_eq!(s.last_fault_end_ms, 20_000.0);
+    }
+
+    #[test]
+    fn typed_fault_duration_sets_the_planned_end() {
+        // A pause whose heal the run never recorded ends when its duration runs out.
+        let mut r = crate::scenario::load_str(
+            "t.toml",
+            "t",
+            "[expect]\nliveness_bound_ms = 5000\n\
+             [[faults]]\nkind = \"pause\"\ntarget = \"n1\"\nat_ms = 1000\nduration_ms = 4000\n",
+            &[],
+        )
+        .unwrap();
+        r.scenario.duration_ms = 20_000;
+        let entries = vec![fault(1000, 0, "pause"), tick(6000, "n2", 2)];
+        let mut v = vec![];
+        let s = check(&input(&r, &entries, 20_000), &mut v);
+        assert_eq!(s.last_fault_end_ms, 5000.0);
+        assert!(v.is_empty());
+    }
+}

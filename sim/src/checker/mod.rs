@@ -1,0 +1,517 @@
+//! Checkers: read a finished run's timeline and say what held and what did not.
+//!
+//! Each property lives in its own file and reads the same [`CheckInput`]. A broken
+//! property is a [`Violation`], which is data: checkers collect, they never panic, so one
+//! run reports every broken property at once. [`check`] runs them all and gathers the
+//! summaries into [`Findings`], from which the report writer and the plot draw.
+//!
+//! Every checker judges "before" and "after" by timeline order (the order the
+//! single-threaded simulation recorded events), not by comparing timestamps, because
+//! several events often share one microsecond and their order is still meaningful.
+//!
+//! The checkers do not trust the fenced resource's own bookkeeping: "the highest token
+//! accepted before this write" is recomputed from the accepted writes, so a resource
+//! that mislabels `max_token` cannot hide a stale accept.
+
+pub mod belief;
+pub mod double_leader;
+pub mod effect;
+pub mod failover;
+pub mod liveness;
+pub mod sequence;
+pub mod sometimes;
+pub mod stale_token;
+
+use crate::scenario::Resolved;
+use crate::timeline::{Entry, Event, WriteOp};
+use serde::{Serialize, Serializer};
+
+/// What the sequencer client saw (the client computes these while it runs).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClientStats {
+    /// `next` requests sent.
+    pub sent: u64,
+    /// Requests answered with a sequence number.
+    pub ok: u64,
+    /// Requests answered "not the leader".
+    pub not_leader: u64,
+    /// Requests that got no answer in time.
+    pub timeouts: u64,
+    /// Replies whose seq was <= the highest seq already received.
+    pub non_increasing: u64,
+    /// Replies whose seq had already been handed out before.
+    pub reused: u64,
+}
+
+/// Everything the checkers read about one finished run.
+pub struct CheckInput<'a> {
+    /// The scenario with every default filled in (expectations, fencing, duration, TTL).
+    pub resolved: &'a Resolved,
+    /// The whole timeline, in recording order.
+    pub entries: &'a [Entry],
+    /// When the run stopped, in global simulated microseconds.
+    pub end_us: i64,
+    /// The client's own account of the sequencer replies.
+    pub client: ClientStats,
+}
+
+impl CheckInput<'_> {
+    /// When the run stopped, in milliseconds.
+    pub fn end_ms(&self) -> f64 {
+        us_to_ms(self.end_us)
+    }
+}
+
+/// A broken property. Each variant names the property it defends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Violation {
+    /// Defends "one leader acts at a time, by effect" (see [`double_leader`]): the
+    /// resource accepted a stale leader's writes after a newer token's, or two nodes'
+    /// writes under one token. One per incident, not per write.
+    DoubleLeaderActing {
+        /// When the incident began.
+        at_ms: f64,
+        /// Who and which tokens.
+        detail: String,
+    },
+    /// Defends fencing (see [`stale_token`]): every accepted write carries a token at
+    /// least as high as every token accepted before it. One per write.
+    StaleTokenAccepted {
+        /// When the stale write was accepted.
+        at_ms: f64,
+        /// Node, token and the higher token already accepted.
+        detail: String,
+    },
+    /// Defends sequence continuity (see [`sequence`]): each batch handed out starts above
+    /// every sequence number handed out before it.
+    SequenceNotIncreasing {
+        /// When the batch was accepted.
+        at_ms: f64,
+        /// The batch and the highest number before it.
+        detail: String,
+    },
+    /// Defends "zero reuse" (see [`sequence`]): the client never receives a sequence
+    /// number twice.
+    SequenceReused {
+        /// The end of the run: the client's count has no time of its own.
+        at_ms: f64,
+        /// How many replies reused a number.
+        detail: String,
+    },
+    /// Defends liveness (see [`liveness`]): after the last fault ends, a leader's write
+    /// is accepted within the scenario's bound.
+    NoProgress {
+        /// The deadline that passed (or the end of the run).
+        at_ms: f64,
+        /// Which bound, and why it could not be met or shown.
+        detail: String,
+    },
+    /// Defends the scenario's "sometimes" expectations (see [`sometimes`]): a run that
+    /// never reached its trap proves nothing, so it fails.
+    ExpectationNeverMet {
+        /// The end of the run: only then is "never" known.
+        at_ms: f64,
+        /// The expectation's name, as in the scenario file.
+        name: String,
+    },
+    /// Defends `expect.failover_ms_max` (see [`failover`]).
+    FailoverTooSlow {
+        /// When the new leader's first write was accepted.
+        at_ms: f64,
+        /// Tokens, the failover time and the bound.
+        detail: String,
+    },
+    /// Defends bounded handoff (see [`failover`]): the old leader stops its writes before
+    /// the new one starts. Fires only when both leaders' writes were accepted interleaved.
+    NegativeHandoffGap {
+        /// When the old leader's write after the handoff was accepted.
+        at_ms: f64,
+        /// Both leaders and the overlap.
+        detail: String,
+    },
+}
+
+impl Violation {
+    /// The property's stable snake_case name, as written in `report.json`.
+    pub fn property(&self) -> &'static str {
+        match self {
+            Violation::DoubleLeaderActing { .. } => "double_leader_acting",
+            Violation::StaleTokenAccepted { .. } => "stale_token_accepted",
+            Violation::SequenceNotIncreasing { .. } => "sequence_not_increasing",
+            Violation::SequenceReused { .. } => "sequence_reused",
+            Violation::NoProgress { .. } => "no_progress",
+            Violation::ExpectationNeverMet { .. } => "expectation_never_met",
+            Violation::FailoverTooSlow { .. } => "failover_too_slow",
+            Violation::NegativeHandoffGap { .. } => "negative_handoff_gap",
+        }
+    }
+
+    /// When it happened, in simulated milliseconds.
+    pub fn at_ms(&self) -> f64 {
+        match self {
+            Violation::DoubleLeaderActing { at_ms, .. }
+            | Violation::StaleTokenAccepted { at_ms, .. }
+            | Violation::SequenceNotIncreasing { at_ms, .. }
+            | Violation::SequenceReused { at_ms, .. }
+            | Violation::NoProgress { at_ms, .. }
+            | Violation::ExpectationNeverMet { at_ms, .. }
+            | Violation::FailoverTooSlow { at_ms, .. }
+            | Violation::NegativeHandoffGap { at_ms, .. } => *at_ms,
+        }
+    }
+
+    /// What happened, for a human.
+    pub fn detail(&self) -> String {
+        match self {
+            Violation::DoubleLeaderActing { detail, .. }
+            | Violation::StaleTokenAccepted { detail, .. }
+            | Violation::SequenceNotIncreasing { detail, .. }
+            | Violation::SequenceReused { detail, .. }
+            | Violation::NoProgress { detail, .. }
+            | Violation::FailoverTooSlow { detail, .. }
+            | Violation::NegativeHandoffGap { detail, .. } => detail.clone(),
+            Violation::ExpectationNeverMet { name, .. } => {
+                format!("expectation `{name}` never held during the run")
+            }
+        }
+    }
+
+    /// The flat form written to reports.
+    pub fn record(&self) -> ViolationRecord {
+        ViolationRecord {
+            property: self.property(),
+            at_ms: self.at_ms(),
+            detail: self.detail(),
+        }
+    }
+}
+
+/// Violations serialize in their flat, stable report form so that `Findings` can be
+/// written as-is without a second, hand-kept copy of the list.
+impl Serialize for Violation {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.record().serialize(serializer)
+    }
+}
+
+/// One violation as written in `report.json`: `{property, at_ms, detail}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ViolationRecord {
+    /// The property's stable snake_case name.
+    pub property: &'static str,
+    /// When, in simulated milliseconds.
+    pub at_ms: f64,
+    /// What happened.
+    pub detail: String,
+}
+
+/// Everything the checkers found in one run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Findings {
+    /// Every violation, sorted by time then property name (stable for equal keys).
+    pub violations: Vec<Violation>,
+    /// How many nodes believed they led, over time (`leaders_acting.by_belief_max`).
+    pub belief: belief::BeliefSummary,
+    /// How many tokens' writes the resource accepted interleaved
+    /// (`leaders_acting.by_effect_max`).
+    pub effect: effect::EffectSummary,
+    /// Double-leader-acting incidents (`double_leader_acting_incidents`).
+    pub double_leader_acting_incidents: u64,
+    /// Accepted writes whose token was below one already accepted.
+    pub stale_accepts: u64,
+    /// Every write the resource rejected (`fencing.rejections`).
+    pub rejections: Vec<stale_token::Rejection>,
+    /// Sequence continuity (`sequence.non_increasing_steps`).
+    pub sequence: sequence::SequenceSummary,
+    /// Each failover, last old-token write to first new-token write (`failover_ms`).
+    pub failover_ms: Vec<f64>,
+    /// Campaign start (or seat vacated) to win (`election_latency_ms`).
+    pub election_latency_ms: failover::LatencyStats,
+    /// For each leadership change, old leader's stop to new leader's first write.
+    pub handoff_gaps: Vec<failover::HandoffGap>,
+    /// Each of the scenario's "sometimes" expectations and whether it held.
+    pub sometimes: Vec<sometimes::SometimesResult>,
+    /// When the last fault ended and when work resumed after it.
+    pub liveness: liveness::LivenessSummary,
+}
+
+impl Findings {
+    /// True when no property was broken.
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// The violations in their flat report form.
+    pub fn violation_records(&self) -> Vec<ViolationRecord> {
+        self.violations.iter().map(Violation::record).collect()
+    }
+}
+
+/// Runs every checker over one run.
+pub fn check(input: &CheckInput) -> Findings {
+    let mut violations = vec![];
+    let belief = belief::check(input);
+    let effect = effect::check(input);
+    let double_leader_acting_incidents = double_leader::check(input, &mut violations);
+    let (stale_accepts, rejections) = stale_token::check(input, &mut violations);
+    let sequence = sequence::check(input, &mut violations);
+    let liveness = liveness::check(input, &mut violations);
+    let sometimes = sometimes::check(input, &mut violations);
+    let failover = failover::check(input, &mut violations);
+    // A stable sort keeps each checker's own order for violations at the same instant
+    // and property, so the list is a pure function of the timeline.
+    violations.sort_by(|a, b| {
+        a.at_ms()
+            .total_cmp(&b.at_ms())
+            .then_with(|| a.property().cmp(b.property()))
+    });
+    Findings {
+        violations,
+        belief,
+        effect,
+        double_leader_acting_incidents,
+        stale_accepts,
+        rejections,
+        sequence,
+        failover_ms: failover.failover_ms,
+        election_latency_ms: failover.election_latency_ms,
+        handoff_gaps: failover.handoff_gaps,
+        sometimes,
+        liveness,
+    }
+}
+
+/// Microseconds to milliseconds, as reports write time.
+pub fn us_to_ms(at_us: i64) -> f64 {
+    at_us as f64 / 1000.0
+}
+
+/// One write the resource accepted, with where it sits in the timeline.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Accepted<'a> {
+    /// Position in the timeline: the order checkers judge "before" by.
+    pub idx: usize,
+    /// When.
+    pub at_us: i64,
+    /// The writer.
+    pub node: &'a str,
+    /// The token it carried.
+    pub token: u64,
+    /// What was written.
+    pub op: WriteOp,
+}
+
+/// The accepted writes, in timeline order.
+pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
+    entries
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, e)| match &e.event {
+            Event::WriteAccepted {
+                node, token, op, ..
+            } => Some(Accepted {
+                idx,
+                at_us: e.at_us,
+                node,
+                token: *token,
+                op: *op,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Builders for hand-made timelines in the checkers' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use crate::timeline::Role;
+
+    /// A default scenario, resolved, for tests to tweak through `.scenario`.
+    pub fn resolved() -> Resolved {
+        crate::scenario::load_str("t.toml", "t", "", &[]).expect("the empty scenario loads")
+    }
+
+    /// An entry at `at_ms`.
+    pub fn at(at_ms: i64, event: Event) -> Entry {
+        Entry {
+            at_us: at_ms * 1000,
+            event,
+        }
+    }
+
+    pub fn leader(at_ms: i64, node: &str, token: u64) -> Entry {
+        at(
+            at_ms,
+            Event::RoleChanged {
+                node: node.into(),
+                role: Role::Leader,
+                token: Some(token),
+            },
+        )
+    }
+
+    pub fn follower(at_ms: i64, node: &str) -> Entry {
+        at(
+            at_ms,
+            Event::RoleChanged {
+                node: node.into(),
+                role: Role::Follower,
+                token: None,
+            },
+        )
+    }
+
+    pub fn killed(at_ms: i64, node: &str) -> Entry {
+        at(at_ms, Event::NodeKilled { node: node.into() })
+    }
+
+    pub fn campaign(at_ms: i64, node: &str) -> Entry {
+        at(at_ms, Event::CampaignStarted { node: node.into() })
+    }
+
+    pub fn stopped(at_ms: i64, node: &str, token: u64, reason: &str) -> Entry {
+        at(
+            at_ms,
+            Event::StoppedActing {
+                node: node.into(),
+                token,
+                reason: reason.into(),
+            },
+        )
+    }
+
+    pub fn key_deleted(at_ms: i64, create_revision: i64) -> Entry {
+        at(
+            at_ms,
+            Event::KeyDeleted {
+                key: format!("election/{create_revision:x}"),
+                create_revision,
+                cause: "expired".into(),
+            },
+        )
+    }
+
+    pub fn accepted(at_ms: i64, node: &str, token: u64, max_token: u64, op: WriteOp) -> Entry {
+        at(
+            at_ms,
+            Event::WriteAccepted {
+                node: node.into(),
+                token,
+                max_token,
+                op,
+            },
+        )
+    }
+
+    /// An accepted tick: the simplest accepted write.
+    pub fn tick(at_ms: i64, node: &str, token: u64) -> Entry {
+        accepted(at_ms, node, token, token, WriteOp::Tick { n: 0 })
+    }
+
+    pub fn rejected(at_ms: i64, node: &str, token: u64, max_token: u64) -> Entry {
+        at(
+            at_ms,
+            Event::WriteRejected {
+                node: node.into(),
+                token,
+                max_token,
+                op: WriteOp::Tick { n: 0 },
+            },
+        )
+    }
+
+    pub fn fault(at_ms: i64, index: usize, kind: &str) -> Entry {
+        at(
+            at_ms,
+            Event::FaultApplied {
+                index,
+                kind: kind.into(),
+                target: "n1".into(),
+            },
+        )
+    }
+
+    pub fn healed(at_ms: i64, index: usize, kind: &str) -> Entry {
+        at(
+            at_ms,
+            Event::FaultHealed {
+                index,
+                kind: kind.into(),
+                target: "n1".into(),
+            },
+        )
+    }
+
+    /// A check input over `entries`, ending at `end_ms`, with a quiet client.
+    pub fn input<'a>(resolved: &'a Resolved, entries: &'a [Entry], end_ms: i64) -> CheckInput<'a> {
+        CheckInput {
+            resolved,
+            entries,
+            end_us: end_ms * 1000,
+            client: ClientStats::default(),
+        }
+    }
+
+    /// A clean run: n1 leads with token 1, is killed, n2 takes over with token 2.
+    pub fn clean_failover() -> Vec<Entry> {
+        vec![
+            campaign(0, "n1"),
+            campaign(0, "n2"),
+            leader(100, "n1", 1),
+            tick(200, "n1", 1),
+            tick(1200, "n1", 1),
+            fault(1500, 0, "kill"),
+            killed(1500, "n1"),
+            key_deleted(4000, 1),
+            leader(4010, "n2", 2),
+            tick(4100, "n2", 2),
+            tick(5100, "n2", 2),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: run every checker together over a clean failover and over the same
+    //! run with a stale write accepted (fencing off), and check the merged findings:
+    //! quiet and passing for the first, sorted violations from several checkers for
+    //! the second.
+    use super::testing::*;
+    use super::*;
+
+    #[test]
+    fn clean_run_passes() {
+        let r = resolved();
+        let entries = clean_failover();
+        let f = check(&input(&r, &entries, 6000));
+        assert!(f.passed(), "{:?}", f.violations);
+        assert_eq!(f.belief.max, 1);
+        assert_eq!(f.effect.max, 1);
+        assert_eq!(f.failover_ms, vec![2900.0]);
+    }
+
+    #[test]
+    fn stale_accept_fails_and_violations_are_sorted() {
+        let r = resolved();
+        let mut entries = clean_failover();
+        // n1 was not killed but paused: it wakes and writes with its old token.
+        entries.retain(|e| !matches!(e.event, Event::NodeKilled { .. }));
+        entries.push(accepted(5200, "n1", 1, 2, WriteOp::Tick { n: 2 }));
+        let f = check(&input(&r, &entries, 6000));
+        let props: Vec<&str> = f.violations.iter().map(|v| v.property()).collect();
+        assert_eq!(
+            props,
+            vec![
+                "double_leader_acting",
+                "negative_handoff_gap",
+                "stale_token_accepted"
+            ]
+        );
+        assert_eq!(f.effect.max, 2);
+        assert_eq!(f.belief.max, 2);
+        let json = serde_json::to_value(&f).unwrap();
+        assert_eq!(json["violations"][0]["property"], "double_leader_acting");
+        assert_eq!(json["violations"][0]["at_ms"], 5200.0);
+    }
+}
