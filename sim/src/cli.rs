@@ -99,9 +99,17 @@ struct BenchArgs {
 
 /// Parses `A..B` into a seed range.
 pub fn parse_seed_range(s: &str) -> Result<std::ops::Range<u64>, String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("`{s}` is not a range A..B"))?;
-    let a: u64 = a.trim().parse().map_err(|_| format!("`{a}` is not a seed"))?;
-    let b: u64 = b.trim().parse().map_err(|_| format!("`{b}` is not a seed"))?;
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("`{s}` is not a range A..B"))?;
+    let a: u64 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{a}` is not a seed"))?;
+    let b: u64 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{b}` is not a seed"))?;
     if a >= b {
         return Err(format!("`{s}` is empty: A must be below B"));
     }
@@ -135,7 +143,10 @@ pub fn main(cli: Cli) -> i32 {
 fn run(args: RunArgs) -> Result<i32, i32> {
     let resolved = load(&args.scenario)?;
     let seed = args.scenario.seed;
-    let dir = args.out.clone().unwrap_or_else(|| output::default_dir(&resolved.scenario.name, seed));
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| output::default_dir(&resolved.scenario.name, seed));
     // Refuse before simulating: bad input never leaves a partial report behind.
     output::check_writable(&dir, args.force).map_err(|e| {
         eprintln!("error: {e}");
@@ -147,12 +158,20 @@ fn run(args: RunArgs) -> Result<i32, i32> {
         EXIT_INTERNAL
     })?;
     if args.quiet {
-        println!("{}: {}", if artifacts.passed { "PASS" } else { "FAIL" }, dir.display());
+        println!(
+            "{}: {}",
+            if artifacts.passed { "PASS" } else { "FAIL" },
+            dir.display()
+        );
     } else {
         print!("{}", artifacts.summary_txt);
         println!("report: {}", dir.display());
     }
-    Ok(if artifacts.passed { EXIT_PASS } else { EXIT_FAIL })
+    Ok(if artifacts.passed {
+        EXIT_PASS
+    } else {
+        EXIT_FAIL
+    })
 }
 
 fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
@@ -164,10 +183,17 @@ fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
         if x != y {
             differ.push(*name);
         }
-        println!("{name}: {} bytes, {}", x.len(), if x == y { "identical" } else { "DIFFERENT" });
+        println!(
+            "{name}: {} bytes, {}",
+            x.len(),
+            if x == y { "identical" } else { "DIFFERENT" }
+        );
     }
     if differ.is_empty() {
-        println!("deterministic: seed {} gave byte-identical artifacts twice", args.seed);
+        println!(
+            "deterministic: seed {} gave byte-identical artifacts twice",
+            args.seed
+        );
         Ok(EXIT_PASS)
     } else {
         println!("NOT deterministic: {} differ", differ.join(", "));
@@ -179,7 +205,11 @@ fn bench(args: BenchArgs) -> Result<i32, i32> {
     println!("| scenario | seeds | rate_per_s | simulated s | wall s (simulation) | sim s / wall s | wall s (with checks + report) | sim s / wall s | messages / wall s |");
     println!("|---|---|---|---|---|---|---|---|---|");
     for path in &args.scenarios {
-        let resolved = load(&ScenarioArgs { scenario: path.clone(), seed: 0, set: args.set.clone() })?;
+        let resolved = load(&ScenarioArgs {
+            scenario: path.clone(),
+            seed: 0,
+            set: args.set.clone(),
+        })?;
         let (mut sim_wall, mut total_wall, mut messages) = (0.0f64, 0.0f64, 0u64);
         for seed in args.seeds.clone() {
             let t0 = Instant::now();

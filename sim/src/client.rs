@@ -47,7 +47,11 @@ impl ClientRecord {
 
 /// Sends `rate_per_s` requests per second to `nodes` nodes until the node is killed.
 pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms: u64) {
-    let ep = Arc::new(Endpoint::bind(CLIENT_ADDR).await.expect("client address is free"));
+    let ep = Arc::new(
+        Endpoint::bind(CLIENT_ADDR)
+            .await
+            .expect("client address is free"),
+    );
     if rate_per_s == 0 {
         return futures::future::pending().await;
     }
@@ -65,7 +69,13 @@ pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms
     }
 }
 
-async fn one(ep: Arc<Endpoint>, target: Arc<Mutex<usize>>, record: ClientRecord, nodes: usize, timeout_ms: u64) {
+async fn one(
+    ep: Arc<Endpoint>,
+    target: Arc<Mutex<usize>>,
+    record: ClientRecord,
+    nodes: usize,
+    timeout_ms: u64,
+) {
     let t = *target.lock().unwrap();
     record.0.lock().unwrap().stats.sent += 1;
     let reply = call(&ep, node_addr(t + 1), Next, timeout_ms).await;
@@ -86,9 +96,12 @@ async fn one(ep: Arc<Endpoint>, target: Arc<Mutex<usize>>, record: ClientRecord,
         }
         Ok(NextReply::NotLeader { hint }) => {
             seen.stats.not_leader += 1;
-            let hinted = hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
+            let hinted =
+                hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
             match hinted {
-                Some(i) if (1..=nodes).contains(&i) && i - 1 != t => *target.lock().unwrap() = i - 1,
+                Some(i) if (1..=nodes).contains(&i) && i - 1 != t => {
+                    *target.lock().unwrap() = i - 1
+                }
                 _ => rotate(),
             }
         }

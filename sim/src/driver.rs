@@ -25,7 +25,15 @@ pub async fn drive(world: Arc<World>, faults: Vec<(When, Fault)>, base_network: 
         match when {
             When::At(t_ms) => sleep_until_us(t_ms as i64 * 1000).await,
             When::After(Trigger::LeaderElected, delay_ms) => {
-                while !world.timeline.any_since(prev_fired_us, |e| matches!(e, Event::RoleChanged { role: Role::Leader, .. })) {
+                while !world.timeline.any_since(prev_fired_us, |e| {
+                    matches!(
+                        e,
+                        Event::RoleChanged {
+                            role: Role::Leader,
+                            ..
+                        }
+                    )
+                }) {
                     madsim::time::sleep(Duration::from_millis(POLL_MS)).await;
                 }
                 madsim::time::sleep(Duration::from_millis(delay_ms)).await;
@@ -58,24 +66,45 @@ fn lasting(kind: &str) -> bool {
 }
 
 /// Applies one fault; returns the node it hit (for a later `previous` target).
-fn apply(world: &Arc<World>, index: usize, fault: Fault, prev: Option<String>, base: (u64, u64, u64)) -> Option<String> {
+fn apply(
+    world: &Arc<World>,
+    index: usize,
+    fault: Fault,
+    prev: Option<String>,
+    base: (u64, u64, u64),
+) -> Option<String> {
     let tl = &world.timeline;
     let resolve = |t: &str| -> Result<String, String> {
         match t {
-            "leader" => world.leader().ok_or_else(|| "target `leader`: no node believes it leads".to_string()),
-            "previous" => prev.clone().ok_or_else(|| "target `previous`: no earlier fault had a target".to_string()),
+            "leader" => world
+                .leader()
+                .ok_or_else(|| "target `leader`: no node believes it leads".to_string()),
+            "previous" => prev
+                .clone()
+                .ok_or_else(|| "target `previous`: no earlier fault had a target".to_string()),
             other => Ok(other.to_string()),
         }
     };
     let applied = |kind: &str, target: &str| {
-        tl.record(Event::FaultApplied { index, kind: kind.into(), target: target.into() });
+        tl.record(Event::FaultApplied {
+            index,
+            kind: kind.into(),
+            target: target.into(),
+        });
     };
-    let heal_later = |after_ms: u64, kind: &'static str, target: String, heal: Box<dyn FnOnce(&World) + Send>| {
+    let heal_later = |after_ms: u64,
+                      kind: &'static str,
+                      target: String,
+                      heal: Box<dyn FnOnce(&World) + Send>| {
         let w = world.clone();
         madsim::task::spawn(async move {
             madsim::time::sleep(Duration::from_millis(after_ms)).await;
             heal(&w);
-            w.timeline.record(Event::FaultHealed { index, kind: kind.into(), target });
+            w.timeline.record(Event::FaultHealed {
+                index,
+                kind: kind.into(),
+                target,
+            });
         });
     };
     let result: Result<String, String> = (|| match fault {
@@ -97,7 +126,11 @@ fn apply(world: &Arc<World>, index: usize, fault: Fault, prev: Option<String>, b
             world.resign(&t);
             Ok(t)
         }
-        Fault::Pause { target, duration_ms, point } => {
+        Fault::Pause {
+            target,
+            duration_ms,
+            point,
+        } => {
             let t = resolve(&target)?;
             match point {
                 // Recorded as applied when it strikes (see work::strike_armed_pause).
@@ -106,14 +139,28 @@ fn apply(world: &Arc<World>, index: usize, fault: Fault, prev: Option<String>, b
                     applied("pause", &t);
                     world.pause(&t);
                     let t2 = t.clone();
-                    heal_later(duration_ms, "pause", t.clone(), Box::new(move |w: &World| w.resume(&t2)));
+                    heal_later(
+                        duration_ms,
+                        "pause",
+                        t.clone(),
+                        Box::new(move |w: &World| w.resume(&t2)),
+                    );
                 }
             }
             Ok(t)
         }
-        Fault::Partition { from, to, one_way, duration_ms } => {
+        Fault::Partition {
+            from,
+            to,
+            one_way,
+            duration_ms,
+        } => {
             let (a, b) = (resolve(&from)?, resolve(&to)?);
-            let label = if one_way { format!("{a}->{b}") } else { format!("{a}<->{b}") };
+            let label = if one_way {
+                format!("{a}->{b}")
+            } else {
+                format!("{a}<->{b}")
+            };
             applied("partition", &label);
             world.cut(&a, &b);
             if !one_way {
@@ -133,7 +180,11 @@ fn apply(world: &Arc<World>, index: usize, fault: Fault, prev: Option<String>, b
                     }),
                 );
             }
-            let node = if world.nodes.iter().any(|n| n.name == a) { a } else { b };
+            let node = if world.nodes.iter().any(|n| n.name == a) {
+                a
+            } else {
+                b
+            };
             Ok(node)
         }
         Fault::Heal => {
@@ -159,11 +210,21 @@ fn apply(world: &Arc<World>, index: usize, fault: Fault, prev: Option<String>, b
             world.clock(&t).step_ms(step_ms);
             Ok(t)
         }
-        Fault::Network { latency_ms_min, latency_ms_max, loss_ppm, duration_ms } => {
+        Fault::Network {
+            latency_ms_min,
+            latency_ms_max,
+            loss_ppm,
+            duration_ms,
+        } => {
             applied("network", "all");
             world.set_network(latency_ms_min, latency_ms_max, loss_ppm);
             if let Some(d) = duration_ms {
-                heal_later(d, "network", "all".into(), Box::new(move |w: &World| w.set_network(base.0, base.1, base.2)));
+                heal_later(
+                    d,
+                    "network",
+                    "all".into(),
+                    Box::new(move |w: &World| w.set_network(base.0, base.1, base.2)),
+                );
             }
             Err(String::new())
         }

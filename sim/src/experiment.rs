@@ -46,8 +46,12 @@ pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
 
 /// Checks a finished run and renders its report.
 pub fn report(resolved: &Resolved, seed: u64, out: &RunOutput) -> Artifacts {
-    let client = checker::ClientStats { reused: out.client.reused, ..Default::default() };
-    let input = CheckInput { resolved, entries: &out.entries, end_us: out.end_us, client };
+    let input = CheckInput {
+        resolved,
+        entries: &out.entries,
+        end_us: out.end_us,
+        client: out.client.clone(),
+    };
     let findings = checker::check(&input);
     let mut timeline_jsonl = String::new();
     for e in &out.entries {
@@ -59,7 +63,11 @@ pub fn report(resolved: &Resolved, seed: u64, out: &RunOutput) -> Artifacts {
         report::reproduce_command(resolved, seed),
         resolved.to_toml()
     );
-    let title = format!("{} (seed {seed}, {})", resolved.scenario.name, resolved.scenario.protocol.name());
+    let title = format!(
+        "{} (seed {seed}, {})",
+        resolved.scenario.name,
+        resolved.scenario.protocol.name()
+    );
     let leaders_acting_svg = plot::leaders_acting_svg(&findings, &out.entries, out.end_us, &title)
         .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
     Artifacts {

@@ -63,7 +63,11 @@ impl NodeControl {
             name: format!("n{index}"),
             index,
             clock: NodeClock::new(),
-            status: Mutex::new(NodeStatus { role: Role::Follower, token: None, dead: false }),
+            status: Mutex::new(NodeStatus {
+                role: Role::Follower,
+                token: None,
+                dead: false,
+            }),
             resign_requested: AtomicBool::new(false),
             resign_notify: Notify::new(),
             pause_armed: Mutex::new(None),
@@ -100,10 +104,23 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let incarnation = ctl.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
     ctl.set_status(Role::Follower, None);
     ctl.resign_requested.store(false, Ordering::SeqCst);
-    let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).await.expect("node address is free"));
+    let ep = Arc::new(
+        Endpoint::bind(node_addr(ctl.index))
+            .await
+            .expect("node address is free"),
+    );
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
-    let api = Arc::new(SimEtcdClient::new(ep.clone(), &ctl.name, env.etcd.rpc_timeout_ms));
-    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(&ctl.name, api, clock.clone(), env.etcd.clone()));
+    let api = Arc::new(SimEtcdClient::new(
+        ep.clone(),
+        &ctl.name,
+        env.etcd.rpc_timeout_ms,
+    ));
+    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
+        &ctl.name,
+        api,
+        clock.clone(),
+        env.etcd.clone(),
+    ));
     let work = Arc::new(LeaderWork::default());
     let w = work.clone();
     ep.add_rpc_handler(move |_: Next| {
@@ -125,11 +142,16 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let mut rng = crate::seed::fork(env.seed, &format!("node/{}/{incarnation}", ctl.name));
     loop {
         ctl.set_status(Role::Candidate, None);
-        env.timeline.record(Event::CampaignStarted { node: ctl.name.clone() });
+        env.timeline.record(Event::CampaignStarted {
+            node: ctl.name.clone(),
+        });
         let leadership = match elector.campaign().await {
             Ok(l) => l,
             Err(e) => {
-                env.timeline.record(Event::CampaignFailed { node: ctl.name.clone(), error: e.to_string() });
+                env.timeline.record(Event::CampaignFailed {
+                    node: ctl.name.clone(),
+                    error: e.to_string(),
+                });
                 ctl.set_status(Role::Follower, None);
                 // Randomised backoff so failed candidates do not retry in lockstep.
                 let backoff_ms = rng.gen_range(100..300);
@@ -139,15 +161,27 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         };
         let token = leadership.token;
         ctl.set_status(Role::Leader, Some(token));
-        env.timeline.record(Event::RoleChanged { node: ctl.name.clone(), role: Role::Leader, token: Some(token) });
+        env.timeline.record(Event::RoleChanged {
+            node: ctl.name.clone(),
+            role: Role::Leader,
+            token: Some(token),
+        });
         let reason = lead(&ctl, &env, &ep, &leadership, &work).await;
         leadership.end(reason);
         // Every protected write has completed or timed out by now: lead() is the only
         // writer and it has returned. Only then is leadership released.
         work.stop_leading();
-        env.timeline.record(Event::StoppedActing { node: ctl.name.clone(), token, reason: reason.as_str().to_string() });
+        env.timeline.record(Event::StoppedActing {
+            node: ctl.name.clone(),
+            token,
+            reason: reason.as_str().to_string(),
+        });
         ctl.set_status(Role::Follower, None);
-        env.timeline.record(Event::RoleChanged { node: ctl.name.clone(), role: Role::Follower, token: None });
+        env.timeline.record(Event::RoleChanged {
+            node: ctl.name.clone(),
+            role: Role::Follower,
+            token: None,
+        });
         if reason == LossReason::Resigned {
             let _ = elector.resign(&leadership).await;
             // Let the next candidate in the queue take over before queueing again.

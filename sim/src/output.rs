@@ -9,7 +9,13 @@
 use std::path::{Path, PathBuf};
 
 /// The files of a report, in the order they are written.
-pub const ARTIFACTS: [&str; 5] = ["scenario.toml", "timeline.jsonl", "summary.txt", "report.json", "leaders_acting.svg"];
+pub const ARTIFACTS: [&str; 5] = [
+    "scenario.toml",
+    "timeline.jsonl",
+    "summary.txt",
+    "report.json",
+    "leaders_acting.svg",
+];
 
 /// The marker that says a directory holds a Baton report.
 pub const MARKER: &str = ".baton-report";
@@ -63,7 +69,10 @@ mod tests {
     fn refuses_a_directory_with_a_users_file_and_accepts_its_own() {
         let dir = std::env::temp_dir().join(format!("baton-out-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(check_writable(&dir, false).is_ok(), "a new directory is fine");
+        assert!(
+            check_writable(&dir, false).is_ok(),
+            "a new directory is fine"
+        );
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("notes.md"), "mine").unwrap();
         let err = check_writable(&dir, false).unwrap_err();
@@ -71,7 +80,10 @@ mod tests {
         assert!(check_writable(&dir, true).is_ok());
         std::fs::remove_file(dir.join("notes.md")).unwrap();
         write_all(&dir, &[("summary.txt", b"x".to_vec())]).unwrap();
-        assert!(check_writable(&dir, false).is_ok(), "an earlier report may be replaced");
+        assert!(
+            check_writable(&dir, false).is_ok(),
+            "an earlier report may be replaced"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -126,7 +126,10 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
         },
         double_leader_acting_incidents: f.double_leader_acting_incidents,
         stale_token_accepts: f.stale_accepts,
-        fencing: Fencing { enabled: r.scenario.fencing, rejections: f.rejections.clone() },
+        fencing: Fencing {
+            enabled: r.scenario.fencing,
+            rejections: f.rejections.clone(),
+        },
         sequence: Sequence {
             non_increasing_steps: f.sequence.non_increasing_steps,
             reused: f.sequence.reused,
@@ -138,7 +141,14 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
             bound_ms: f.liveness.bound_ms,
             first_write_after_ms: f.liveness.first_write_after_ms,
         },
-        sometimes: f.sometimes.iter().map(|s| Sometimes { name: s.name, met: s.met }).collect(),
+        sometimes: f
+            .sometimes
+            .iter()
+            .map(|s| Sometimes {
+                name: s.name,
+                met: s.met,
+            })
+            .collect(),
         client: &out.client,
         network_messages: out.messages,
         timeline_events: out.entries.len(),
@@ -172,14 +182,32 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     let _ = writeln!(w);
     let _ = writeln!(w, "leaders acting by belief: max {}", f.belief.max);
     for o in &f.belief.overlaps {
-        let _ = writeln!(w, "  overlap {} .. {} ({}): {}", ms(o.from_ms), ms(o.to_ms), ms(o.to_ms - o.from_ms), o.nodes.join(", "));
+        let _ = writeln!(
+            w,
+            "  overlap {} .. {} ({}): {}",
+            ms(o.from_ms),
+            ms(o.to_ms),
+            ms(o.to_ms - o.from_ms),
+            o.nodes.join(", ")
+        );
     }
     let _ = writeln!(w, "leaders acting by effect: max {}", f.effect.max);
-    let _ = writeln!(w, "double-leader-acting incidents: {}", f.double_leader_acting_incidents);
+    let _ = writeln!(
+        w,
+        "double-leader-acting incidents: {}",
+        f.double_leader_acting_incidents
+    );
     let _ = writeln!(w, "stale-token writes accepted: {}", f.stale_accepts);
     let _ = writeln!(w, "fencing rejections: {}", f.rejections.len());
     for rej in f.rejections.iter().take(10) {
-        let _ = writeln!(w, "  at {}: {} wrote with token {} < max_token {} -> rejected", ms(rej.at_ms), rej.node, rej.token, rej.max_token);
+        let _ = writeln!(
+            w,
+            "  at {}: {} wrote with token {} < max_token {} -> rejected",
+            ms(rej.at_ms),
+            rej.node,
+            rej.token,
+            rej.max_token
+        );
     }
     if f.rejections.len() > 10 {
         let _ = writeln!(w, "  ... {} more in report.json", f.rejections.len() - 10);
@@ -191,13 +219,32 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     );
     let bound = failover_bound(r);
     let fo: Vec<String> = f.failover_ms.iter().map(|v| ms(*v)).collect();
-    let _ = writeln!(w, "failover (last old-leader write -> first new-leader write): {}", if fo.is_empty() { "none".into() } else { fo.join(", ") });
-    let _ = writeln!(w, "  bound: TTL + election round = {} = {} ms", bound.formula, bound.ms);
+    let _ = writeln!(
+        w,
+        "failover (last old-leader write -> first new-leader write): {}",
+        if fo.is_empty() {
+            "none".into()
+        } else {
+            fo.join(", ")
+        }
+    );
+    let _ = writeln!(
+        w,
+        "  bound: TTL + election round = {} = {} ms",
+        bound.formula, bound.ms
+    );
     if let Some(max) = s.expect.failover_ms_max {
         let _ = writeln!(w, "  checked against expect.failover_ms_max = {max} ms");
     }
     let el = &f.election_latency_ms;
-    let _ = writeln!(w, "election latency (seat vacant or campaign start -> won): p50 {} p99 {} max {} over {}", ms(el.p50), ms(el.p99), ms(el.max), el.count);
+    let _ = writeln!(
+        w,
+        "election latency (seat vacant or campaign start -> won): p50 {} p99 {} max {} over {}",
+        ms(el.p50),
+        ms(el.p99),
+        ms(el.max),
+        el.count
+    );
     for g in &f.handoff_gaps {
         let _ = writeln!(
             w,
@@ -207,7 +254,11 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
             g.new_node,
             g.new_token,
             ms(g.gap_ms),
-            if g.overlap { " (OVERLAP: the old leader had not stopped)" } else { "" }
+            if g.overlap {
+                " (OVERLAP: the old leader had not stopped)"
+            } else {
+                ""
+            }
         );
     }
     let l = &f.liveness;
@@ -215,16 +266,35 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
         w,
         "liveness: last fault ended at {}; first accepted write after it: {} (bound {} ms)",
         ms(l.last_fault_end_ms),
-        l.first_write_after_ms.map(ms).unwrap_or_else(|| "none".into()),
+        l.first_write_after_ms
+            .map(ms)
+            .unwrap_or_else(|| "none".into()),
         l.bound_ms
     );
     for so in &f.sometimes {
-        let _ = writeln!(w, "sometimes {}: {}", so.name, if so.met { "met" } else { "NEVER MET" });
+        let _ = writeln!(
+            w,
+            "sometimes {}: {}",
+            so.name,
+            if so.met { "met" } else { "NEVER MET" }
+        );
     }
     let c = &out.client;
-    let _ = writeln!(w, "client: {} sent, {} ok, {} not-leader, {} timed out", c.sent, c.ok, c.not_leader, c.timeouts);
+    let _ = writeln!(
+        w,
+        "client: {} sent, {} ok, {} not-leader, {} timed out",
+        c.sent, c.ok, c.not_leader, c.timeouts
+    );
     let v = f.violation_records();
-    let _ = writeln!(w, "violations: {}", if v.is_empty() { "none".to_string() } else { v.len().to_string() });
+    let _ = writeln!(
+        w,
+        "violations: {}",
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.len().to_string()
+        }
+    );
     for x in v.iter().take(20) {
         let _ = writeln!(w, "  {} at {}: {}", x.property, ms(x.at_ms), x.detail);
     }

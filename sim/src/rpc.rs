@@ -4,7 +4,9 @@
 //! waits forever on a lost packet.
 
 use crate::timeline::WriteOp;
-use baton_protocols::etcd_api::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent};
+use baton_protocols::etcd_api::{
+    LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
+};
 use madsim::net::rpc::{hash_str, Request};
 use madsim::net::Endpoint;
 use serde::{Deserialize, Serialize};
@@ -12,7 +14,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 /// The lease service's address.
-pub const LEASE_SERVICE_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 2379);
+pub const LEASE_SERVICE_ADDR: SocketAddr =
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 2379);
 /// The fenced resource's address.
 pub const RESOURCE_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 5432);
 /// The sequencer client's address.
@@ -28,8 +31,15 @@ pub fn node_addr(i: usize) -> SocketAddr {
 pub struct TimedOut;
 
 /// Calls `dst` and waits at most `timeout_ms`.
-pub async fn call<R: Request>(ep: &Endpoint, dst: SocketAddr, req: R, timeout_ms: u64) -> Result<R::Response, TimedOut> {
-    ep.call_timeout(dst, req, Duration::from_millis(timeout_ms)).await.map_err(|_| TimedOut)
+pub async fn call<R: Request>(
+    ep: &Endpoint,
+    dst: SocketAddr,
+    req: R,
+    timeout_ms: u64,
+) -> Result<R::Response, TimedOut> {
+    ep.call_timeout(dst, req, Duration::from_millis(timeout_ms))
+        .await
+        .map_err(|_| TimedOut)
 }
 
 macro_rules! request {

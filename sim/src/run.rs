@@ -50,7 +50,11 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
     runtime.block_on(async move {
         let s = &resolved.scenario;
         let world = Arc::new(World::build(&resolved, seed));
-        let base = (s.network.latency_ms_min, s.network.latency_ms_max, s.network.loss_ppm);
+        let base = (
+            s.network.latency_ms_min,
+            s.network.latency_ms_max,
+            s.network.loss_ppm,
+        );
         madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), base));
         madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
         RunOutput {

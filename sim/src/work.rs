@@ -33,7 +33,9 @@ impl LeaderWork {
     /// Serves one `next`: queue it for the leader's next batch, or say who leads.
     pub async fn handle_next(&self) -> NextReply {
         if self.leading.lock().unwrap().is_none() {
-            return NextReply::NotLeader { hint: self.hint.lock().unwrap().clone() };
+            return NextReply::NotLeader {
+                hint: self.hint.lock().unwrap().clone(),
+            };
         }
         let (tx, rx) = oneshot::channel();
         self.queue.lock().unwrap().push(tx);
@@ -62,7 +64,13 @@ enum Outcome {
 }
 
 /// Does the leader's work until it must stop; returns why it stopped.
-pub async fn lead(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadership, work: &LeaderWork) -> LossReason {
+pub async fn lead(
+    ctl: &NodeControl,
+    env: &NodeEnv,
+    ep: &Endpoint,
+    l: &Leadership,
+    work: &LeaderWork,
+) -> LossReason {
     // Claim: announce the token to the resource (raising max_token, which fences every
     // older leader from here on) and read where the sequence stands.
     let mut last_seq = loop {
@@ -96,7 +104,10 @@ pub async fn lead(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadershi
             }
             for (seq, tx) in (first..=last).zip(batch) {
                 let reply = match outcome {
-                    Outcome::Written(_) => NextReply::Ok { token: l.token, seq },
+                    Outcome::Written(_) => NextReply::Ok {
+                        token: l.token,
+                        seq,
+                    },
                     Outcome::TimedOut => NextReply::Unavailable,
                     Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
                 };
@@ -128,13 +139,27 @@ pub async fn lead(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadershi
 
 /// One protected write: check the lease, then send. A pause armed by the scenario strikes
 /// between the two, which is where a real GC pause does its damage.
-async fn write(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadership, op: WriteOp) -> Outcome {
+async fn write(
+    ctl: &NodeControl,
+    env: &NodeEnv,
+    ep: &Endpoint,
+    l: &Leadership,
+    op: WriteOp,
+) -> Outcome {
     if !l.acting() {
         return Outcome::NotActing;
     }
     strike_armed_pause(ctl, env).await;
-    env.timeline.record(Event::WriteAttempted { node: ctl.name.clone(), token: l.token, op });
-    let req = FencedWrite { node: ctl.name.clone(), token: l.token, op };
+    env.timeline.record(Event::WriteAttempted {
+        node: ctl.name.clone(),
+        token: l.token,
+        op,
+    });
+    let req = FencedWrite {
+        node: ctl.name.clone(),
+        token: l.token,
+        op,
+    };
     match call(ep, RESOURCE_ADDR, req, env.resource_timeout_ms).await {
         Ok(WriteReply::Accepted { last_seq }) => Outcome::Written(last_seq),
         Ok(WriteReply::Rejected { .. }) => Outcome::Fenced,
@@ -146,20 +171,33 @@ async fn write(ctl: &NodeControl, env: &NodeEnv, ep: &Endpoint, l: &Leadership, 
 /// this madsim node (every task on it, keepalive included) and have the chaos node
 /// resume it after the pause's duration.
 async fn strike_armed_pause(ctl: &NodeControl, env: &NodeEnv) {
-    let Some((index, duration_ms)) = ctl.pause_armed.lock().unwrap().take() else { return };
+    let Some((index, duration_ms)) = ctl.pause_armed.lock().unwrap().take() else {
+        return;
+    };
     let handle = madsim::runtime::Handle::current();
     let id = *ctl.id.get().expect("node id set at build");
     let chaos = *env.chaos_node.get().expect("chaos node set at build");
     let timeline = env.timeline.clone();
     let name = ctl.name.clone();
-    timeline.record(Event::FaultApplied { index, kind: "pause".into(), target: name.clone() });
-    timeline.record(Event::NodePaused { node: name.clone() });
-    handle.get_node(chaos).expect("chaos node exists").spawn(async move {
-        madsim::time::sleep(std::time::Duration::from_millis(duration_ms)).await;
-        madsim::runtime::Handle::current().resume(id);
-        timeline.record(Event::NodeResumed { node: name.clone() });
-        timeline.record(Event::FaultHealed { index, kind: "pause".into(), target: name });
+    timeline.record(Event::FaultApplied {
+        index,
+        kind: "pause".into(),
+        target: name.clone(),
     });
+    timeline.record(Event::NodePaused { node: name.clone() });
+    handle
+        .get_node(chaos)
+        .expect("chaos node exists")
+        .spawn(async move {
+            madsim::time::sleep(std::time::Duration::from_millis(duration_ms)).await;
+            madsim::runtime::Handle::current().resume(id);
+            timeline.record(Event::NodeResumed { node: name.clone() });
+            timeline.record(Event::FaultHealed {
+                index,
+                kind: "pause".into(),
+                target: name,
+            });
+        });
     handle.pause(id);
     // The next poll of this task finds its node paused and parks it until the resume.
     madsim::task::yield_now().await;

@@ -49,7 +49,11 @@ impl World {
             chaos_node: OnceLock::new(),
         });
         // A node of the world's own, for timers that must run while a node is paused.
-        let chaos = handle.create_node().name("chaos").ip("10.0.0.9".parse().unwrap()).build();
+        let chaos = handle
+            .create_node()
+            .name("chaos")
+            .ip("10.0.0.9".parse().unwrap())
+            .build();
         env.chaos_node.set(chaos.id()).expect("set once");
 
         let (tl, clock, cfg) = (timeline.clone(), NodeClock::new(), s.lease_service.clone());
@@ -61,19 +65,39 @@ impl World {
             .init(move || lease_service::serve(tl.clone(), svc_clock.clone(), cfg.clone()))
             .build();
         let (tl, fencing) = (timeline.clone(), s.fencing);
-        let res = handle.create_node().name("resource").ip(RESOURCE_ADDR.ip()).init(move || resource::serve(tl.clone(), fencing)).build();
+        let res = handle
+            .create_node()
+            .name("resource")
+            .ip(RESOURCE_ADDR.ip())
+            .init(move || resource::serve(tl.clone(), fencing))
+            .build();
 
         let mut nodes = vec![];
         for i in 1..=s.nodes as usize {
             let ctl = Arc::new(NodeControl::new(i));
             let (c, e) = (ctl.clone(), env.clone());
-            let h = handle.create_node().name(ctl.name.clone()).ip(node_addr(i).ip()).init(move || node::run(c.clone(), e.clone())).build();
+            let h = handle
+                .create_node()
+                .name(ctl.name.clone())
+                .ip(node_addr(i).ip())
+                .init(move || node::run(c.clone(), e.clone()))
+                .build();
             ctl.id.set(h.id()).expect("set once");
             nodes.push(ctl);
         }
         let record = ClientRecord::default();
-        let (r, n, rate, t) = (record.clone(), s.nodes as usize, s.work.rate_per_s, s.work.client_timeout_ms);
-        let client = handle.create_node().name("client").ip(CLIENT_ADDR.ip()).init(move || client::run(r.clone(), n, rate, t)).build();
+        let (r, n, rate, t) = (
+            record.clone(),
+            s.nodes as usize,
+            s.work.rate_per_s,
+            s.work.client_timeout_ms,
+        );
+        let client = handle
+            .create_node()
+            .name("client")
+            .ip(CLIENT_ADDR.ip())
+            .init(move || client::run(r.clone(), n, rate, t))
+            .build();
         World {
             handle,
             timeline,
@@ -115,8 +139,14 @@ impl World {
     pub fn kill(&self, name: &str) {
         let n = self.node(name).expect("validated node name");
         self.handle.kill(*n.id.get().expect("built"));
-        *n.status.lock().unwrap() = node::NodeStatus { role: Role::Follower, token: None, dead: true };
-        self.timeline.record(Event::NodeKilled { node: name.to_string() });
+        *n.status.lock().unwrap() = node::NodeStatus {
+            role: Role::Follower,
+            token: None,
+            dead: true,
+        };
+        self.timeline.record(Event::NodeKilled {
+            node: name.to_string(),
+        });
     }
 
     /// Starts a node again from scratch (killing it first if it still runs).
@@ -125,7 +155,9 @@ impl World {
         let id = *n.id.get().expect("built");
         // madsim's restart does not close the old sockets; a kill does.
         self.handle.kill(id);
-        self.timeline.record(Event::NodeRestarted { node: name.to_string() });
+        self.timeline.record(Event::NodeRestarted {
+            node: name.to_string(),
+        });
         n.status.lock().unwrap().dead = false;
         self.handle.restart(id);
     }
@@ -134,33 +166,54 @@ impl World {
     pub fn pause(&self, name: &str) {
         let n = self.node(name).expect("validated node name");
         self.handle.pause(*n.id.get().expect("built"));
-        self.timeline.record(Event::NodePaused { node: name.to_string() });
+        self.timeline.record(Event::NodePaused {
+            node: name.to_string(),
+        });
     }
 
     /// Resumes a paused node.
     pub fn resume(&self, name: &str) {
         let n = self.node(name).expect("validated node name");
         self.handle.resume(*n.id.get().expect("built"));
-        self.timeline.record(Event::NodeResumed { node: name.to_string() });
+        self.timeline.record(Event::NodeResumed {
+            node: name.to_string(),
+        });
     }
 
     /// Arms a pause that strikes at the node's next protected write.
     pub fn arm_pause(&self, name: &str, index: usize, duration_ms: u64) {
-        *self.node(name).expect("validated node name").pause_armed.lock().unwrap() = Some((index, duration_ms));
+        *self
+            .node(name)
+            .expect("validated node name")
+            .pause_armed
+            .lock()
+            .unwrap() = Some((index, duration_ms));
     }
 
     /// Cuts the link `from -> to`.
     pub fn cut(&self, from: &str, to: &str) {
-        let (a, b) = (self.id_of(from).expect("validated"), self.id_of(to).expect("validated"));
+        let (a, b) = (
+            self.id_of(from).expect("validated"),
+            self.id_of(to).expect("validated"),
+        );
         NetSim::current().clog_link(a, b);
-        self.cut.lock().unwrap().insert((from.to_string(), to.to_string()));
+        self.cut
+            .lock()
+            .unwrap()
+            .insert((from.to_string(), to.to_string()));
     }
 
     /// Restores the link `from -> to`.
     pub fn mend(&self, from: &str, to: &str) {
-        let (a, b) = (self.id_of(from).expect("validated"), self.id_of(to).expect("validated"));
+        let (a, b) = (
+            self.id_of(from).expect("validated"),
+            self.id_of(to).expect("validated"),
+        );
         NetSim::current().unclog_link(a, b);
-        self.cut.lock().unwrap().remove(&(from.to_string(), to.to_string()));
+        self.cut
+            .lock()
+            .unwrap()
+            .remove(&(from.to_string(), to.to_string()));
     }
 
     /// Restores every cut link.
@@ -190,7 +243,8 @@ impl World {
     /// Asks a node to step down if it leads.
     pub fn resign(&self, name: &str) {
         let n = self.node(name).expect("validated node name");
-        n.resign_requested.store(true, std::sync::atomic::Ordering::SeqCst);
+        n.resign_requested
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         n.resign_notify.notify_waiters();
     }
 }

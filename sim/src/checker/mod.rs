@@ -26,22 +26,7 @@ use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, WriteOp};
 use serde::{Serialize, Serializer};
 
-/// What the sequencer client saw (the client computes these while it runs).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ClientStats {
-    /// `next` requests sent.
-    pub sent: u64,
-    /// Requests answered with a sequence number.
-    pub ok: u64,
-    /// Requests answered "not the leader".
-    pub not_leader: u64,
-    /// Requests that got no answer in time.
-    pub timeouts: u64,
-    /// Replies whose seq was <= the highest seq already received.
-    pub non_increasing: u64,
-    /// Replies whose seq had already been handed out before.
-    pub reused: u64,
-}
+pub use crate::client::ClientStats;
 
 /// Everything the checkers read about one finished run.
 pub struct CheckInput<'a> {

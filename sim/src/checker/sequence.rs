@@ -25,8 +25,6 @@ pub struct SequenceSummary {
     pub non_increasing_steps: u64,
     /// Distinct sequence numbers the resource accepted more than once.
     pub reused: u64,
-    /// The client's count of replies not above the highest it had received.
-    pub client_non_increasing: u64,
     /// The client's count of replies carrying a number it had already received.
     pub client_reused: u64,
 }
@@ -34,7 +32,6 @@ pub struct SequenceSummary {
 /// Appends the violations and returns the summary.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> SequenceSummary {
     let mut summary = SequenceSummary {
-        client_non_increasing: input.client.non_increasing,
         client_reused: input.client.reused,
         ..SequenceSummary::default()
     };
@@ -199,11 +196,9 @@ mod tests {
         let r = resolved();
         let mut inp = input(&r, &[], 8000);
         inp.client.reused = 3;
-        inp.client.non_increasing = 4;
         let mut v = vec![];
         let s = check(&inp, &mut v);
         assert_eq!(s.client_reused, 3);
-        assert_eq!(s.client_non_increasing, 4);
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].property(), "sequence_reused");
         assert_eq!(v[0].at_ms(), 8000.0);

@@ -9,6 +9,8 @@
 //! - `leader-changed`: writes under at least two distinct tokens were accepted.
 //! - `belief-overlap`: two nodes believed they led at once (belief max >= 2).
 //! - `leader-resigned`: some `StoppedActing` has reason `resigned`.
+//! - `deadline-stop`: some `StoppedActing` has reason `deadline_passed` (a leader stopped
+//!   by its own clock, without being told).
 
 use super::{accepted_writes, belief, CheckInput, Violation};
 use crate::scenario::Sometimes;
@@ -40,9 +42,8 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> Vec<SometimesResul
                 tokens.len() >= 2
             }
             Sometimes::BeliefOverlap => belief::summarize(entries, input.end_us).max >= 2,
-            Sometimes::LeaderResigned => entries.iter().any(
-                |e| matches!(&e.event, Event::StoppedActing { reason, .. } if reason == "resigned"),
-            ),
+            Sometimes::LeaderResigned => stopped_because(entries, "resigned"),
+            Sometimes::DeadlineStop => stopped_because(entries, "deadline_passed"),
         };
         if !met {
             out.push(Violation::ExpectationNeverMet {
@@ -56,6 +57,12 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> Vec<SometimesResul
         });
     }
     results
+}
+
+fn stopped_because(entries: &[crate::timeline::Entry], why: &str) -> bool {
+    entries
+        .iter()
+        .any(|e| matches!(&e.event, Event::StoppedActing { reason, .. } if reason == why))
 }
 
 #[cfg(test)]
@@ -73,6 +80,7 @@ mod tests {
             Sometimes::LeaderChanged,
             Sometimes::BeliefOverlap,
             Sometimes::LeaderResigned,
+            Sometimes::DeadlineStop,
         ];
         r
     }
@@ -87,11 +95,12 @@ mod tests {
             tick(400, "n2", 2),
             rejected(500, "n1", 1, 2),
             stopped(600, "n1", 1, "resigned"),
+            stopped(700, "n2", 2, "deadline_passed"),
         ];
         let mut v = vec![];
         let res = check(&input(&r, &entries, 1000), &mut v);
         assert!(v.is_empty(), "{v:?}");
-        assert_eq!(res.len(), 4);
+        assert_eq!(res.len(), 5);
         assert!(res.iter().all(|s| s.met));
         assert_eq!(res[0].name, "stale-write-rejected");
     }
@@ -108,7 +117,7 @@ mod tests {
         let mut v = vec![];
         let res = check(&input(&r, &entries, 1000), &mut v);
         assert!(res.iter().all(|s| !s.met));
-        assert_eq!(v.len(), 4);
+        assert_eq!(v.len(), 5);
         assert_eq!(
             v[3],
             Violation::ExpectationNeverMet {

@@ -13,12 +13,15 @@
 //! compaction, and watch streams; the election recipe needs none of them.
 
 use crate::clock::NodeClock;
-use crate::rpc::{EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, LEASE_SERVICE_ADDR};
+use crate::rpc::{
+    EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, LEASE_SERVICE_ADDR,
+};
 use crate::scenario::LeaseServiceConfig;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::etcd_api::{
-    CompareOp, CompareTarget, KeyValue, LeaseGrant, RangeResponse, Txn, TxnOp, TxnResponse, WatchEvent, WatchEventKind,
+    CompareOp, CompareTarget, KeyValue, LeaseGrant, RangeResponse, Txn, TxnOp, TxnResponse,
+    WatchEvent, WatchEventKind,
 };
 use madsim::net::Endpoint;
 use std::collections::{BTreeMap, BTreeSet};
@@ -53,9 +56,15 @@ struct Service {
 
 /// Runs the lease service on the current node until the node is killed.
 pub async fn serve(timeline: Timeline, clock: NodeClock, cfg: LeaseServiceConfig) {
-    let ep = Endpoint::bind(LEASE_SERVICE_ADDR).await.expect("lease service address is free");
+    let ep = Endpoint::bind(LEASE_SERVICE_ADDR)
+        .await
+        .expect("lease service address is free");
     let svc = Arc::new(Service {
-        store: Mutex::new(Store { revision: 1, next_lease_id: 1, ..Default::default() }),
+        store: Mutex::new(Store {
+            revision: 1,
+            next_lease_id: 1,
+            ..Default::default()
+        }),
         clock,
         timeline,
         cfg,
@@ -106,7 +115,14 @@ impl Service {
         let id = st.next_lease_id;
         st.next_lease_id += 1;
         let expires_at_us = self.clock.now_us() + ttl_ms as i64 * 1000;
-        st.leases.insert(id, Lease { ttl_ms, expires_at_us, keys: BTreeSet::new() });
+        st.leases.insert(
+            id,
+            Lease {
+                ttl_ms,
+                expires_at_us,
+                keys: BTreeSet::new(),
+            },
+        );
         self.timeline.record(Event::LeaseGranted {
             node: node.to_string(),
             lease_id: id,
@@ -128,7 +144,11 @@ impl Service {
         let now = self.clock.now_us();
         let expired: Vec<i64> = {
             let st = self.store.lock().unwrap();
-            st.leases.iter().filter(|(_, l)| l.expires_at_us <= now).map(|(id, _)| *id).collect()
+            st.leases
+                .iter()
+                .filter(|(_, l)| l.expires_at_us <= now)
+                .map(|(id, _)| *id)
+                .collect()
         };
         for id in expired {
             self.revoke(id, "expired");
@@ -138,7 +158,9 @@ impl Service {
     /// Ends a lease and deletes its keys in one revision.
     fn revoke(&self, id: i64, cause: &str) {
         let mut st = self.store.lock().unwrap();
-        let Some(lease) = st.leases.remove(&id) else { return };
+        let Some(lease) = st.leases.remove(&id) else {
+            return;
+        };
         self.timeline.record(if cause == "expired" {
             Event::LeaseExpired { lease_id: id }
         } else {
@@ -156,14 +178,24 @@ impl Service {
     }
 
     fn delete_key(st: &mut Store, timeline: &Timeline, key: &str, rev: i64, cause: &str) -> bool {
-        let Some(kv) = st.kv.remove(key) else { return false };
+        let Some(kv) = st.kv.remove(key) else {
+            return false;
+        };
         if kv.lease != 0 {
             if let Some(l) = st.leases.get_mut(&kv.lease) {
                 l.keys.remove(key);
             }
         }
-        st.events.push(WatchEvent { kind: WatchEventKind::Delete, key: key.to_string(), revision: rev });
-        timeline.record(Event::KeyDeleted { key: key.to_string(), create_revision: kv.create_revision, cause: cause.to_string() });
+        st.events.push(WatchEvent {
+            kind: WatchEventKind::Delete,
+            key: key.to_string(),
+            revision: rev,
+        });
+        timeline.record(Event::KeyDeleted {
+            key: key.to_string(),
+            create_revision: kv.create_revision,
+            cause: cause.to_string(),
+        });
         true
     }
 
@@ -223,10 +255,18 @@ impl Service {
                         lease,
                     };
                     if lease != 0 {
-                        st.leases.get_mut(&lease).expect("checked above").keys.insert(key.clone());
+                        st.leases
+                            .get_mut(&lease)
+                            .expect("checked above")
+                            .keys
+                            .insert(key.clone());
                     }
                     st.kv.insert(key.clone(), kv);
-                    st.events.push(WatchEvent { kind: WatchEventKind::Put, key, revision: rev });
+                    st.events.push(WatchEvent {
+                        kind: WatchEventKind::Put,
+                        key,
+                        revision: rev,
+                    });
                 }
                 TxnOp::Delete { key } => {
                     Self::delete_key(&mut st, &self.timeline, &key, rev, "deleted");
@@ -237,13 +277,21 @@ impl Service {
         if writes {
             self.changed.notify_waiters();
         }
-        Ok(TxnResponse { succeeded: holds, revision: rev, gets })
+        Ok(TxnResponse {
+            succeeded: holds,
+            revision: rev,
+            gets,
+        })
     }
 
     fn range(&self, r: &baton_protocols::etcd_api::RangeRequest) -> RangeResponse {
         let st = self.store.lock().unwrap();
         let mut kvs: Vec<KeyValue> = if r.prefix {
-            st.kv.range(r.key.clone()..).take_while(|(k, _)| k.starts_with(&r.key)).map(|(_, v)| v.clone()).collect()
+            st.kv
+                .range(r.key.clone()..)
+                .take_while(|(k, _)| k.starts_with(&r.key))
+                .map(|(_, v)| v.clone())
+                .collect()
         } else {
             st.kv.get(&r.key).cloned().into_iter().collect()
         };
@@ -257,7 +305,10 @@ impl Service {
         if r.limit > 0 {
             kvs.truncate(r.limit);
         }
-        RangeResponse { kvs, revision: st.revision }
+        RangeResponse {
+            kvs,
+            revision: st.revision,
+        }
     }
 
     async fn watch(&self, w: EtcdWatch) -> Vec<WatchEvent> {
@@ -268,7 +319,11 @@ impl Service {
             notified.as_mut().enable();
             let found: Vec<WatchEvent> = {
                 let st = self.store.lock().unwrap();
-                st.events.iter().filter(|e| e.key == w.key && e.revision >= w.start_revision).cloned().collect()
+                st.events
+                    .iter()
+                    .filter(|e| e.key == w.key && e.revision >= w.start_revision)
+                    .cloned()
+                    .collect()
             };
             let now = self.clock.now_us();
             if !found.is_empty() || now >= deadline {

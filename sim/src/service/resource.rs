@@ -25,7 +25,9 @@ struct Rows {
 
 /// Runs the resource on the current node until the node is killed.
 pub async fn serve(timeline: Timeline, fencing: bool) {
-    let ep = Endpoint::bind(RESOURCE_ADDR).await.expect("resource address is free");
+    let ep = Endpoint::bind(RESOURCE_ADDR)
+        .await
+        .expect("resource address is free");
     let rows = Arc::new(Mutex::new(Rows::default()));
     ep.add_rpc_handler(move |w: FencedWrite| {
         let reply = apply(&rows, &timeline, fencing, w);
@@ -37,8 +39,15 @@ pub async fn serve(timeline: Timeline, fencing: bool) {
 fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite) -> WriteReply {
     let mut r = rows.lock().unwrap();
     if fencing && w.token < r.max_token {
-        timeline.record(Event::WriteRejected { node: w.node, token: w.token, max_token: r.max_token, op: w.op });
-        return WriteReply::Rejected { max_token: r.max_token };
+        timeline.record(Event::WriteRejected {
+            node: w.node,
+            token: w.token,
+            max_token: r.max_token,
+            op: w.op,
+        });
+        return WriteReply::Rejected {
+            max_token: r.max_token,
+        };
     }
     let before = r.max_token;
     r.max_token = r.max_token.max(w.token);
@@ -52,6 +61,13 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
             r.owner_token = w.token;
         }
     }
-    timeline.record(Event::WriteAccepted { node: w.node, token: w.token, max_token: before, op: w.op });
-    WriteReply::Accepted { last_seq: r.last_seq }
+    timeline.record(Event::WriteAccepted {
+        node: w.node,
+        token: w.token,
+        max_token: before,
+        op: w.op,
+    });
+    WriteReply::Accepted {
+        last_seq: r.last_seq,
+    }
 }
