@@ -156,6 +156,9 @@ async fn wait_lost(s: &Arc<State>) {
         let deadline = s.deadline_us.load(Ordering::SeqCst);
         if s.honour_deadline {
             tokio::select! {
+                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
+                // madsim does not seed; polling in written order keeps runs deterministic.
+                biased;
                 _ = notified => {}
                 _ = sleep_until_local(s.clock.as_ref(), deadline) => {}
             }

@@ -146,7 +146,7 @@ fn run(args: RunArgs) -> Result<i32, i32> {
     let dir = args
         .out
         .clone()
-        .unwrap_or_else(|| output::default_dir(&resolved.scenario.name, seed));
+        .unwrap_or_else(|| output::default_dir(&resolved.scenario.name, &resolved.overrides, seed));
     // Refuse before simulating: bad input never leaves a partial report behind.
     output::check_writable(&dir, args.force).map_err(|e| {
         eprintln!("error: {e}");

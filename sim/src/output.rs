@@ -20,9 +20,16 @@ pub const ARTIFACTS: [&str; 5] = [
 /// The marker that says a directory holds a Baton report.
 pub const MARKER: &str = ".baton-report";
 
-/// The default report directory of a scenario and seed.
-pub fn default_dir(scenario: &str, seed: u64) -> PathBuf {
-    Path::new("reports").join(scenario).join(seed.to_string())
+/// The default report directory of a scenario and seed: `reports/<scenario>/<seed>/`,
+/// or `reports/<scenario>+<overrides>/<seed>/` when `--set` changed it, so that a
+/// counterfactual run never replaces the plain run's report.
+pub fn default_dir(scenario: &str, overrides: &[String], seed: u64) -> PathBuf {
+    let mut name = scenario.to_string();
+    for set in overrides {
+        name.push('+');
+        name.extend(set.trim().chars().map(|c| if c.is_ascii_alphanumeric() || "._=-".contains(c) { c } else { '_' }));
+    }
+    Path::new("reports").join(name).join(seed.to_string())
 }
 
 /// Checks that `dir` may be written; returns a message naming what is in the way if not.
@@ -64,6 +71,13 @@ pub fn write_all(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overrides_get_their_own_directory() {
+        assert_eq!(default_dir("gc-pause", &[], 42), Path::new("reports/gc-pause/42"));
+        let set = vec!["fencing=false".to_string(), "etcd-lease.prefix=/a b".to_string()];
+        assert_eq!(default_dir("gc-pause", &set, 7), Path::new("reports/gc-pause+fencing=false+etcd-lease.prefix=_a_b/7"));
+    }
 
     #[test]
     fn refuses_a_directory_with_a_users_file_and_accepts_its_own() {

@@ -71,6 +71,7 @@ struct Liveness {
     last_fault_end_ms: f64,
     bound_ms: u64,
     first_write_after_ms: Option<f64>,
+    longest_stall_after_ms: f64,
 }
 
 /// report.json. The keys listed in DESIGN.md are stable; others may be added.
@@ -140,6 +141,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
             last_fault_end_ms: f.liveness.last_fault_end_ms,
             bound_ms: f.liveness.bound_ms,
             first_write_after_ms: f.liveness.first_write_after_ms,
+            longest_stall_after_ms: f.liveness.longest_stall_after_ms,
         },
         sometimes: f
             .sometimes

@@ -373,7 +373,7 @@ pub fn load_str(
         err(
             line,
             None,
-            format!("not valid TOML: {}", e.message().trim()),
+            format!("not valid TOML: {}", e.message().trim().replace('\n', "; ")),
         )
     })?;
     for set in overrides {

@@ -129,6 +129,9 @@ pub async fn lead(
             }
         }
         tokio::select! {
+            // Biased: tokio would otherwise pick among ready branches with its own RNG, which
+            // madsim does not seed; polling in written order keeps runs deterministic.
+            biased;
             _ = l.lost() => {}
             _ = ctl.resign_notify.notified() => {}
             _ = work.queued.notified() => {}

@@ -18,6 +18,11 @@
 //! `(last_end, last_end + expect.liveness_bound_ms]`. A run that stopped before that
 //! window closed without such a write is also a violation: it was too short to show
 //! liveness.
+//!
+//! One write is not recovery: a write already in flight when the network died can land
+//! just after. So progress must also be sustained: after that first write, no gap
+//! between accepted writes, nor from the last one to the end of the run, may exceed the
+//! bound.
 
 use super::{accepted_writes, us_to_ms, CheckInput, Violation};
 use crate::timeline::Event;
@@ -33,6 +38,9 @@ pub struct LivenessSummary {
     pub bound_ms: u64,
     /// The first accepted write after the last fault ended, if any.
     pub first_write_after_ms: Option<f64>,
+    /// The longest time without an accepted write after that first one (to the run's
+    /// end included).
+    pub longest_stall_after_ms: f64,
 }
 
 /// Appends a [`Violation::NoProgress`] if liveness failed or cannot be shown.
@@ -99,18 +107,40 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> LivenessSummary {
             last_fault_end_ms: input.end_ms(),
             bound_ms,
             first_write_after_ms: None,
+            longest_stall_after_ms: 0.0,
         };
     }
-    let first_after_us = accepted_writes(input.entries)
+    let after: Vec<i64> = accepted_writes(input.entries)
         .iter()
         .map(|w| w.at_us)
-        .find(|&at| at > last_end_us);
+        .filter(|&at| at > last_end_us)
+        .collect();
+    let first_after_us = after.first().copied();
     let deadline_us = last_end_us.saturating_add((bound_ms as i64).saturating_mul(1000));
+    // Gaps between consecutive accepted writes after the first, and to the end of the run.
+    let (mut stall_us, mut stall_from_us) = (0i64, 0i64);
+    let ends = after.iter().copied().chain(std::iter::once(input.end_us));
+    for (a, b) in after.iter().copied().zip(ends.skip(1)) {
+        if b - a > stall_us {
+            (stall_us, stall_from_us) = (b - a, a);
+        }
+    }
     let summary = LivenessSummary {
         last_fault_end_ms: us_to_ms(last_end_us),
         bound_ms,
         first_write_after_ms: first_after_us.map(us_to_ms),
+        longest_stall_after_ms: us_to_ms(stall_us),
     };
+    if first_after_us.is_some_and(|at| at <= deadline_us) && stall_us > bound_ms as i64 * 1000 {
+        out.push(Violation::NoProgress {
+            at_ms: us_to_ms(stall_from_us + bound_ms as i64 * 1000),
+            detail: format!(
+                "progress stalled after recovery: no accepted write for {} ms from {} ms (bound {bound_ms} ms)",
+                us_to_ms(stall_us),
+                us_to_ms(stall_from_us)
+            ),
+        });
+    }
     let in_time = first_after_us.is_some_and(|at| at <= deadline_us);
     if !in_time {
         let last_end_ms = us_to_ms(last_end_us);
@@ -172,7 +202,7 @@ mod tests {
             healed(3000, 0, "partition"),
             tick(7999, "n2", 2),
         ];
-        let (s, v) = run(&entries, 20_000);
+        let (s, v) = run(&entries, 12_999);
         assert!(v.is_empty(), "{v:?}");
         assert_eq!(s.last_fault_end_ms, 3000.0);
         assert_eq!(s.first_write_after_ms, Some(7999.0));
@@ -180,10 +210,12 @@ mod tests {
 
     #[test]
     fn no_faults_needs_an_early_write() {
-        let (s, v) = run(&clean_failover()[..4], 20_000);
-        assert!(v.is_empty());
+        let early = &clean_failover()[..4];
+        let end_ms = early.last().unwrap().at_us / 1000 + 5000;
+        let (s, v) = run(early, end_ms);
+        assert!(v.is_empty(), "{v:?}");
         assert_eq!(s.last_fault_end_ms, 0.0);
-        let (_, v) = run(&[tick(5001, "n1", 1)], 20_000);
+        let (_, v) = run(&[tick(5001, "n1", 1)], 10_000);
         assert_eq!(v.len(), 1);
         assert_eq!(v[0].at_ms(), 5000.0);
     }
@@ -213,12 +245,12 @@ mod tests {
             at_us: 5_000_000,
             ..tick(0, "n1", 1)
         };
-        assert!(run(std::slice::from_ref(&at_deadline), 20_000).1.is_empty());
+        assert!(run(std::slice::from_ref(&at_deadline), 10_000).1.is_empty());
         let just_after = Entry {
             at_us: 5_000_001,
             ..at_deadline
         };
-        assert_eq!(run(&[just_after], 20_000).1.len(), 1);
+        assert_eq!(run(&[just_after], 10_000).1.len(), 1);
     }
 
     #[test]
@@ -253,8 +285,22 @@ mod tests {
         r.scenario.duration_ms = 20_000;
         let entries = vec![fault(1000, 0, "pause"), tick(6000, "n2", 2)];
         let mut v = vec![];
-        let s = check(&input(&r, &entries, 20_000), &mut v);
+        let s = check(&input(&r, &entries, 11_000), &mut v);
         assert_eq!(s.last_fault_end_ms, 5000.0);
-        assert!(v.is_empty());
+        assert!(v.is_empty(), "{v:?}");
+    }
+
+    #[test]
+    fn a_stall_after_recovery_fires() {
+        // One write lands just after the heal (it was in flight), then nothing: that is
+        // not recovery. Steady writes after the heal are.
+        let entries = vec![fault(1000, 0, "kill"), tick(1002, "n1", 1), tick(2000, "n1", 1)];
+        let (s, v) = run(&entries, 9000);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].detail().starts_with("progress stalled"));
+        assert_eq!(s.longest_stall_after_ms, 7000.0);
+        let steady: Vec<Entry> = (0..9).map(|i| tick(1002 + i * 1000, "n1", 1)).collect();
+        let (_, v) = run(&[vec![fault(1000, 0, "kill")], steady].concat(), 9000);
+        assert!(v.is_empty(), "{v:?}");
     }
 }

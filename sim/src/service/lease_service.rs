@@ -331,6 +331,9 @@ impl Service {
             }
             let left = Duration::from_micros((deadline - now) as u64);
             tokio::select! {
+                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
+                // madsim does not seed; polling in written order keeps runs deterministic.
+                biased;
                 _ = notified => {}
                 _ = sleep_local(&self.clock, left) => {}
             }

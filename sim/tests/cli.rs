@@ -1,0 +1,110 @@
+//! The `sim` command's contract: exit codes, one-line errors naming file, line and key,
+//! no partial report on bad input, and no overwriting of what a user wrote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sim(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sim")).args(args).current_dir(cwd).output().expect("sim runs")
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("baton-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn scenario(name: &str) -> String {
+    format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn exit_codes_pass_fail_and_report_files() {
+    let d = temp_dir("codes");
+    let pass = sim(&["run", &scenario("gc-pause"), "--seed", "42", "--out", "pass", "--quiet"], &d);
+    assert_eq!(pass.status.code(), Some(0), "{}", String::from_utf8_lossy(&pass.stderr));
+    for f in ["scenario.toml", "timeline.jsonl", "summary.txt", "report.json", "leaders_acting.svg"] {
+        assert!(d.join("pass").join(f).is_file(), "{f} written");
+    }
+    let fail = sim(&["run", &scenario("gc-pause-unfenced"), "--seed", "42", "--out", "fail", "--quiet"], &d);
+    assert_eq!(fail.status.code(), Some(1));
+    let summary = std::fs::read_to_string(d.join("fail/summary.txt")).unwrap();
+    assert!(summary.trim_end().ends_with("--seed 42"), "summary ends with the reproduce command");
+    // The resolved scenario runs as it is and gives the same report.
+    let again = sim(&["run", "pass/scenario.toml", "--seed", "42", "--out", "again", "--quiet"], &d);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(d.join("pass/timeline.jsonl")).unwrap(),
+        std::fs::read(d.join("again/timeline.jsonl")).unwrap()
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_input_is_one_line_exit_2_and_writes_nothing() {
+    let d = temp_dir("bad");
+    let cases: &[(&str, &str, &str)] = &[
+        ("unknown.toml", "nodes = 3\nfoo = 1\n", "unknown.toml:2: key `foo`: unknown field `foo`, expected one of"),
+        ("type.toml", "nodes = \"three\"\n", "type.toml:1: key `nodes`: invalid type"),
+        (
+            "negative.toml",
+            "[[faults]]\nkind = \"pause\"\nat_ms = 100\ntarget = \"leader\"\nduration_ms = -5\n",
+            "negative.toml:5: key `faults.0.duration_ms`: invalid value: integer `-5`, expected u64",
+        ),
+        (
+            "node.toml",
+            "[[faults]]\nkind = \"kill\"\nat_ms = 100\ntarget = \"n7\"\n",
+            "node.toml:4: key `faults.0.target`: unknown target `n7`: expected one of n1, n2, n3, leader, previous",
+        ),
+        ("kind.toml", "[[faults]]\nkind = \"kil\"\nat_ms = 1\ntarget = \"n1\"\n", "kind.toml:2: key `faults.0.kind`: unknown variant `kil`, expected one of `kill`"),
+        ("syntax.toml", "nodes = [\n", "syntax.toml:2: not valid TOML"),
+    ];
+    for (file, text, expected) in cases {
+        std::fs::write(d.join(file), text).unwrap();
+        let out = sim(&["run", file, "--out", "report"], &d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(expected), "{file}: got {err:?}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{file}: one line: {err:?}");
+        assert!(!d.join("report").exists(), "{file}: no partial report");
+    }
+    let missing = sim(&["run", "missing.toml"], &d);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("missing.toml: cannot read"));
+    let bad_set = sim(&["run", &scenario("gc-pause"), "--set", "etcd-lease.lease_ttl_ms=abc", "--out", "report"], &d);
+    assert_eq!(bad_set.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_set.stderr).contains("key `etcd-lease.lease_ttl_ms`"));
+    assert!(!d.join("report").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_users_directory_is_not_overwritten_without_force() {
+    let d = temp_dir("out");
+    std::fs::create_dir_all(d.join("mine")).unwrap();
+    std::fs::write(d.join("mine/summary.txt"), "my notes").unwrap();
+    let out = sim(&["run", &scenario("graceful-stepdown"), "--out", "mine", "--quiet"], &d);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write into"));
+    assert_eq!(std::fs::read_to_string(d.join("mine/summary.txt")).unwrap(), "my notes");
+    // A report sim wrote itself may be replaced by the same command.
+    for _ in 0..2 {
+        let out = sim(&["run", &scenario("graceful-stepdown"), "--out", "ours", "--quiet"], &d);
+        assert_eq!(out.status.code(), Some(0));
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn check_determinism_passes_and_help_documents_exit_codes() {
+    let d = temp_dir("det");
+    let out = sim(&["check-determinism", &scenario("graceful-stepdown"), "--seed", "3"], &d);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let help = sim(&["run", "--help"], &d);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("Exit codes:") && text.contains("2  bad input"), "{text}");
+    let usage = sim(&["run"], &d);
+    assert_eq!(usage.status.code(), Some(2));
+    std::fs::remove_dir_all(&d).unwrap();
+}

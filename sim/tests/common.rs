@@ -1,0 +1,33 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use baton_sim::experiment::{self, Artifacts};
+use baton_sim::scenario::{self, Resolved};
+use std::path::PathBuf;
+
+/// The repository's scenarios directory.
+pub fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+}
+
+/// Loads `scenarios/<name>.toml` with overrides.
+pub fn load(name: &str, set: &[&str]) -> Resolved {
+    let path = scenarios_dir().join(format!("{name}.toml"));
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    scenario::load(&path, &set).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `scenarios/<name>.toml` under `seed` with overrides.
+pub fn run(name: &str, seed: u64, set: &[&str]) -> Artifacts {
+    experiment::run(&load(name, set), seed).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"))
+}
+
+/// The report as JSON.
+pub fn report(a: &Artifacts) -> serde_json::Value {
+    serde_json::from_str(&a.report_json).expect("report.json parses")
+}
+
+/// The properties of the violations in a report.
+pub fn properties(a: &Artifacts) -> Vec<String> {
+    report(a)["violations"].as_array().unwrap().iter().map(|v| v["property"].as_str().unwrap().to_string()).collect()
+}

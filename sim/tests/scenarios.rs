@@ -1,0 +1,74 @@
+//! The committed scenarios give the answers the spec's experiments call for.
+//!
+//! Methodology: each scenario runs under seed 42 (the README's) and a few others; the
+//! assertions read report.json's stable keys, the same ones scripts rely on.
+
+mod common;
+use common::*;
+
+#[test]
+fn gc_pause_woken_leaders_write_is_fenced() {
+    for seed in [42, 1, 2, 3] {
+        let a = run("gc-pause", seed, &[]);
+        let r = report(&a);
+        assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
+        let rejections = r["fencing"]["rejections"].as_array().unwrap();
+        assert!(!rejections.is_empty(), "seed {seed}: no stale write was rejected");
+        for rej in rejections {
+            assert!(rej["token"].as_u64().unwrap() < rej["max_token"].as_u64().unwrap(), "both tokens logged: {rej}");
+        }
+        assert_eq!(r["leaders_acting"]["by_effect_max"], 1);
+        assert_eq!(r["double_leader_acting_incidents"], 0);
+        assert_eq!(r["sequence"]["non_increasing_steps"], 0);
+        // The woken leader believed it led while the new one did: belief overlaps, effect does not.
+        assert_eq!(r["leaders_acting"]["by_belief_max"], 2);
+    }
+}
+
+#[test]
+fn gc_pause_without_fencing_shows_two_leaders_acting() {
+    let a = run("gc-pause-unfenced", 42, &[]);
+    let r = report(&a);
+    assert_eq!(r["verdict"], "fail");
+    assert!(r["double_leader_acting_incidents"].as_u64().unwrap() > 0 || r["sequence"]["reused"].as_u64().unwrap() > 0);
+    assert_eq!(r["leaders_acting"]["by_effect_max"], 2);
+    // On failure the summary ends with the command that reproduces it.
+    assert!(a.summary_txt.trim_end().lines().last().unwrap().starts_with("reproduce: sim run "));
+}
+
+#[test]
+fn clean_kill_fails_over_within_ttl_plus_one_round() {
+    for seed in [42, 7] {
+        let a = run("clean-kill", seed, &[]);
+        let r = report(&a);
+        assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
+        let failovers: Vec<f64> = r["failover_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert!(!failovers.is_empty());
+        let bound = r["failover_bound"]["ms"].as_f64().unwrap();
+        for f in &failovers {
+            assert!(*f < 5000.0 && *f <= bound, "failover {f} ms, bound {bound} ms");
+        }
+        assert!(a.summary_txt.contains("bound: TTL + election round"), "{}", a.summary_txt);
+    }
+}
+
+#[test]
+fn partitioned_leader_stops_by_its_own_deadline() {
+    let a = run("partition", 42, &[]);
+    let r = report(&a);
+    assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
+    assert_eq!(r["leaders_acting"]["by_effect_max"], 1);
+    let stopped_by_deadline = a.timeline_jsonl.lines().any(|l| l.contains("\"stopped_acting\"") && l.contains("deadline_passed"));
+    assert!(stopped_by_deadline);
+}
+
+#[test]
+fn graceful_stepdown_hands_off_with_a_positive_gap() {
+    let a = run("graceful-stepdown", 42, &[]);
+    let r = report(&a);
+    assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
+    let gaps = r["handoff_gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 1);
+    assert!(gaps[0]["gap_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(gaps[0]["overlap"], false);
+}
