@@ -30,6 +30,8 @@ pub struct ClientStats {
 #[derive(Default)]
 struct Seen {
     stats: ClientStats,
+    /// Requests started, for picking each one's port.
+    started: u64,
     /// Membership only, never iterated: the order of a HashSet never reaches output.
     handed_out: HashSet<u64>,
 }
@@ -47,11 +49,6 @@ impl ClientRecord {
 
 /// Sends `rate_per_s` requests per second to `nodes` nodes until the node is killed.
 pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms: u64) {
-    let ep = Arc::new(
-        Endpoint::bind(CLIENT_ADDR)
-            .await
-            .expect("client address is free"),
-    );
     if rate_per_s == 0 {
         return futures::future::pending().await;
     }
@@ -62,22 +59,36 @@ pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms
         madsim::time::sleep(Duration::from_millis(1)).await;
         credit += rate_per_s;
         for _ in 0..credit / 1000 {
-            let (ep, target, record) = (ep.clone(), target.clone(), record.clone());
-            madsim::task::spawn(async move { one(ep, target, record, nodes, timeout_ms).await });
+            let (target, record) = (target.clone(), record.clone());
+            madsim::task::spawn(async move { one(target, record, nodes, timeout_ms).await });
         }
         credit %= 1000;
     }
 }
 
-async fn one(
-    ep: Arc<Endpoint>,
-    target: Arc<Mutex<usize>>,
-    record: ClientRecord,
-    nodes: usize,
-    timeout_ms: u64,
-) {
+/// Ports the client cycles through, one per request in flight.
+const CLIENT_PORTS: std::ops::Range<u64> = 10_000..60_000;
+
+async fn one(target: Arc<Mutex<usize>>, record: ClientRecord, nodes: usize, timeout_ms: u64) {
     let t = *target.lock().unwrap();
-    record.0.lock().unwrap().stats.sent += 1;
+    let n = {
+        let mut seen = record.0.lock().unwrap();
+        seen.stats.sent += 1;
+        seen.started += 1;
+        seen.started
+    };
+    // Each request gets its own endpoint, like a fresh HTTP connection. A madsim endpoint
+    // never forgets a timed-out call (its reply slot stays registered, and a late reply is
+    // kept forever), and every delivery scans those: one shared endpoint slows the
+    // simulation quadratically with the number of timeouts. Dropping the endpoint drops
+    // both. Ports rotate; 50,000 of them outlast any request's timeout.
+    let port = (CLIENT_PORTS.start + n % (CLIENT_PORTS.end - CLIENT_PORTS.start)) as u16;
+    let ep = match Endpoint::bind((CLIENT_ADDR.ip(), port)).await {
+        Ok(ep) => ep,
+        Err(_) => Endpoint::bind((CLIENT_ADDR.ip(), 0))
+            .await
+            .expect("a free client port"),
+    };
     let reply = call(&ep, node_addr(t + 1), Next, timeout_ms).await;
     let mut seen = record.0.lock().unwrap();
     // Move on from a node that does not lead, unless another request already did.

@@ -103,3 +103,36 @@ impl Clock for NodeClock {
         Duration::from_micros(us.max(0) as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offset_step_and_drift_move_local_time_as_documented() {
+        let rt = madsim::runtime::Runtime::new();
+        rt.block_on(async {
+            let c = NodeClock::new();
+            madsim::time::sleep(Duration::from_millis(1000)).await;
+            assert_eq!(c.offset_us(), 0);
+            c.set_offset_ms(200);
+            assert_eq!(c.offset_us(), 200_000);
+            c.step_ms(-300);
+            assert_eq!(c.offset_us(), -100_000);
+            // Half speed: one global second is half a local second, and a local
+            // half-second takes a global second to pass.
+            c.set_drift_ppm(-500_000);
+            let before = c.now_us();
+            madsim::time::sleep(Duration::from_millis(1000)).await;
+            assert_eq!(c.now_us() - before, 500_000);
+            assert_eq!(
+                c.global_duration_for(Duration::from_millis(500)),
+                Duration::from_millis(1000)
+            );
+            // Changing the drift keeps local time continuous.
+            let at = c.now_us();
+            c.set_drift_ppm(0);
+            assert_eq!(c.now_us(), at);
+        });
+    }
+}

@@ -27,7 +27,13 @@ pub fn default_dir(scenario: &str, overrides: &[String], seed: u64) -> PathBuf {
     let mut name = scenario.to_string();
     for set in overrides {
         name.push('+');
-        name.extend(set.trim().chars().map(|c| if c.is_ascii_alphanumeric() || "._=-".contains(c) { c } else { '_' }));
+        name.extend(set.trim().chars().map(|c| {
+            if c.is_ascii_alphanumeric() || "._=-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        }));
     }
     Path::new("reports").join(name).join(seed.to_string())
 }
@@ -74,9 +80,18 @@ mod tests {
 
     #[test]
     fn overrides_get_their_own_directory() {
-        assert_eq!(default_dir("gc-pause", &[], 42), Path::new("reports/gc-pause/42"));
-        let set = vec!["fencing=false".to_string(), "etcd-lease.prefix=/a b".to_string()];
-        assert_eq!(default_dir("gc-pause", &set, 7), Path::new("reports/gc-pause+fencing=false+etcd-lease.prefix=_a_b/7"));
+        assert_eq!(
+            default_dir("gc-pause", &[], 42),
+            Path::new("reports/gc-pause/42")
+        );
+        let set = vec![
+            "fencing=false".to_string(),
+            "etcd-lease.prefix=/a b".to_string(),
+        ];
+        assert_eq!(
+            default_dir("gc-pause", &set, 7),
+            Path::new("reports/gc-pause+fencing=false+etcd-lease.prefix=_a_b/7")
+        );
     }
 
     #[test]

@@ -257,7 +257,7 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
             g.new_token,
             ms(g.gap_ms),
             if g.overlap {
-                " (OVERLAP: the old leader had not stopped)"
+                " (the old leader had not stopped by then: it still believed it led)"
             } else {
                 ""
             }

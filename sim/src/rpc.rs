@@ -18,7 +18,7 @@ pub const LEASE_SERVICE_ADDR: SocketAddr =
     SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 2379);
 /// The fenced resource's address.
 pub const RESOURCE_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 5432);
-/// The sequencer client's address.
+/// The sequencer client's address (its requests use ports 10000..60000 of this IP).
 pub const CLIENT_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 3)), 9000);
 
 /// The address of node `n<i>` (1-based).

@@ -13,7 +13,10 @@ fn constant_token_canary_is_caught_even_with_fencing() {
     let a = run("gc-pause", 42, &["etcd-lease.canary=constant-token"]);
     let props = properties(&a);
     assert!(!a.passed);
-    assert!(props.contains(&"double_leader_acting".to_string()), "{props:?}");
+    assert!(
+        props.contains(&"double_leader_acting".to_string()),
+        "{props:?}"
+    );
 }
 
 #[test]
@@ -23,20 +26,38 @@ fn ignore_deadline_canary_is_caught() {
     let a = run("partition", 42, &["etcd-lease.canary=ignore-deadline"]);
     assert!(!a.passed);
     assert!(properties(&a).contains(&"expectation_never_met".to_string()));
-    assert!(!report(&a)["fencing"]["rejections"].as_array().unwrap().is_empty());
+    assert!(!report(&a)["fencing"]["rejections"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     // ...and without fencing its writes interleave with the new leader's.
-    let a = run("partition", 42, &["etcd-lease.canary=ignore-deadline", "fencing=false"]);
+    let a = run(
+        "partition",
+        42,
+        &["etcd-lease.canary=ignore-deadline", "fencing=false"],
+    );
     let props = properties(&a);
-    assert!(props.contains(&"double_leader_acting".to_string()), "{props:?}");
-    assert!(props.contains(&"stale_token_accepted".to_string()), "{props:?}");
-    assert!(props.contains(&"sequence_not_increasing".to_string()), "{props:?}");
+    assert!(
+        props.contains(&"double_leader_acting".to_string()),
+        "{props:?}"
+    );
+    assert!(
+        props.contains(&"stale_token_accepted".to_string()),
+        "{props:?}"
+    );
+    assert!(
+        props.contains(&"sequence_not_increasing".to_string()),
+        "{props:?}"
+    );
 }
 
 #[test]
 fn liveness_checker_fires_when_the_network_never_recovers() {
     // From 5 s on every message is lost, for good: no leader can write again.
-    let text = "duration_ms = 20000\n[[faults]]\nkind = \"network\"\nat_ms = 5000\nloss_ppm = 1000000\n";
-    let resolved = baton_sim::scenario::load_str("black-hole.toml", "black-hole", text, &[]).unwrap();
+    let text =
+        "duration_ms = 20000\n[[faults]]\nkind = \"network\"\nat_ms = 5000\nloss_ppm = 1000000\n";
+    let resolved =
+        baton_sim::scenario::load_str("black-hole.toml", "black-hole", text, &[]).unwrap();
     let a = baton_sim::experiment::run(&resolved, 42).unwrap();
     assert!(!a.passed);
     assert_eq!(properties(&a), vec!["no_progress".to_string()]);
@@ -49,7 +70,11 @@ fn sometimes_checker_fails_a_run_that_never_reached_the_trap() {
     assert!(!a.passed);
     let r = report(&a);
     assert_eq!(r["double_leader_acting_incidents"], 0);
-    assert!(properties(&a).iter().all(|p| p == "expectation_never_met"), "{:?}", properties(&a));
+    assert!(
+        properties(&a).iter().all(|p| p == "expectation_never_met"),
+        "{:?}",
+        properties(&a)
+    );
 }
 
 #[test]

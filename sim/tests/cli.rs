@@ -5,7 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn sim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sim")).args(args).current_dir(cwd).output().expect("sim runs")
+    Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("sim runs")
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -22,17 +26,64 @@ fn scenario(name: &str) -> String {
 #[test]
 fn exit_codes_pass_fail_and_report_files() {
     let d = temp_dir("codes");
-    let pass = sim(&["run", &scenario("gc-pause"), "--seed", "42", "--out", "pass", "--quiet"], &d);
-    assert_eq!(pass.status.code(), Some(0), "{}", String::from_utf8_lossy(&pass.stderr));
-    for f in ["scenario.toml", "timeline.jsonl", "summary.txt", "report.json", "leaders_acting.svg"] {
+    let pass = sim(
+        &[
+            "run",
+            &scenario("gc-pause"),
+            "--seed",
+            "42",
+            "--out",
+            "pass",
+            "--quiet",
+        ],
+        &d,
+    );
+    assert_eq!(
+        pass.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pass.stderr)
+    );
+    for f in [
+        "scenario.toml",
+        "timeline.jsonl",
+        "summary.txt",
+        "report.json",
+        "leaders_acting.svg",
+    ] {
         assert!(d.join("pass").join(f).is_file(), "{f} written");
     }
-    let fail = sim(&["run", &scenario("gc-pause-unfenced"), "--seed", "42", "--out", "fail", "--quiet"], &d);
+    let fail = sim(
+        &[
+            "run",
+            &scenario("gc-pause-unfenced"),
+            "--seed",
+            "42",
+            "--out",
+            "fail",
+            "--quiet",
+        ],
+        &d,
+    );
     assert_eq!(fail.status.code(), Some(1));
     let summary = std::fs::read_to_string(d.join("fail/summary.txt")).unwrap();
-    assert!(summary.trim_end().ends_with("--seed 42"), "summary ends with the reproduce command");
+    assert!(
+        summary.trim_end().ends_with("--seed 42"),
+        "summary ends with the reproduce command"
+    );
     // The resolved scenario runs as it is and gives the same report.
-    let again = sim(&["run", "pass/scenario.toml", "--seed", "42", "--out", "again", "--quiet"], &d);
+    let again = sim(
+        &[
+            "run",
+            "pass/scenario.toml",
+            "--seed",
+            "42",
+            "--out",
+            "again",
+            "--quiet",
+        ],
+        &d,
+    );
     assert_eq!(again.status.code(), Some(0));
     assert_eq!(
         std::fs::read(d.join("pass/timeline.jsonl")).unwrap(),
@@ -66,13 +117,27 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{file}: {err}");
         assert!(err.contains(expected), "{file}: got {err:?}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{file}: one line: {err:?}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{file}: one line: {err:?}"
+        );
         assert!(!d.join("report").exists(), "{file}: no partial report");
     }
     let missing = sim(&["run", "missing.toml"], &d);
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("missing.toml: cannot read"));
-    let bad_set = sim(&["run", &scenario("gc-pause"), "--set", "etcd-lease.lease_ttl_ms=abc", "--out", "report"], &d);
+    let bad_set = sim(
+        &[
+            "run",
+            &scenario("gc-pause"),
+            "--set",
+            "etcd-lease.lease_ttl_ms=abc",
+            "--out",
+            "report",
+        ],
+        &d,
+    );
     assert_eq!(bad_set.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad_set.stderr).contains("key `etcd-lease.lease_ttl_ms`"));
     assert!(!d.join("report").exists());
@@ -84,13 +149,34 @@ fn a_users_directory_is_not_overwritten_without_force() {
     let d = temp_dir("out");
     std::fs::create_dir_all(d.join("mine")).unwrap();
     std::fs::write(d.join("mine/summary.txt"), "my notes").unwrap();
-    let out = sim(&["run", &scenario("graceful-stepdown"), "--out", "mine", "--quiet"], &d);
+    let out = sim(
+        &[
+            "run",
+            &scenario("graceful-stepdown"),
+            "--out",
+            "mine",
+            "--quiet",
+        ],
+        &d,
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to write into"));
-    assert_eq!(std::fs::read_to_string(d.join("mine/summary.txt")).unwrap(), "my notes");
+    assert_eq!(
+        std::fs::read_to_string(d.join("mine/summary.txt")).unwrap(),
+        "my notes"
+    );
     // A report sim wrote itself may be replaced by the same command.
     for _ in 0..2 {
-        let out = sim(&["run", &scenario("graceful-stepdown"), "--out", "ours", "--quiet"], &d);
+        let out = sim(
+            &[
+                "run",
+                &scenario("graceful-stepdown"),
+                "--out",
+                "ours",
+                "--quiet",
+            ],
+            &d,
+        );
         assert_eq!(out.status.code(), Some(0));
     }
     std::fs::remove_dir_all(&d).unwrap();
@@ -99,11 +185,27 @@ fn a_users_directory_is_not_overwritten_without_force() {
 #[test]
 fn check_determinism_passes_and_help_documents_exit_codes() {
     let d = temp_dir("det");
-    let out = sim(&["check-determinism", &scenario("graceful-stepdown"), "--seed", "3"], &d);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let out = sim(
+        &[
+            "check-determinism",
+            &scenario("graceful-stepdown"),
+            "--seed",
+            "3",
+        ],
+        &d,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let help = sim(&["run", "--help"], &d);
     let text = String::from_utf8_lossy(&help.stdout);
-    assert!(text.contains("Exit codes:") && text.contains("2  bad input"), "{text}");
+    assert!(
+        text.contains("Exit codes:") && text.contains("2  bad input"),
+        "{text}"
+    );
     let usage = sim(&["run"], &d);
     assert_eq!(usage.status.code(), Some(2));
     std::fs::remove_dir_all(&d).unwrap();

@@ -29,5 +29,10 @@ pub fn report(a: &Artifacts) -> serde_json::Value {
 
 /// The properties of the violations in a report.
 pub fn properties(a: &Artifacts) -> Vec<String> {
-    report(a)["violations"].as_array().unwrap().iter().map(|v| v["property"].as_str().unwrap().to_string()).collect()
+    report(a)["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["property"].as_str().unwrap().to_string())
+        .collect()
 }

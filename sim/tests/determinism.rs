@@ -36,6 +36,9 @@ fn different_seed_gives_a_different_timeline() {
     for name in scenario_names() {
         let a = run(&name, 42, &[]);
         let b = run(&name, 43, &[]);
-        assert_ne!(a.timeline_jsonl, b.timeline_jsonl, "{name}: seeds 42 and 43 gave the same timeline");
+        assert_ne!(
+            a.timeline_jsonl, b.timeline_jsonl,
+            "{name}: seeds 42 and 43 gave the same timeline"
+        );
     }
 }

@@ -13,9 +13,15 @@ fn gc_pause_woken_leaders_write_is_fenced() {
         let r = report(&a);
         assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
         let rejections = r["fencing"]["rejections"].as_array().unwrap();
-        assert!(!rejections.is_empty(), "seed {seed}: no stale write was rejected");
+        assert!(
+            !rejections.is_empty(),
+            "seed {seed}: no stale write was rejected"
+        );
         for rej in rejections {
-            assert!(rej["token"].as_u64().unwrap() < rej["max_token"].as_u64().unwrap(), "both tokens logged: {rej}");
+            assert!(
+                rej["token"].as_u64().unwrap() < rej["max_token"].as_u64().unwrap(),
+                "both tokens logged: {rej}"
+            );
         }
         assert_eq!(r["leaders_acting"]["by_effect_max"], 1);
         assert_eq!(r["double_leader_acting_incidents"], 0);
@@ -30,10 +36,19 @@ fn gc_pause_without_fencing_shows_two_leaders_acting() {
     let a = run("gc-pause-unfenced", 42, &[]);
     let r = report(&a);
     assert_eq!(r["verdict"], "fail");
-    assert!(r["double_leader_acting_incidents"].as_u64().unwrap() > 0 || r["sequence"]["reused"].as_u64().unwrap() > 0);
+    assert!(
+        r["double_leader_acting_incidents"].as_u64().unwrap() > 0
+            || r["sequence"]["reused"].as_u64().unwrap() > 0
+    );
     assert_eq!(r["leaders_acting"]["by_effect_max"], 2);
     // On failure the summary ends with the command that reproduces it.
-    assert!(a.summary_txt.trim_end().lines().last().unwrap().starts_with("reproduce: sim run "));
+    assert!(a
+        .summary_txt
+        .trim_end()
+        .lines()
+        .last()
+        .unwrap()
+        .starts_with("reproduce: sim run "));
 }
 
 #[test]
@@ -42,13 +57,25 @@ fn clean_kill_fails_over_within_ttl_plus_one_round() {
         let a = run("clean-kill", seed, &[]);
         let r = report(&a);
         assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
-        let failovers: Vec<f64> = r["failover_ms"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let failovers: Vec<f64> = r["failover_ms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
         assert!(!failovers.is_empty());
         let bound = r["failover_bound"]["ms"].as_f64().unwrap();
         for f in &failovers {
-            assert!(*f < 5000.0 && *f <= bound, "failover {f} ms, bound {bound} ms");
+            assert!(
+                *f < 5000.0 && *f <= bound,
+                "failover {f} ms, bound {bound} ms"
+            );
         }
-        assert!(a.summary_txt.contains("bound: TTL + election round"), "{}", a.summary_txt);
+        assert!(
+            a.summary_txt.contains("bound: TTL + election round"),
+            "{}",
+            a.summary_txt
+        );
     }
 }
 
@@ -58,7 +85,10 @@ fn partitioned_leader_stops_by_its_own_deadline() {
     let r = report(&a);
     assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
     assert_eq!(r["leaders_acting"]["by_effect_max"], 1);
-    let stopped_by_deadline = a.timeline_jsonl.lines().any(|l| l.contains("\"stopped_acting\"") && l.contains("deadline_passed"));
+    let stopped_by_deadline = a
+        .timeline_jsonl
+        .lines()
+        .any(|l| l.contains("\"stopped_acting\"") && l.contains("deadline_passed"));
     assert!(stopped_by_deadline);
 }
 
@@ -71,4 +101,41 @@ fn graceful_stepdown_hands_off_with_a_positive_gap() {
     assert_eq!(gaps.len(), 1);
     assert!(gaps[0]["gap_ms"].as_f64().unwrap() > 0.0);
     assert_eq!(gaps[0]["overlap"], false);
+}
+
+#[test]
+fn a_slow_clock_outlives_its_lease_and_is_fenced() {
+    let a = run("slow-clock-partition", 42, &[]);
+    let r = report(&a);
+    assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
+    assert_eq!(
+        r["leaders_acting"]["by_belief_max"], 2,
+        "the slow leader believed it led past its lease"
+    );
+    assert!(!r["fencing"]["rejections"].as_array().unwrap().is_empty());
+    // Without the fence the same slow leader's writes land.
+    let u = report(&run("slow-clock-partition", 42, &["fencing=false"]));
+    assert!(u["double_leader_acting_incidents"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn lease_service_raises_short_ttls_to_its_minimum() {
+    // etcd raises a TTL below its minimum (2 s at default settings) to the minimum.
+    let a = run("clean-kill", 42, &["etcd-lease.lease_ttl_ms=500"]);
+    assert!(a
+        .timeline_jsonl
+        .contains("\"ttl_requested_ms\":500,\"ttl_granted_ms\":2000"));
+    let r = report(&a);
+    assert_eq!(r["failover_bound"]["ms"], 2000 + 500 + 40);
+    let a = run(
+        "clean-kill",
+        42,
+        &[
+            "etcd-lease.lease_ttl_ms=500",
+            "lease_service.min_lease_ttl_ms=100",
+        ],
+    );
+    assert!(a
+        .timeline_jsonl
+        .contains("\"ttl_requested_ms\":500,\"ttl_granted_ms\":500"));
 }

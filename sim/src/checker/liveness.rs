@@ -294,7 +294,11 @@ mod tests {
     fn a_stall_after_recovery_fires() {
         // One write lands just after the heal (it was in flight), then nothing: that is
         // not recovery. Steady writes after the heal are.
-        let entries = vec![fault(1000, 0, "kill"), tick(1002, "n1", 1), tick(2000, "n1", 1)];
+        let entries = vec![
+            fault(1000, 0, "kill"),
+            tick(1002, "n1", 1),
+            tick(2000, "n1", 1),
+        ];
         let (s, v) = run(&entries, 9000);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0].detail().starts_with("progress stalled"));
