@@ -266,11 +266,12 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     let l = &f.liveness;
     let _ = writeln!(
         w,
-        "liveness: last fault ended at {}; first accepted write after it: {} (bound {} ms)",
+        "liveness: last fault ended at {}; first accepted write after it: {}; longest stall after: {} (bound {} ms)",
         ms(l.last_fault_end_ms),
         l.first_write_after_ms
             .map(ms)
             .unwrap_or_else(|| "none".into()),
+        ms(l.longest_stall_after_ms),
         l.bound_ms
     );
     for so in &f.sometimes {
