@@ -30,8 +30,6 @@ pub struct ClientStats {
 #[derive(Default)]
 struct Seen {
     stats: ClientStats,
-    /// Requests started, for picking each one's port.
-    started: u64,
     /// Membership only, never iterated: the order of a HashSet never reaches output.
     handed_out: HashSet<u64>,
 }
@@ -47,7 +45,20 @@ impl ClientRecord {
     }
 }
 
+/// Ports the client's endpoints cycle through.
+const CLIENT_PORTS: std::ops::Range<u64> = 10_000..60_000;
+
+/// How long one client endpoint takes new requests before the next one takes over.
+const ENDPOINT_ROTATE_MS: u64 = 10;
+
 /// Sends `rate_per_s` requests per second to `nodes` nodes until the node is killed.
+///
+/// A madsim endpoint never forgets a timed-out call: its reply slot stays registered (and
+/// a late reply is kept forever), and every delivery scans them. With one endpoint for the
+/// whole run the simulation slows quadratically with the number of timeouts. So the
+/// client opens a fresh endpoint every 10 ms of simulated time, as a real client opens
+/// new connections; each old one is dropped, with its dead slots, once its last request
+/// is done. Ports rotate through 50,000 values, far more than are ever in use at once.
 pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms: u64) {
     if rate_per_s == 0 {
         return futures::future::pending().await;
@@ -55,41 +66,46 @@ pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms
     // Index (0-based) of the node the client believes leads.
     let target = Arc::new(Mutex::new(0usize));
     let mut credit = 0u64;
+    let mut opened = 0u64;
+    let mut ep = Arc::new(open(opened).await);
+    let mut ep_age_ms = 0;
     loop {
         madsim::time::sleep(Duration::from_millis(1)).await;
+        ep_age_ms += 1;
+        if ep_age_ms >= ENDPOINT_ROTATE_MS {
+            opened += 1;
+            ep = Arc::new(open(opened).await);
+            ep_age_ms = 0;
+        }
         credit += rate_per_s;
         for _ in 0..credit / 1000 {
-            let (target, record) = (target.clone(), record.clone());
-            madsim::task::spawn(async move { one(target, record, nodes, timeout_ms).await });
+            let (ep, target, record) = (ep.clone(), target.clone(), record.clone());
+            madsim::task::spawn(async move { one(&ep, target, record, nodes, timeout_ms).await });
         }
         credit %= 1000;
     }
 }
 
-/// Ports the client cycles through, one per request in flight.
-const CLIENT_PORTS: std::ops::Range<u64> = 10_000..60_000;
-
-async fn one(target: Arc<Mutex<usize>>, record: ClientRecord, nodes: usize, timeout_ms: u64) {
-    let t = *target.lock().unwrap();
-    let n = {
-        let mut seen = record.0.lock().unwrap();
-        seen.stats.sent += 1;
-        seen.started += 1;
-        seen.started
-    };
-    // Each request gets its own endpoint, like a fresh HTTP connection. A madsim endpoint
-    // never forgets a timed-out call (its reply slot stays registered, and a late reply is
-    // kept forever), and every delivery scans those: one shared endpoint slows the
-    // simulation quadratically with the number of timeouts. Dropping the endpoint drops
-    // both. Ports rotate; 50,000 of them outlast any request's timeout.
+async fn open(n: u64) -> Endpoint {
     let port = (CLIENT_PORTS.start + n % (CLIENT_PORTS.end - CLIENT_PORTS.start)) as u16;
-    let ep = match Endpoint::bind((CLIENT_ADDR.ip(), port)).await {
+    match Endpoint::bind((CLIENT_ADDR.ip(), port)).await {
         Ok(ep) => ep,
         Err(_) => Endpoint::bind((CLIENT_ADDR.ip(), 0))
             .await
             .expect("a free client port"),
-    };
-    let reply = call(&ep, node_addr(t + 1), Next, timeout_ms).await;
+    }
+}
+
+async fn one(
+    ep: &Endpoint,
+    target: Arc<Mutex<usize>>,
+    record: ClientRecord,
+    nodes: usize,
+    timeout_ms: u64,
+) {
+    let t = *target.lock().unwrap();
+    record.0.lock().unwrap().stats.sent += 1;
+    let reply = call(ep, node_addr(t + 1), Next, timeout_ms).await;
     let mut seen = record.0.lock().unwrap();
     // Move on from a node that does not lead, unless another request already did.
     let rotate = || {
