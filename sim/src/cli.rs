@@ -97,6 +97,16 @@ struct BenchArgs {
     set: Vec<String>,
 }
 
+/// Writes to stdout, ignoring a closed pipe (`sim run ... | head` must not panic).
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+macro_rules! sayln {
+    ($($arg:tt)*) => { say(&format!("{}\n", format!($($arg)*))) };
+}
+
 /// Parses `A..B` into a seed range.
 pub fn parse_seed_range(s: &str) -> Result<std::ops::Range<u64>, String> {
     let (a, b) = s
@@ -158,14 +168,14 @@ fn run(args: RunArgs) -> Result<i32, i32> {
         EXIT_INTERNAL
     })?;
     if args.quiet {
-        println!(
+        sayln!(
             "{}: {}",
             if artifacts.passed { "PASS" } else { "FAIL" },
             dir.display()
         );
     } else {
-        print!("{}", artifacts.summary_txt);
-        println!("report: {}", dir.display());
+        say(&artifacts.summary_txt);
+        sayln!("report: {}", dir.display());
     }
     Ok(if artifacts.passed {
         EXIT_PASS
@@ -183,27 +193,27 @@ fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
         if x != y {
             differ.push(*name);
         }
-        println!(
+        sayln!(
             "{name}: {} bytes, {}",
             x.len(),
             if x == y { "identical" } else { "DIFFERENT" }
         );
     }
     if differ.is_empty() {
-        println!(
+        sayln!(
             "deterministic: seed {} gave byte-identical artifacts twice",
             args.seed
         );
         Ok(EXIT_PASS)
     } else {
-        println!("NOT deterministic: {} differ", differ.join(", "));
+        sayln!("NOT deterministic: {} differ", differ.join(", "));
         Ok(EXIT_FAIL)
     }
 }
 
 fn bench(args: BenchArgs) -> Result<i32, i32> {
-    println!("| scenario | seeds | rate_per_s | simulated s | wall s (simulation) | sim s / wall s | wall s (with checks + report) | sim s / wall s | messages / wall s |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    sayln!("| scenario | seeds | rate_per_s | simulated s | wall s (simulation) | sim s / wall s | wall s (with checks + report) | sim s / wall s | messages / wall s |");
+    sayln!("|---|---|---|---|---|---|---|---|---|");
     for path in &args.scenarios {
         let resolved = load(&ScenarioArgs {
             scenario: path.clone(),
@@ -224,7 +234,7 @@ fn bench(args: BenchArgs) -> Result<i32, i32> {
         }
         let n = args.seeds.end - args.seeds.start;
         let simulated_s = resolved.scenario.duration_ms as f64 / 1000.0 * n as f64;
-        println!(
+        sayln!(
             "| {} | {}..{} | {} | {:.0} | {:.2} | {:.0} | {:.2} | {:.0} | {:.0} |",
             Path::new(path).display(),
             args.seeds.start,

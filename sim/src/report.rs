@@ -166,6 +166,43 @@ fn ms(v: f64) -> String {
     format!("{v:.1} ms")
 }
 
+/// One line per fault as it happened: applied (and healed), or skipped and why.
+fn fault_lines(out: &RunOutput) -> Vec<String> {
+    use crate::timeline::Event;
+    let mut lines: Vec<String> = vec![];
+    for e in &out.entries {
+        match &e.event {
+            Event::FaultApplied {
+                index,
+                kind,
+                target,
+            } => {
+                lines.push(format!(
+                    "fault {index}: {kind} {target} at {}",
+                    ms(e.at_ms())
+                ));
+            }
+            Event::FaultHealed { index, .. } => {
+                let prefix = format!("fault {index}: ");
+                if let Some(l) = lines.iter_mut().rev().find(|l| l.starts_with(&prefix)) {
+                    let _ = write!(l, ", ended at {}", ms(e.at_ms()));
+                }
+            }
+            Event::FaultSkipped { index, reason } => {
+                lines.push(format!(
+                    "fault {index}: SKIPPED at {}: {reason}",
+                    ms(e.at_ms())
+                ));
+            }
+            _ => {}
+        }
+    }
+    if lines.is_empty() {
+        lines.push("faults: none fired".into());
+    }
+    lines
+}
+
 /// summary.txt for a run.
 pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
     let s = &r.scenario;
@@ -182,6 +219,9 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     );
     let _ = writeln!(w, "verdict: {}", if f.passed() { "PASS" } else { "FAIL" });
     let _ = writeln!(w);
+    for line in fault_lines(out) {
+        let _ = writeln!(w, "{line}");
+    }
     let _ = writeln!(w, "leaders acting by belief: max {}", f.belief.max);
     for o in &f.belief.overlaps {
         let _ = writeln!(

@@ -492,6 +492,7 @@ pub fn load_str(
     let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
     let mut faults = vec![];
     let mut filled = vec![];
+    let mut last_at: Option<(usize, u64)> = None;
     for (i, spec) in s.faults.iter().enumerate() {
         let idx = i.to_string();
         let (when, fault) = spec
@@ -551,6 +552,16 @@ pub fn load_str(
                 &["faults", &idx, "at_ms"],
                 format!("{t} is not before duration_ms {}", s.duration_ms),
             )?;
+            // Faults fire in file order; an earlier time after a later one would
+            // silently fire late.
+            if let Some((prev_i, prev_t)) = last_at {
+                check(
+                    t >= prev_t,
+                    &["faults", &idx, "at_ms"],
+                    format!("{t} is before faults.{prev_i}.at_ms {prev_t}: faults fire in file order, list them by time"),
+                )?;
+            }
+            last_at = Some((i, t));
         }
         filled.push(spec.filled(&fault));
         faults.push((when, fault));

@@ -110,6 +110,16 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         ),
         ("kind.toml", "[[faults]]\nkind = \"kil\"\nat_ms = 1\ntarget = \"n1\"\n", "kind.toml:2: key `faults.0.kind`: unknown variant `kil`, expected one of `kill`"),
         ("syntax.toml", "nodes = [\n", "syntax.toml:2: not valid TOML"),
+        (
+            "order.toml",
+            "[[faults]]\nkind = \"kill\"\nat_ms = 5000\ntarget = \"n1\"\n[[faults]]\nkind = \"restart\"\nat_ms = 1000\ntarget = \"n1\"\n",
+            "order.toml:7: key `faults.1.at_ms`: 1000 is before faults.0.at_ms 5000",
+        ),
+        (
+            "kindkeys.toml",
+            "[[faults]]\nkind = \"kill\"\nat_ms = 5\ntarget = \"n1\"\nduration_ms = 5\n",
+            "kindkeys.toml:5: key `faults.0.duration_ms`: not a key of kind `kill` (it takes: target)",
+        ),
     ];
     for (file, text, expected) in cases {
         std::fs::write(d.join(file), text).unwrap();
