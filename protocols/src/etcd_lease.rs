@@ -56,6 +56,11 @@ pub struct EtcdLeaseConfig {
     pub prefix: String,
     /// A deliberately broken variant (`none` for the real protocol).
     pub canary: Canary,
+    /// Service side: TTLs below this are raised to it (etcd: 2 s at default settings,
+    /// derived from its election timeout and heartbeat).
+    pub min_lease_ttl_ms: u64,
+    /// Service side: how often the lessor looks for expired leases (etcd: 500 ms).
+    pub expiry_check_interval_ms: u64,
 }
 
 impl Default for EtcdLeaseConfig {
@@ -66,11 +71,18 @@ impl Default for EtcdLeaseConfig {
             rpc_timeout_ms: 500,
             prefix: "/election/leader".to_string(),
             canary: Canary::None,
+            min_lease_ttl_ms: 2000,
+            expiry_check_interval_ms: 500,
         }
     }
 }
 
 impl EtcdLeaseConfig {
+    /// The TTL the service will grant: the asked TTL raised to its minimum.
+    pub fn granted_ttl_ms(&self) -> u64 {
+        self.lease_ttl_ms.max(self.min_lease_ttl_ms)
+    }
+
     /// The keepalive interval in force (TTL / 3 when not set).
     pub fn effective_keepalive_interval_ms(&self) -> u64 {
         if self.keepalive_interval_ms == 0 {

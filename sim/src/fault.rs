@@ -115,7 +115,7 @@ pub struct FaultSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
     /// A node name, `leader` (whoever leads when it fires), `previous` (what the previous
-    /// fault hit), and for clocks also `lease-service`.
+    /// fault hit), and for clocks also `backend`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// How long a pause, partition or network change lasts.
@@ -124,8 +124,9 @@ pub struct FaultSpec {
     /// Where a pause lands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub point: Option<PausePoint>,
-    /// One end of a partition: a node name, `leader`, `previous`, `lease-service`,
-    /// `resource` or `client`.
+    /// One end of a partition: a node name, `leader`, `previous`, `backend` (the
+    /// protocol's service; for peer-to-peer protocols, the node's peers), `resource` or
+    /// `client`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
     /// The other end of a partition.

@@ -7,12 +7,11 @@
 //! fenced resource is for.
 
 use crate::clock::NodeClock;
-use crate::etcd_client::SimEtcdClient;
+use crate::protocol::{ElectorCtx, Protocol};
 use crate::rpc::{node_addr, Next};
 use crate::timeline::{Event, Role, Timeline};
 use crate::work::{lead, LeaderWork};
 use baton_protocols::clock::sleep_local;
-use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
 use baton_protocols::{Clock, Elector, LossReason};
 use madsim::net::Endpoint;
 use madsim::task::NodeId;
@@ -89,8 +88,10 @@ pub struct NodeEnv {
     pub timeline: Timeline,
     /// The run's root seed.
     pub seed: u64,
-    /// etcd-lease parameters.
-    pub etcd: EtcdLeaseConfig,
+    /// The protocol under test.
+    pub protocol: Arc<dyn Protocol>,
+    /// The fleet size.
+    pub nodes: usize,
     /// Scheduler tick interval.
     pub tick_interval_ms: u64,
     /// Timeout of calls to the fenced resource.
@@ -98,6 +99,13 @@ pub struct NodeEnv {
     /// The node that runs the world's own timers (pause ends), never paused or killed.
     pub chaos_node: OnceLock<NodeId>,
 }
+
+/// How often a node asks the backend who leads, for its `NotLeader` hints.
+const OBSERVE_INTERVAL_MS: u64 = 1000;
+
+/// How long a node that resigned waits before campaigning again, so that a protocol
+/// without a queue (a Redis lock) does not hand leadership straight back to it.
+const REJOIN_AFTER_RESIGN_MS: u64 = 1000;
 
 /// Runs node `ctl` until it is killed.
 pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
@@ -110,17 +118,16 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
             .expect("node address is free"),
     );
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
-    let api = Arc::new(SimEtcdClient::new(
-        ep.clone(),
-        &ctl.name,
-        env.etcd.rpc_timeout_ms,
-    ));
-    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
-        &ctl.name,
-        api,
-        clock.clone(),
-        env.etcd.clone(),
-    ));
+    let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
+        node: &ctl.name,
+        index: ctl.index,
+        nodes: env.nodes,
+        ep: ep.clone(),
+        clock: clock.clone(),
+        seed: env.seed,
+        incarnation,
+        timeline: env.timeline.clone(),
+    });
     let work = Arc::new(LeaderWork::default());
     let w = work.clone();
     ep.add_rpc_handler(move |_: Next| {
@@ -130,7 +137,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     // Followers answer `next` with a hint; keep it fresh the way a client library would,
     // by observing the election now and then rather than on every request.
     let (obs, w, c) = (elector.clone(), work.clone(), clock.clone());
-    let observe_every = Duration::from_millis(env.etcd.effective_keepalive_interval_ms());
+    let observe_every = Duration::from_millis(OBSERVE_INTERVAL_MS);
     madsim::task::spawn(async move {
         loop {
             if let Ok(info) = obs.observe().await {
@@ -185,7 +192,11 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         if reason == LossReason::Resigned {
             let _ = elector.resign(&leadership).await;
             // Let the next candidate in the queue take over before queueing again.
-            sleep_local(clock.as_ref(), Duration::from_millis(env.etcd.lease_ttl_ms)).await;
+            sleep_local(
+                clock.as_ref(),
+                Duration::from_millis(REJOIN_AFTER_RESIGN_MS),
+            )
+            .await;
         } else {
             // Abandon the lost lease's key if the service still has it.
             let _ = elector.resign(&leadership).await;

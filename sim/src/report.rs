@@ -5,36 +5,15 @@ use crate::checker::failover::{HandoffGap, LatencyStats};
 use crate::checker::stale_token::Rejection;
 use crate::checker::{Findings, ViolationRecord};
 use crate::client::ClientStats;
+use crate::protocol::Bound;
 use crate::run::RunOutput;
 use crate::scenario::Resolved;
 use serde::Serialize;
 use std::fmt::Write;
 
-/// The failover bound a protocol promises, with the terms that make it up.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Bound {
-    /// The bound.
-    pub ms: u64,
-    /// How it is made up, in words and numbers.
-    pub formula: String,
-}
-
-/// etcd-lease: the old leader's lease runs out at most one TTL after its last write (it
-/// renewed no later than that write), the service notices within one expiry check, and
-/// the next candidate in the queue needs one campaign round: its watch fires, it confirms
-/// it has no predecessor, it claims the resource and writes, four one-way-and-back trips.
+/// The failover bound of the run's protocol.
 pub fn failover_bound(r: &Resolved) -> Bound {
-    let s = &r.scenario;
-    let ttl = r.granted_ttl_ms();
-    let check = s.lease_service.expiry_check_interval_ms;
-    let round = 4 * 2 * s.network.latency_ms_max;
-    Bound {
-        ms: ttl + check + round,
-        formula: format!(
-            "lease TTL {ttl} ms + lease expiry check {check} ms + one campaign round (4 round trips at <= {} ms one way = {round} ms)",
-            s.network.latency_ms_max
-        ),
-    }
+    r.protocol.failover_bound(&r.scenario)
 }
 
 /// `leaders_acting` in report.json.
@@ -270,11 +249,7 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
             fo.join(", ")
         }
     );
-    let _ = writeln!(
-        w,
-        "  bound: TTL + election round = {} = {} ms",
-        bound.formula, bound.ms
-    );
+    let _ = writeln!(w, "  bound: {} = {} ms", bound.formula, bound.ms);
     if let Some(max) = s.expect.failover_ms_max {
         let _ = writeln!(w, "  checked against expect.failover_ms_max = {max} ms");
     }

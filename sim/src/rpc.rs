@@ -13,9 +13,8 @@ use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-/// The lease service's address.
-pub const LEASE_SERVICE_ADDR: SocketAddr =
-    SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 2379);
+/// The protocol backend's address (etcd, Redis, Consul, ...): the scenario's `backend`.
+pub const BACKEND_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 2379);
 /// The fenced resource's address.
 pub const RESOURCE_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 5432);
 /// The sequencer client's address (its requests use ports 10000..60000 of this IP).

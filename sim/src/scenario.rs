@@ -5,28 +5,12 @@
 //! [`ScenarioError`] naming the file, line, key and what is allowed; nothing panics.
 
 use crate::fault::{Fault, FaultSpec, When};
+use crate::protocol::{self, Protocol, ProtocolName};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
-
-/// The protocols a scenario may name.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProtocolName {
-    /// etcd lease + the `concurrency` election recipe.
-    #[default]
-    EtcdLease,
-}
-
-impl ProtocolName {
-    /// The name used in files and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ProtocolName::EtcdLease => "etcd-lease",
-        }
-    }
-}
+use std::sync::Arc;
 
 /// The simulated network between every pair of processes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,26 +30,6 @@ impl Default for NetworkConfig {
             latency_ms_min: 1,
             latency_ms_max: 5,
             loss_ppm: 0,
-        }
-    }
-}
-
-/// The etcd-like lease service.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LeaseServiceConfig {
-    /// TTLs below this are raised to it (etcd: 2 s at default settings, from its
-    /// election timeout and heartbeat).
-    pub min_lease_ttl_ms: u64,
-    /// How often the service looks for expired leases (etcd's lessor: every 500 ms).
-    pub expiry_check_interval_ms: u64,
-}
-
-impl Default for LeaseServiceConfig {
-    fn default() -> Self {
-        LeaseServiceConfig {
-            min_lease_ttl_ms: 2000,
-            expiry_check_interval_ms: 500,
         }
     }
 }
@@ -155,13 +119,11 @@ pub struct Scenario {
     pub fencing: bool,
     /// The network.
     pub network: NetworkConfig,
-    /// The lease service.
-    pub lease_service: LeaseServiceConfig,
     /// The leader's work and the load on it.
     pub work: WorkConfig,
-    /// Parameters of `etcd-lease`.
-    #[serde(rename = "etcd-lease")]
-    pub etcd_lease: EtcdLeaseConfig,
+    /// Parameters of `etcd-lease` (etcd's defaults when absent).
+    #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
+    pub etcd_lease: Option<EtcdLeaseConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -177,9 +139,8 @@ impl Default for Scenario {
             nodes: 3,
             fencing: true,
             network: NetworkConfig::default(),
-            lease_service: LeaseServiceConfig::default(),
             work: WorkConfig::default(),
-            etcd_lease: EtcdLeaseConfig::default(),
+            etcd_lease: None,
             expect: Expect::default(),
             faults: vec![],
         }
@@ -197,20 +158,14 @@ pub struct Resolved {
     pub path: String,
     /// The `--set` overrides applied, as given.
     pub overrides: Vec<String>,
+    /// The protocol under test, built from its table.
+    pub protocol: Arc<dyn Protocol>,
 }
 
 impl Resolved {
     /// Node names, `n1..nN`.
     pub fn node_names(&self) -> Vec<String> {
         (1..=self.scenario.nodes).map(|i| format!("n{i}")).collect()
-    }
-
-    /// The lease TTL the service will grant (the asked TTL raised to its minimum).
-    pub fn granted_ttl_ms(&self) -> u64 {
-        self.scenario
-            .etcd_lease
-            .lease_ttl_ms
-            .max(self.scenario.lease_service.min_lease_ttl_ms)
     }
 
     /// The resolved scenario as TOML.
@@ -454,21 +409,6 @@ pub fn load_str(
         "must be 0 to 1000000".into(),
     )?;
     check(
-        s.etcd_lease.lease_ttl_ms >= 1,
-        &["etcd-lease", "lease_ttl_ms"],
-        "must be at least 1".into(),
-    )?;
-    check(
-        s.etcd_lease.rpc_timeout_ms >= 1,
-        &["etcd-lease", "rpc_timeout_ms"],
-        "must be at least 1".into(),
-    )?;
-    check(
-        s.lease_service.expiry_check_interval_ms >= 1,
-        &["lease_service", "expiry_check_interval_ms"],
-        "must be at least 1".into(),
-    )?;
-    check(
         s.work.tick_interval_ms >= 1,
         &["work", "tick_interval_ms"],
         "must be at least 1".into(),
@@ -531,11 +471,9 @@ pub fn load_str(
             | Fault::Pause { target, .. } => check_target(target, "target", &[])?,
             Fault::ClockOffset { target, .. }
             | Fault::ClockDrift { target, .. }
-            | Fault::ClockStep { target, .. } => {
-                check_target(target, "target", &["lease-service"])?
-            }
+            | Fault::ClockStep { target, .. } => check_target(target, "target", &["backend"])?,
             Fault::Partition { from, to, .. } => {
-                let ends = ["lease-service", "resource", "client"];
+                let ends = ["backend", "resource", "client"];
                 check_target(from, "from", &ends)?;
                 check_target(to, "to", &ends)?;
                 check(
@@ -567,23 +505,22 @@ pub fn load_str(
         faults.push((when, fault));
     }
     scenario.faults = filled;
-    let ttl = scenario
-        .etcd_lease
-        .lease_ttl_ms
-        .max(scenario.lease_service.min_lease_ttl_ms);
+    // The protocol's table, with the real system's defaults where it is silent.
+    protocol::fill_table(&mut scenario);
+    let proto = protocol::build(&scenario);
+    let table = scenario.protocol.name();
+    proto
+        .validate()
+        .map_err(|(key, m)| err(at(&[table, &key]), Some(format!("{table}.{key}")), m))?;
     if scenario.expect.liveness_bound_ms.is_none() {
-        scenario.expect.liveness_bound_ms =
-            Some(2 * ttl + scenario.lease_service.expiry_check_interval_ms + 1000);
-    }
-    if scenario.etcd_lease.keepalive_interval_ms == 0 {
-        scenario.etcd_lease.keepalive_interval_ms =
-            scenario.etcd_lease.effective_keepalive_interval_ms();
+        scenario.expect.liveness_bound_ms = Some(proto.default_liveness_bound_ms(&scenario));
     }
     Ok(Resolved {
         scenario,
         faults,
         path: file.to_string(),
         overrides: overrides.to_vec(),
+        protocol: proto,
     })
 }
 

@@ -4,9 +4,10 @@
 use crate::client::{self, ClientRecord};
 use crate::clock::NodeClock;
 use crate::node::{self, NodeControl, NodeEnv};
-use crate::rpc::{node_addr, CLIENT_ADDR, LEASE_SERVICE_ADDR, RESOURCE_ADDR};
+use crate::protocol::BackendCtx;
+use crate::rpc::{node_addr, CLIENT_ADDR, RESOURCE_ADDR};
 use crate::scenario::Resolved;
-use crate::service::{lease_service, resource};
+use crate::service::resource;
 use crate::timeline::{Event, Role, Timeline};
 use madsim::net::NetSim;
 use madsim::runtime::Handle;
@@ -15,9 +16,6 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-/// An endpoint of a partition, resolved to a process.
-pub const SERVICE_NAMES: [&str; 3] = ["lease-service", "resource", "client"];
-
 /// Every process of a run and the verbs to fault them.
 pub struct World {
     handle: Handle,
@@ -25,7 +23,10 @@ pub struct World {
     pub timeline: Timeline,
     /// The fleet, `n1` first.
     pub nodes: Vec<Arc<NodeControl>>,
-    lease_service: (NodeId, NodeClock),
+    /// The protocol's backend node (none for peer-to-peer protocols) and its clock.
+    backend: (Option<NodeId>, NodeClock),
+    /// Requests the backend served.
+    pub backend_requests: Arc<std::sync::atomic::AtomicU64>,
     resource: NodeId,
     client: NodeId,
     /// Links cut by partitions, by process name: (from, to).
@@ -43,7 +44,8 @@ impl World {
         let env = Arc::new(NodeEnv {
             timeline: timeline.clone(),
             seed,
-            etcd: s.etcd_lease.clone(),
+            protocol: resolved.protocol.clone(),
+            nodes: s.nodes as usize,
             tick_interval_ms: s.work.tick_interval_ms,
             resource_timeout_ms: s.work.resource_timeout_ms,
             chaos_node: OnceLock::new(),
@@ -56,14 +58,15 @@ impl World {
             .build();
         env.chaos_node.set(chaos.id()).expect("set once");
 
-        let (tl, clock, cfg) = (timeline.clone(), NodeClock::new(), s.lease_service.clone());
-        let svc_clock = clock.clone();
-        let lease = handle
-            .create_node()
-            .name("lease-service")
-            .ip(LEASE_SERVICE_ADDR.ip())
-            .init(move || lease_service::serve(tl.clone(), svc_clock.clone(), cfg.clone()))
-            .build();
+        let backend_clock = NodeClock::new();
+        let backend_requests = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let backend = resolved.protocol.start_backend(BackendCtx {
+            handle: &handle,
+            timeline: timeline.clone(),
+            clock: backend_clock.clone(),
+            requests: backend_requests.clone(),
+            seed,
+        });
         let (tl, fencing) = (timeline.clone(), s.fencing);
         let res = handle
             .create_node()
@@ -102,7 +105,8 @@ impl World {
             handle,
             timeline,
             nodes,
-            lease_service: (lease.id(), clock),
+            backend: (backend, backend_clock),
+            backend_requests,
             resource: res.id(),
             client: client.id(),
             cut: Mutex::new(BTreeSet::new()),
@@ -114,12 +118,23 @@ impl World {
         self.nodes.iter().find(|n| n.name == name)
     }
 
-    fn id_of(&self, name: &str) -> Option<NodeId> {
+    /// The processes a partition end stands for, seen from the other end `peer`.
+    /// `backend` is the protocol's service; a peer-to-peer protocol has none, and there
+    /// its election runs among the nodes themselves, so `backend` means every other node.
+    fn ids_of(&self, name: &str, peer: &str) -> Vec<NodeId> {
         match name {
-            "lease-service" => Some(self.lease_service.0),
-            "resource" => Some(self.resource),
-            "client" => Some(self.client),
-            _ => self.node(name).map(|n| *n.id.get().expect("built")),
+            "backend" => match self.backend.0 {
+                Some(id) => vec![id],
+                None => self
+                    .nodes
+                    .iter()
+                    .filter(|n| n.name != peer)
+                    .map(|n| *n.id.get().expect("built"))
+                    .collect(),
+            },
+            "resource" => vec![self.resource],
+            "client" => vec![self.client],
+            _ => vec![*self.node(name).expect("validated").id.get().expect("built")],
         }
     }
 
@@ -192,11 +207,11 @@ impl World {
 
     /// Cuts the link `from -> to`.
     pub fn cut(&self, from: &str, to: &str) {
-        let (a, b) = (
-            self.id_of(from).expect("validated"),
-            self.id_of(to).expect("validated"),
-        );
-        NetSim::current().clog_link(a, b);
+        for a in self.ids_of(from, to) {
+            for b in self.ids_of(to, from) {
+                NetSim::current().clog_link(a, b);
+            }
+        }
         self.cut
             .lock()
             .unwrap()
@@ -205,11 +220,11 @@ impl World {
 
     /// Restores the link `from -> to`.
     pub fn mend(&self, from: &str, to: &str) {
-        let (a, b) = (
-            self.id_of(from).expect("validated"),
-            self.id_of(to).expect("validated"),
-        );
-        NetSim::current().unclog_link(a, b);
+        for a in self.ids_of(from, to) {
+            for b in self.ids_of(to, from) {
+                NetSim::current().unclog_link(a, b);
+            }
+        }
         self.cut
             .lock()
             .unwrap()
@@ -224,10 +239,10 @@ impl World {
         }
     }
 
-    /// The clock of a node or of the lease service. (The resource judges no time.)
+    /// The clock of a node or of the backend. (The resource judges no time.)
     pub fn clock(&self, name: &str) -> &NodeClock {
         match name {
-            "lease-service" => &self.lease_service.1,
+            "backend" => &self.backend.1,
             _ => &self.node(name).expect("validated node name").clock,
         }
     }

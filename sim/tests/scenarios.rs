@@ -132,7 +132,7 @@ fn lease_service_raises_short_ttls_to_its_minimum() {
         42,
         &[
             "etcd-lease.lease_ttl_ms=500",
-            "lease_service.min_lease_ttl_ms=100",
+            "etcd-lease.min_lease_ttl_ms=100",
         ],
     );
     assert!(a

@@ -1,4 +1,4 @@
 //! The simulated services the protocols lean on, and the fenced resource.
 
-pub mod lease_service;
+pub mod etcd;
 pub mod resource;

@@ -14,9 +14,8 @@
 
 use crate::clock::NodeClock;
 use crate::rpc::{
-    EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, LEASE_SERVICE_ADDR,
+    EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, BACKEND_ADDR,
 };
-use crate::scenario::LeaseServiceConfig;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::etcd_api::{
@@ -25,6 +24,7 @@ use baton_protocols::etcd_api::{
 };
 use madsim::net::Endpoint;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -50,15 +50,25 @@ struct Service {
     store: Mutex<Store>,
     clock: NodeClock,
     timeline: Timeline,
-    cfg: LeaseServiceConfig,
+    min_lease_ttl_ms: u64,
+    expiry_check_interval_ms: u64,
+    requests: Arc<AtomicU64>,
     changed: Notify,
 }
 
 /// Runs the lease service on the current node until the node is killed.
-pub async fn serve(timeline: Timeline, clock: NodeClock, cfg: LeaseServiceConfig) {
-    let ep = Endpoint::bind(LEASE_SERVICE_ADDR)
+///
+/// `requests` counts every request served (the backend load a protocol puts on it).
+pub async fn serve(
+    timeline: Timeline,
+    clock: NodeClock,
+    requests: Arc<AtomicU64>,
+    min_lease_ttl_ms: u64,
+    expiry_check_interval_ms: u64,
+) {
+    let ep = Endpoint::bind(BACKEND_ADDR)
         .await
-        .expect("lease service address is free");
+        .expect("backend address is free");
     let svc = Arc::new(Service {
         store: Mutex::new(Store {
             revision: 1,
@@ -67,41 +77,49 @@ pub async fn serve(timeline: Timeline, clock: NodeClock, cfg: LeaseServiceConfig
         }),
         clock,
         timeline,
-        cfg,
+        min_lease_ttl_ms,
+        expiry_check_interval_ms,
+        requests,
         changed: Notify::new(),
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdGrant| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
         let g = s.grant(&r.node, r.ttl_ms);
         async move { g }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdKeepAlive| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
         let k = s.keep_alive(r.id);
         async move { k }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdRevoke| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
         s.revoke(r.id, "revoked");
         async move {}
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdTxn| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
         let t = s.txn(r.0);
         async move { t }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdRange| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
         let out = s.range(&r.0);
         async move { out }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdWatch| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
         let s = s.clone();
         async move { s.watch(r).await }
     });
     // The lessor: expire leases on the service's own clock.
-    let interval = Duration::from_millis(svc.cfg.expiry_check_interval_ms);
+    let interval = Duration::from_millis(svc.expiry_check_interval_ms);
     loop {
         sleep_local(&svc.clock, interval).await;
         svc.expire();
@@ -110,7 +128,7 @@ pub async fn serve(timeline: Timeline, clock: NodeClock, cfg: LeaseServiceConfig
 
 impl Service {
     fn grant(&self, node: &str, requested_ms: u64) -> LeaseGrant {
-        let ttl_ms = requested_ms.max(self.cfg.min_lease_ttl_ms);
+        let ttl_ms = requested_ms.max(self.min_lease_ttl_ms);
         let mut st = self.store.lock().unwrap();
         let id = st.next_lease_id;
         st.next_lease_id += 1;

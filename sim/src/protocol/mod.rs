@@ -1,0 +1,138 @@
+//! The protocols a scenario can name, and what the simulator needs from each.
+//!
+//! A protocol is three pieces. The elector lives in the `baton-protocols` crate and knows
+//! nothing of the simulator. Its backend (etcd, Redis, ...) is a simulated service node
+//! in `crate::service`. The glue here implements [`Protocol`]: it starts the backend,
+//! builds each node's elector over a client that reaches the backend through madsim's
+//! network, checks the protocol's scenario table, and names its failover bound.
+//!
+//! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
+//! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
+
+pub mod etcd_lease;
+
+use crate::clock::NodeClock;
+use crate::scenario::Scenario;
+use crate::timeline::Timeline;
+use baton_protocols::{Clock, Elector};
+use madsim::net::Endpoint;
+use madsim::runtime::Handle;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// The protocols a scenario may name in its `protocol` key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProtocolName {
+    /// etcd lease + the `concurrency` election recipe.
+    #[default]
+    EtcdLease,
+}
+
+impl ProtocolName {
+    /// Every protocol, in the order reports list them.
+    pub const ALL: [ProtocolName; 1] = [ProtocolName::EtcdLease];
+
+    /// The name used in files and reports (and the name of its scenario table).
+    pub fn name(self) -> &'static str {
+        match self {
+            ProtocolName::EtcdLease => "etcd-lease",
+        }
+    }
+
+    /// Parses a name as written in files.
+    pub fn parse(name: &str) -> Option<ProtocolName> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// The failover bound a protocol promises, with the terms that make it up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Bound {
+    /// The bound.
+    pub ms: u64,
+    /// How it is made up, in words and numbers.
+    pub formula: String,
+}
+
+/// What a backend gets from the world when it starts.
+pub struct BackendCtx<'a> {
+    /// The runtime, to create the backend's node.
+    pub handle: &'a Handle,
+    /// The run's timeline.
+    pub timeline: Timeline,
+    /// The backend's own clock (skewable as `backend`).
+    pub clock: NodeClock,
+    /// Counts every request the backend serves.
+    pub requests: Arc<AtomicU64>,
+    /// The run's root seed.
+    pub seed: u64,
+}
+
+/// What a node's elector gets when the node starts (again, after a restart).
+pub struct ElectorCtx<'a> {
+    /// The node's name (`n3`).
+    pub node: &'a str,
+    /// Its 1-based index.
+    pub index: usize,
+    /// The fleet size.
+    pub nodes: usize,
+    /// The node's endpoint: calls to the backend go out here, and peer-to-peer
+    /// protocols add their RPC handlers to it.
+    pub ep: Arc<Endpoint>,
+    /// The node's own clock.
+    pub clock: Arc<dyn Clock>,
+    /// The run's root seed.
+    pub seed: u64,
+    /// How many times this node has started (1 on first start).
+    pub incarnation: u64,
+    /// The run's timeline, for protocol events worth recording.
+    pub timeline: Timeline,
+}
+
+/// What the simulator needs from a protocol.
+pub trait Protocol: Send + Sync + std::fmt::Debug {
+    /// The protocol's name.
+    fn name(&self) -> ProtocolName;
+
+    /// Checks the protocol's table; `Err((key, message))` names a key inside it.
+    fn validate(&self) -> Result<(), (String, String)>;
+
+    /// Starts the backend as a madsim node at [`crate::rpc::BACKEND_ADDR`], if the
+    /// protocol has one; peer-to-peer protocols return `None`.
+    fn start_backend(&self, ctx: BackendCtx) -> Option<madsim::task::NodeId>;
+
+    /// Builds the elector of one node.
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector>;
+
+    /// The failover bound the protocol promises under a clean kill, with its formula.
+    fn failover_bound(&self, scenario: &Scenario) -> Bound;
+
+    /// The default liveness bound: after the last fault ends, a leader must write within
+    /// this long.
+    fn default_liveness_bound_ms(&self, scenario: &Scenario) -> u64;
+}
+
+/// Fills the selected protocol's table with the real system's defaults where the
+/// scenario is silent, and with values derived from others (so the resolved
+/// `scenario.toml` shows every value in force).
+pub fn fill_table(scenario: &mut Scenario) {
+    match scenario.protocol {
+        ProtocolName::EtcdLease => {
+            let mut c = scenario.etcd_lease.clone().unwrap_or_default();
+            c.keepalive_interval_ms = c.effective_keepalive_interval_ms();
+            scenario.etcd_lease = Some(c);
+        }
+    }
+}
+
+/// The protocol a scenario names, with its table (the real system's defaults when the
+/// table is absent).
+pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
+    match scenario.protocol {
+        ProtocolName::EtcdLease => Arc::new(etcd_lease::EtcdLease(
+            scenario.etcd_lease.clone().unwrap_or_default(),
+        )),
+    }
+}
