@@ -5,6 +5,7 @@
 //! replies arrive in says nothing about the order numbers were handed out; the client
 //! checks reuse only. Order is checked at the resource, batch by batch.
 
+use crate::clock::global_now_us;
 use crate::rpc::{call, node_addr, Next, NextReply, CLIENT_ADDR};
 use madsim::net::Endpoint;
 use serde::Serialize;
@@ -65,24 +66,28 @@ pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms
     }
     // Index (0-based) of the node the client believes leads.
     let target = Arc::new(Mutex::new(0usize));
-    let mut credit = 0u64;
     let mut opened = 0u64;
     let mut ep = Arc::new(open(opened).await);
-    let mut ep_age_ms = 0;
+    let mut ep_opened_us = global_now_us();
+    // Requests owed, in units of 1/1,000,000 request: credit accrues with the simulated
+    // time that actually passed (binding an endpoint takes some), so the rate holds.
+    let mut credit = 0u64;
+    let mut last_us = global_now_us();
     loop {
         madsim::time::sleep(Duration::from_millis(1)).await;
-        ep_age_ms += 1;
-        if ep_age_ms >= ENDPOINT_ROTATE_MS {
-            opened += 1;
-            ep = Arc::new(open(opened).await);
-            ep_age_ms = 0;
-        }
-        credit += rate_per_s;
-        for _ in 0..credit / 1000 {
+        let now_us = global_now_us();
+        credit += rate_per_s * (now_us - last_us) as u64;
+        last_us = now_us;
+        for _ in 0..credit / 1_000_000 {
             let (ep, target, record) = (ep.clone(), target.clone(), record.clone());
             madsim::task::spawn(async move { one(&ep, target, record, nodes, timeout_ms).await });
         }
-        credit %= 1000;
+        credit %= 1_000_000;
+        if now_us - ep_opened_us >= ENDPOINT_ROTATE_MS as i64 * 1000 {
+            opened += 1;
+            ep = Arc::new(open(opened).await);
+            ep_opened_us = now_us;
+        }
     }
 }
 

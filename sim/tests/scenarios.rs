@@ -139,3 +139,17 @@ fn lease_service_raises_short_ttls_to_its_minimum() {
         .timeline_jsonl
         .contains("\"ttl_requested_ms\":500,\"ttl_granted_ms\":500"));
 }
+
+#[test]
+fn the_client_sends_at_the_configured_rate() {
+    for rate in [1000u64, 5000] {
+        let set = format!("work.rate_per_s={rate}");
+        let a = run("graceful-stepdown", 1, &[&set]);
+        let sent = report(&a)["client"]["sent"].as_u64().unwrap();
+        let expected = rate * 20; // 20 simulated seconds
+        assert!(
+            sent.abs_diff(expected) <= expected / 100,
+            "rate {rate}: sent {sent}, expected about {expected}"
+        );
+    }
+}
