@@ -7,7 +7,7 @@ use crate::timeline::WriteOp;
 use baton_protocols::etcd_api::{
     LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
 };
-use madsim::net::rpc::{hash_str, Request};
+use madsim::net::rpc::Request;
 use madsim::net::Endpoint;
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -41,14 +41,17 @@ pub async fn call<R: Request>(
         .map_err(|_| TimedOut)
 }
 
+/// Declares a madsim RPC: `request!(Req => Response);` gives `Req` a unique ID from its
+/// name. Request names must be unique across the crate.
 macro_rules! request {
     ($name:ident => $rsp:ty) => {
-        impl Request for $name {
+        impl madsim::net::rpc::Request for $name {
             type Response = $rsp;
-            const ID: u64 = hash_str(concat!("baton.", stringify!($name)));
+            const ID: u64 = madsim::net::rpc::hash_str(concat!("baton.", stringify!($name)));
         }
     };
 }
+pub(crate) use request;
 
 /// etcd `LeaseGrant`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
