@@ -178,11 +178,14 @@ impl EtcdLeaseElector {
     /// etcd's `waitDeletes`: wait until no key under the prefix has a create revision
     /// below `my_rev`, watching only the newest such key each round.
     async fn wait_predecessors(&self, s: &Session, my_rev: i64) -> Result<(), ElectorError> {
+        // A timed-out call does not cost the candidate its place in the queue: like
+        // etcd's watch, which stays open across transient failures, it retries for as
+        // long as its own lease (and so its key) is alive.
         loop {
             if !s.lease.valid() {
                 return Err(ElectorError::LeaseLost);
             }
-            let resp = self
+            let resp = match self
                 .api
                 .range(RangeRequest {
                     key: format!("{}/", self.cfg.prefix),
@@ -192,7 +195,10 @@ impl EtcdLeaseElector {
                     limit: 1,
                 })
                 .await
-                .map_err(unavailable)?;
+            {
+                Ok(resp) => resp,
+                Err(_) => continue,
+            };
             let Some(pred) = resp.kvs.first() else {
                 return Ok(());
             };
@@ -204,11 +210,9 @@ impl EtcdLeaseElector {
                     return Err(ElectorError::LeaseLost);
                 }
                 let wait_ms = self.cfg.effective_keepalive_interval_ms();
-                let events = self
-                    .api
-                    .watch(&pred.key, from, wait_ms)
-                    .await
-                    .map_err(unavailable)?;
+                let Ok(events) = self.api.watch(&pred.key, from, wait_ms).await else {
+                    continue;
+                };
                 if let Some(last) = events.last() {
                     from = last.revision + 1;
                 }

@@ -166,26 +166,32 @@ fn apply(
             if !one_way {
                 world.cut(&b, &a);
             }
+            world.open_partition(index, &label);
             if let Some(d) = duration_ms {
                 let (a2, b2) = (a.clone(), b.clone());
-                heal_later(
-                    d,
-                    "partition",
-                    label,
-                    Box::new(move |w: &World| {
+                let w = world.clone();
+                madsim::task::spawn(async move {
+                    madsim::time::sleep(Duration::from_millis(d)).await;
+                    // A `heal` may have ended it already (and recorded that).
+                    if let Some(label) = w.close_partition(index) {
                         w.mend(&a2, &b2);
                         if !one_way {
                             w.mend(&b2, &a2);
                         }
-                    }),
-                );
+                        w.timeline.record(Event::FaultHealed {
+                            index,
+                            kind: "partition".into(),
+                            target: label,
+                        });
+                    }
+                });
             }
-            let node = if world.nodes.iter().any(|n| n.name == a) {
+            // `previous` refers to the node end (the first, if both are nodes).
+            Ok(if world.nodes.iter().any(|n| n.name == a) {
                 a
             } else {
                 b
-            };
-            Ok(node)
+            })
         }
         Fault::Heal => {
             applied("heal", "all");
@@ -230,7 +236,9 @@ fn apply(
         }
     })();
     match result {
-        Ok(t) => Some(t),
+        // Only a node can be a later fault's `previous`.
+        Ok(t) if world.nodes.iter().any(|n| n.name == t) => Some(t),
+        Ok(_) => prev,
         Err(reason) if reason.is_empty() => prev,
         Err(reason) => {
             tl.record(Event::FaultSkipped { index, reason });

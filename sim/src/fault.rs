@@ -6,6 +6,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The longest duration any key may give: one simulated hour (also the longest run).
+pub const MAX_MS: i128 = 3_600_000;
+/// The largest clock offset or step: a day.
+pub const MAX_SKEW_MS: i128 = 86_400_000;
+/// The largest one-way latency: a minute.
+pub const MAX_LATENCY_MS: i128 = 60_000;
+
 /// The fault kinds a scenario may name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -389,6 +396,63 @@ impl FaultSpec {
         };
         if let Fault::Pause { duration_ms: 0, .. } = fault {
             return Err(("duration_ms".into(), "must be at least 1".into()));
+        }
+        // Bounds that keep every later computation (ms -> us, sums) far from overflow.
+        let limits: [(&str, Option<i128>, i128, i128, &str); 7] = [
+            (
+                "duration_ms",
+                self.duration_ms.map(i128::from),
+                0,
+                MAX_MS,
+                "0 to 3600000 (one simulated hour)",
+            ),
+            (
+                "delay_ms",
+                self.delay_ms.map(i128::from),
+                0,
+                MAX_MS,
+                "0 to 3600000 (one simulated hour)",
+            ),
+            (
+                "offset_ms",
+                self.offset_ms.map(i128::from),
+                -MAX_SKEW_MS,
+                MAX_SKEW_MS,
+                "-86400000 to 86400000 (a day)",
+            ),
+            (
+                "step_ms",
+                self.step_ms.map(i128::from),
+                -MAX_SKEW_MS,
+                MAX_SKEW_MS,
+                "-86400000 to 86400000 (a day)",
+            ),
+            (
+                "drift_ppm",
+                self.drift_ppm.map(i128::from),
+                -999_999,
+                1_000_000,
+                "-999999 to 1000000 (a clock must run forwards)",
+            ),
+            (
+                "latency_ms_min",
+                self.latency_ms_min.map(i128::from),
+                0,
+                MAX_LATENCY_MS,
+                "0 to 60000",
+            ),
+            (
+                "latency_ms_max",
+                self.latency_ms_max.map(i128::from),
+                0,
+                MAX_LATENCY_MS,
+                "0 to 60000",
+            ),
+        ];
+        for (key, v, lo, hi, allowed) in limits {
+            if let Some(v) = v.filter(|v| *v < lo || *v > hi) {
+                return Err((key.into(), format!("{v} is out of range: {allowed}")));
+            }
         }
         Ok((when, fault))
     }

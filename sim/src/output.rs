@@ -24,16 +24,26 @@ pub const MARKER: &str = ".baton-report";
 /// or `reports/<scenario>+<overrides>/<seed>/` when `--set` changed it, so that a
 /// counterfactual run never replaces the plain run's report.
 pub fn default_dir(scenario: &str, overrides: &[String], seed: u64) -> PathBuf {
-    let mut name = scenario.to_string();
+    // Both parts are the user's text: keep them to one safe path component.
+    let safe = |t: &str| -> String {
+        t.trim()
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._=-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut name = safe(scenario).trim_start_matches('.').to_string();
+    if name.is_empty() {
+        name.push_str("scenario");
+    }
     for set in overrides {
         name.push('+');
-        name.extend(set.trim().chars().map(|c| {
-            if c.is_ascii_alphanumeric() || "._=-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        }));
+        name.push_str(&safe(set));
     }
     Path::new("reports").join(name).join(seed.to_string())
 }

@@ -413,6 +413,39 @@ pub fn load_str(
         &["work", "tick_interval_ms"],
         "must be at least 1".into(),
     )?;
+    let in_range = |v: u64, path: &[&str], hi: i128| -> Result<(), ScenarioError> {
+        check(
+            i128::from(v) <= hi,
+            path,
+            format!("{v} is out of range: 0 to {hi}"),
+        )
+    };
+    in_range(
+        s.network.latency_ms_max,
+        &["network", "latency_ms_max"],
+        crate::fault::MAX_LATENCY_MS,
+    )?;
+    in_range(
+        s.work.tick_interval_ms,
+        &["work", "tick_interval_ms"],
+        crate::fault::MAX_MS,
+    )?;
+    in_range(
+        s.work.client_timeout_ms,
+        &["work", "client_timeout_ms"],
+        crate::fault::MAX_MS,
+    )?;
+    in_range(
+        s.work.resource_timeout_ms,
+        &["work", "resource_timeout_ms"],
+        crate::fault::MAX_MS,
+    )?;
+    if let Some(v) = s.expect.liveness_bound_ms {
+        in_range(v, &["expect", "liveness_bound_ms"], crate::fault::MAX_MS)?;
+    }
+    if let Some(v) = s.expect.failover_ms_max {
+        in_range(v, &["expect", "failover_ms_max"], crate::fault::MAX_MS)?;
+    }
     check(
         s.work.rate_per_s <= 100_000,
         &["work", "rate_per_s"],
@@ -433,6 +466,7 @@ pub fn load_str(
     let mut faults = vec![];
     let mut filled = vec![];
     let mut last_at: Option<(usize, u64)> = None;
+    let mut node_before = false;
     for (i, spec) in s.faults.iter().enumerate() {
         let idx = i.to_string();
         let (when, fault) = spec
@@ -464,6 +498,28 @@ pub fn load_str(
                 format!("unknown target `{t}`: expected {allowed}"),
             )
         };
+        // `previous` names the node an earlier fault hit; there must be one.
+        let mentions_previous = [&spec.target, &spec.from, &spec.to]
+            .iter()
+            .any(|t| t.as_deref() == Some("previous"));
+        let key = if spec.target.is_some() {
+            "target"
+        } else if spec.from.as_deref() == Some("previous") {
+            "from"
+        } else {
+            "to"
+        };
+        check(
+            !mentions_previous || node_before,
+            &["faults", &idx, key],
+            "`previous` needs an earlier fault that hit a node (a node name, `leader` or `previous`)".into(),
+        )?;
+        let is_node = |t: &Option<String>| {
+            t.as_deref()
+                .is_some_and(|t| nodes.iter().any(|n| n == t) || t == "leader" || t == "previous")
+        };
+        node_before =
+            node_before || is_node(&spec.target) || is_node(&spec.from) || is_node(&spec.to);
         match &fault {
             Fault::Kill { target }
             | Fault::Restart { target }

@@ -1,8 +1,9 @@
 //! The singleton work a leader does: a scheduler tick and a sequencer, every write fenced.
 //!
 //! One task does all of a leader's protected writes, one at a time, so that when it
-//! returns nothing is in flight: the node can then release leadership knowing it has
-//! stopped. Sequencer requests are batched: each batch is one fenced write of the
+//! returns no write it sent is still awaiting an answer: the node can then release
+//! leadership knowing it has stopped. A write that timed out may still be in the network
+//! and land later; nothing but the fence at the resource can stop that one. Sequencer requests are batched: each batch is one fenced write of the
 //! `sequence` row (`last_seq` advanced by the batch size), and only once the resource
 //! accepted it are the numbers handed out.
 
@@ -74,6 +75,9 @@ pub async fn lead(
     // Claim: announce the token to the resource (raising max_token, which fences every
     // older leader from here on) and read where the sequence stands.
     let mut last_seq = loop {
+        if ctl.resign_requested.swap(false, Ordering::SeqCst) {
+            return LossReason::Resigned;
+        }
         match write(ctl, env, ep, l, WriteOp::Claim).await {
             Outcome::Written(s) => break s,
             Outcome::TimedOut => continue,

@@ -31,6 +31,8 @@ pub struct World {
     client: NodeId,
     /// Links cut by partitions, by process name: (from, to).
     cut: Mutex<BTreeSet<(String, String)>>,
+    /// Partitions in force: fault index -> label.
+    open_partitions: Mutex<std::collections::BTreeMap<usize, String>>,
     /// The sequencer client's record.
     pub client_record: ClientRecord,
 }
@@ -110,6 +112,7 @@ impl World {
             resource: res.id(),
             client: client.id(),
             cut: Mutex::new(BTreeSet::new()),
+            open_partitions: Mutex::new(Default::default()),
             client_record: record,
         }
     }
@@ -168,7 +171,13 @@ impl World {
     pub fn restart(&self, name: &str) {
         let n = self.node(name).expect("validated node name");
         let id = *n.id.get().expect("built");
-        // madsim's restart does not close the old sockets; a kill does.
+        // madsim's restart does not close the old sockets; a kill does. Restarting a live
+        // node kills it first, and the timeline says so: its beliefs die with it.
+        if !n.status.lock().unwrap().dead {
+            self.timeline.record(Event::NodeKilled {
+                node: name.to_string(),
+            });
+        }
         self.handle.kill(id);
         self.timeline.record(Event::NodeRestarted {
             node: name.to_string(),
@@ -231,8 +240,29 @@ impl World {
             .remove(&(from.to_string(), to.to_string()));
     }
 
-    /// Restores every cut link.
+    /// Notes that partition fault `index` is in force.
+    pub fn open_partition(&self, index: usize, label: &str) {
+        self.open_partitions
+            .lock()
+            .unwrap()
+            .insert(index, label.to_string());
+    }
+
+    /// Ends partition fault `index` if it is still in force; returns its label.
+    pub fn close_partition(&self, index: usize) -> Option<String> {
+        self.open_partitions.lock().unwrap().remove(&index)
+    }
+
+    /// Restores every cut link and records the end of every partition in force.
     pub fn heal_all(&self) {
+        let open = std::mem::take(&mut *self.open_partitions.lock().unwrap());
+        for (index, target) in open {
+            self.timeline.record(Event::FaultHealed {
+                index,
+                kind: "partition".into(),
+                target,
+            });
+        }
         let cut: Vec<(String, String)> = self.cut.lock().unwrap().iter().cloned().collect();
         for (a, b) in cut {
             self.mend(&a, &b);

@@ -20,9 +20,9 @@
 //! liveness.
 //!
 //! One write is not recovery: a write already in flight when the network died can land
-//! just after. So progress must also be sustained: after that first write, no gap
-//! between accepted writes, nor from the last one to the end of the run, may exceed the
-//! bound.
+//! just after. So progress must also be sustained: the run must go on for at least one
+//! bound after that first write, and no gap between accepted writes after it, nor from
+//! the last one to the end of the run, may exceed the bound.
 
 use super::{accepted_writes, us_to_ms, CheckInput, Violation};
 use crate::timeline::Event;
@@ -131,9 +131,22 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> LivenessSummary {
         first_write_after_ms: first_after_us.map(us_to_ms),
         longest_stall_after_ms: us_to_ms(stall_us),
     };
-    if first_after_us.is_some_and(|at| at <= deadline_us) && stall_us > bound_ms as i64 * 1000 {
+    let bound_us = (bound_ms as i64).saturating_mul(1000);
+    let first_in_time = first_after_us.filter(|&at| at <= deadline_us);
+    if let Some(first) = first_in_time.filter(|&at| input.end_us < at.saturating_add(bound_us)) {
+        // One write right after recovery can be a write that was already in flight; only
+        // a run that goes on for a whole bound after it can show progress is sustained.
         out.push(Violation::NoProgress {
-            at_ms: us_to_ms(stall_from_us + bound_ms as i64 * 1000),
+            at_ms: input.end_ms(),
+            detail: format!(
+                "run too short to show sustained progress: it ended {} ms after the first write following the last fault (at {} ms), less than the bound of {bound_ms} ms",
+                us_to_ms(input.end_us - first),
+                us_to_ms(first)
+            ),
+        });
+    } else if first_in_time.is_some() && stall_us > bound_us {
+        out.push(Violation::NoProgress {
+            at_ms: us_to_ms(stall_from_us.saturating_add(bound_us)),
             detail: format!(
                 "progress stalled after recovery: no accepted write for {} ms from {} ms (bound {bound_ms} ms)",
                 us_to_ms(stall_us),
@@ -288,6 +301,18 @@ mod tests {
         let s = check(&input(&r, &entries, 11_000), &mut v);
         assert_eq!(s.last_fault_end_ms, 5000.0);
         assert!(v.is_empty(), "{v:?}");
+    }
+
+    #[test]
+    fn a_run_ending_soon_after_one_write_fires() {
+        // A write in flight when the fault hit lands just after it; the run then ends
+        // before a whole bound has passed, so recovery was never shown.
+        let entries = vec![fault(1000, 0, "kill"), tick(1002, "n1", 1)];
+        let (_, v) = run(&entries, 3000);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0]
+            .detail()
+            .starts_with("run too short to show sustained progress"));
     }
 
     #[test]

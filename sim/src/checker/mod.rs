@@ -469,7 +469,8 @@ mod tests {
     fn clean_run_passes() {
         let r = resolved();
         let entries = clean_failover();
-        let f = check(&input(&r, &entries, 6000));
+        // The run goes on long enough after recovery (7.5 s default bound) to show it.
+        let f = check(&input(&r, &entries, 12_000));
         assert!(f.passed(), "{:?}", f.violations);
         assert_eq!(f.belief.max, 1);
         assert_eq!(f.effect.max, 1);
@@ -483,7 +484,7 @@ mod tests {
         // n1 was not killed but paused: it wakes and writes with its old token.
         entries.retain(|e| !matches!(e.event, Event::NodeKilled { .. }));
         entries.push(accepted(5200, "n1", 1, 2, WriteOp::Tick { n: 2 }));
-        let f = check(&input(&r, &entries, 6000));
+        let f = check(&input(&r, &entries, 12_000));
         let props: Vec<&str> = f.violations.iter().map(|v| v.property()).collect();
         assert_eq!(
             props,

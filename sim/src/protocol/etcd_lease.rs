@@ -126,6 +126,21 @@ impl Protocol for EtcdLease {
                 return Err((key.into(), "must be at least 1".into()));
             }
         }
+        let bounded = [
+            ("lease_ttl_ms", c.lease_ttl_ms),
+            ("keepalive_interval_ms", c.keepalive_interval_ms),
+            ("rpc_timeout_ms", c.rpc_timeout_ms),
+            ("min_lease_ttl_ms", c.min_lease_ttl_ms),
+            ("expiry_check_interval_ms", c.expiry_check_interval_ms),
+        ];
+        for (key, v) in bounded {
+            if i128::from(v) > crate::fault::MAX_MS {
+                return Err((
+                    key.into(),
+                    format!("{v} is out of range: 0 to 3600000 (one simulated hour)"),
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -154,6 +154,13 @@ impl Service {
         let now = self.clock.now_us();
         let mut st = self.store.lock().unwrap();
         let lease = st.leases.get_mut(&id)?;
+        if lease.expires_at_us <= now {
+            // etcd's lessor refuses to renew a lease past its expiry even if the revoke
+            // has not run yet: an expired lease never comes back to life.
+            drop(st);
+            self.revoke(id, "expired");
+            return None;
+        }
         lease.expires_at_us = now + lease.ttl_ms as i64 * 1000;
         Some(lease.ttl_ms)
     }
@@ -225,9 +232,10 @@ impl Service {
                 CompareTarget::CreateRevision(v) => kv.map_or(0, |k| k.create_revision).cmp(v),
                 CompareTarget::ModRevision(v) => kv.map_or(0, |k| k.mod_revision).cmp(v),
                 CompareTarget::Version(v) => kv.map_or(0, |k| k.version).cmp(v),
+                // etcd fails every value compare on a missing key.
                 CompareTarget::Value(v) => match kv {
                     Some(k) => k.value.cmp(v),
-                    None => return c.op == CompareOp::NotEqual,
+                    None => return false,
                 },
             };
             match c.op {
@@ -246,7 +254,13 @@ impl Service {
                 }
             }
         }
-        let writes = ops.iter().any(|op| !matches!(op, TxnOp::Get { .. }));
+        // As etcd, the revision moves only if something changes: a put, or a delete of a
+        // key that exists.
+        let writes = ops.iter().any(|op| match op {
+            TxnOp::Get { .. } => false,
+            TxnOp::Put { .. } => true,
+            TxnOp::Delete { key } => st.kv.contains_key(key),
+        });
         if writes {
             st.revision += 1;
         }
