@@ -50,6 +50,12 @@ enum Command {
     /// Run a scenario twice with one seed and compare every artifact byte for byte.
     #[command(after_help = EXIT_CODES)]
     CheckDeterminism(ScenarioArgs),
+    /// Run every protocol on every scenario over a range of seeds, side by side.
+    ///
+    /// Writes matrix.md and matrix.json to reports/matrix/ (or --out). Failing cells are
+    /// data here, not errors: the command exits 0 once the matrix is written.
+    #[command(after_help = EXIT_CODES)]
+    Matrix(MatrixArgs),
     /// Measure simulated seconds per wall-clock second for scenarios.
     ///
     /// Prints a Markdown table; the figures depend on the machine.
@@ -82,6 +88,31 @@ struct RunArgs {
     /// Print only the verdict line, not the summary.
     #[arg(long, short)]
     quiet: bool,
+}
+
+#[derive(Debug, Args)]
+struct MatrixArgs {
+    /// Scenario files.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// `all`, or protocol names separated by commas.
+    #[arg(long, default_value = "all")]
+    protocols: String,
+    /// Seeds to run each cell with, as A..B (B excluded).
+    #[arg(long, default_value = "0..20", value_parser = parse_seed_range)]
+    seeds: std::ops::Range<u64>,
+    /// Runs in parallel (each on its own thread and runtime; results do not depend on it).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Overrides applied to every run, as in `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write matrix.md and matrix.json here instead of reports/matrix/.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write into a directory that holds files sim did not write.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +176,7 @@ pub fn main(cli: Cli) -> i32 {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::CheckDeterminism(args) => check_determinism(args),
+        Command::Matrix(args) => matrix(args),
         Command::Bench(args) => bench(args),
     };
     result.unwrap_or_else(|code| code)
@@ -209,6 +241,82 @@ fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
         sayln!("NOT deterministic: {} differ", differ.join(", "));
         Ok(EXIT_FAIL)
     }
+}
+
+fn matrix(args: MatrixArgs) -> Result<i32, i32> {
+    use crate::protocol::ProtocolName;
+    let protocols: Vec<ProtocolName> = if args.protocols == "all" {
+        ProtocolName::ALL.to_vec()
+    } else {
+        args.protocols
+            .split(',')
+            .map(|p| {
+                ProtocolName::parse(p.trim()).ok_or_else(|| {
+                    let names: Vec<&str> = ProtocolName::ALL.iter().map(|p| p.name()).collect();
+                    eprintln!(
+                        "error: --protocols: unknown protocol `{}`: expected all, or some of {}",
+                        p.trim(),
+                        names.join(", ")
+                    );
+                    EXIT_BAD_INPUT
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let plan = crate::matrix::Plan {
+        scenarios: args.scenarios.clone(),
+        protocols,
+        seeds: args.seeds.clone(),
+        set: args.set.clone(),
+        jobs: args.jobs,
+    };
+    let resolved = crate::matrix::resolve(&plan).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_INPUT
+    })?;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports/matrix"));
+    output::check_writable(&dir, args.force).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_INPUT
+    })?;
+    let cells = crate::matrix::run(&plan, &resolved).map_err(|e| {
+        eprintln!("internal error: the simulation failed: {e}");
+        EXIT_INTERNAL
+    })?;
+    let mut command = String::from("sim matrix");
+    for s in &args.scenarios {
+        let _ = std::fmt::Write::write_fmt(&mut command, format_args!(" {}", s.display()));
+    }
+    let _ = std::fmt::Write::write_fmt(
+        &mut command,
+        format_args!(
+            " --protocols {} --seeds {}..{}",
+            args.protocols, args.seeds.start, args.seeds.end
+        ),
+    );
+    for s in &args.set {
+        let _ = std::fmt::Write::write_fmt(&mut command, format_args!(" --set {s}"));
+    }
+    let md = crate::matrix::markdown(&plan, &command, &cells);
+    let json = serde_json::json!({ "command": command, "seeds": [args.seeds.start, args.seeds.end], "cells": cells });
+    let json = serde_json::to_string_pretty(&json).expect("cells serialize") + "\n";
+    output::write_all(
+        &dir,
+        &[
+            ("matrix.md", md.clone().into_bytes()),
+            ("matrix.json", json.into_bytes()),
+        ],
+    )
+    .map_err(|e| {
+        eprintln!("error: cannot write the matrix to {}: {e}", dir.display());
+        EXIT_INTERNAL
+    })?;
+    say(&md);
+    sayln!("matrix: {}", dir.display());
+    Ok(EXIT_PASS)
 }
 
 fn bench(args: BenchArgs) -> Result<i32, i32> {

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod driver;
 pub mod experiment;
 pub mod fault;
+pub mod matrix;
 pub mod node;
 pub mod output;
 pub mod plot;

@@ -74,13 +74,14 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
     }
 }
 
-/// Writes the artifacts (name, content) and the marker into `dir`.
+/// Writes the files (name, content) and the marker naming them into `dir`.
 pub fn write_all(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for (name, content) in files {
         std::fs::write(dir.join(name), content)?;
     }
-    let marker = format!("Written by `sim run`. Files: {}\n", ARTIFACTS.join(", "));
+    let names: Vec<&str> = files.iter().map(|(n, _)| *n).collect();
+    let marker = format!("Written by `sim`. Files: {}\n", names.join(", "));
     std::fs::write(dir.join(MARKER), marker)
 }
 

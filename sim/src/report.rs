@@ -74,6 +74,8 @@ struct Report<'a> {
     sometimes: Vec<Sometimes>,
     client: &'a ClientStats,
     network_messages: u64,
+    backend_requests: u64,
+    backend_requests_per_s: f64,
     timeline_events: usize,
     violations: Vec<ViolationRecord>,
     reproduce: String,
@@ -132,6 +134,9 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
             .collect(),
         client: &out.client,
         network_messages: out.messages,
+        backend_requests: out.backend_requests,
+        backend_requests_per_s: out.backend_requests as f64 * 1000.0
+            / r.scenario.duration_ms as f64,
         timeline_events: out.entries.len(),
         violations: f.violation_records(),
         reproduce: reproduce_command(r, seed),

@@ -20,6 +20,8 @@ pub struct RunOutput {
     pub client: ClientStats,
     /// Messages the simulated network carried.
     pub messages: u64,
+    /// Requests the protocol's backend served (0 for peer-to-peer protocols).
+    pub backend_requests: u64,
 }
 
 /// Runs `resolved` with `seed`. Each run gets its own OS thread: madsim keeps per-thread
@@ -62,6 +64,9 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
             end_us: crate::clock::global_now_us(),
             client: world.client_record.stats(),
             messages: madsim::net::NetSim::current().stat().msg_count,
+            backend_requests: world
+                .backend_requests
+                .load(std::sync::atomic::Ordering::Relaxed),
         }
     })
 }

@@ -220,3 +220,41 @@ fn check_determinism_passes_and_help_documents_exit_codes() {
     assert_eq!(usage.status.code(), Some(2));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn matrix_output_does_not_depend_on_jobs() {
+    let d = temp_dir("matrix");
+    let scenarios = [scenario("graceful-stepdown"), scenario("gc-pause")];
+    let mut outputs = vec![];
+    for jobs in ["1", "2"] {
+        let out_dir = format!("m{jobs}");
+        let args = [
+            "matrix",
+            &scenarios[0],
+            &scenarios[1],
+            "--seeds",
+            "0..2",
+            "--jobs",
+            jobs,
+            "--out",
+            &out_dir,
+        ];
+        let out = sim(&args, &d);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outputs.push(std::fs::read(d.join(&out_dir).join("matrix.json")).unwrap());
+        assert!(d.join(&out_dir).join("matrix.md").is_file());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    let bad = sim(
+        &["matrix", &scenarios[0], "--protocols", "etcd-lease,paxos"],
+        &d,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown protocol `paxos`"));
+    std::fs::remove_dir_all(&d).unwrap();
+}

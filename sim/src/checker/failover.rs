@@ -91,6 +91,8 @@ pub struct FailoverSummary {
     pub failover_ms: Vec<f64>,
     /// Campaign (or vacancy) to win.
     pub election_latency_ms: LatencyStats,
+    /// Each election's latency, in order of the wins (for aggregating across runs).
+    pub election_latencies_ms: Vec<f64>,
     /// One per change of leadership where the new leader wrote.
     pub handoff_gaps: Vec<HandoffGap>,
 }
@@ -112,6 +114,7 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> FailoverSummary {
     FailoverSummary {
         failover_ms,
         election_latency_ms: LatencyStats::of(&latencies),
+        election_latencies_ms: latencies,
         handoff_gaps,
     }
 }

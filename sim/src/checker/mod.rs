@@ -212,6 +212,8 @@ pub struct Findings {
     pub failover_ms: Vec<f64>,
     /// Campaign start (or seat vacated) to win (`election_latency_ms`).
     pub election_latency_ms: failover::LatencyStats,
+    /// Each election's latency, in order of the wins.
+    pub election_latencies_ms: Vec<f64>,
     /// For each leadership change, old leader's stop to new leader's first write.
     pub handoff_gaps: Vec<failover::HandoffGap>,
     /// Each of the scenario's "sometimes" expectations and whether it held.
@@ -260,6 +262,7 @@ pub fn check(input: &CheckInput) -> Findings {
         sequence,
         failover_ms: failover.failover_ms,
         election_latency_ms: failover.election_latency_ms,
+        election_latencies_ms: failover.election_latencies_ms,
         handoff_gaps: failover.handoff_gaps,
         sometimes,
         liveness,

@@ -1,0 +1,279 @@
+//! `sim matrix`: every protocol on every scenario, over a range of seeds, side by side.
+//!
+//! Each (scenario, protocol, seed) is one ordinary run. Runs are spread over `--jobs`
+//! worker threads; each still gets its own thread and runtime, and results are put back
+//! in (scenario, protocol, seed) order, so the table does not depend on `--jobs`.
+
+use crate::checker::failover::LatencyStats;
+use crate::experiment;
+use crate::protocol::ProtocolName;
+use crate::scenario::{self, Resolved};
+use serde::Serialize;
+use std::fmt::Write;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// What one run contributes to its cell.
+#[derive(Clone, Debug)]
+struct RunFacts {
+    passed: bool,
+    violations: Vec<&'static str>,
+    failover_ms: Vec<f64>,
+    election_latency_ms: Vec<f64>,
+    overlaps: usize,
+    longest_overlap_ms: f64,
+    incidents: u64,
+    reused: u64,
+    rejections: usize,
+    backend_requests: u64,
+    simulated_ms: u64,
+}
+
+/// One cell of the matrix: a protocol on a scenario, over all seeds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Cell {
+    /// The scenario's name.
+    pub scenario: String,
+    /// The protocol.
+    pub protocol: &'static str,
+    /// Seeds run.
+    pub seeds: u64,
+    /// Seeds whose verdict was pass.
+    pub passed: u64,
+    /// Properties that failed, with the number of seeds each failed in.
+    pub failed_properties: Vec<(String, u64)>,
+    /// Failover over every seed's failovers.
+    pub failover_ms: LatencyStats,
+    /// Election latency over every seed's elections.
+    pub election_latency_ms: LatencyStats,
+    /// By-belief overlap windows, summed over seeds.
+    pub belief_overlaps: usize,
+    /// The longest by-belief overlap window.
+    pub longest_belief_overlap_ms: f64,
+    /// Double-leader-acting incidents, summed over seeds.
+    pub by_effect_incidents: u64,
+    /// Seeds with at least one incident or reused sequence number.
+    pub seeds_with_incidents: u64,
+    /// Fencing rejections, summed over seeds.
+    pub fencing_rejections: usize,
+    /// Backend requests per simulated second, over all seeds.
+    pub backend_requests_per_s: f64,
+    /// The protocol's failover bound for this scenario.
+    pub failover_bound: String,
+}
+
+/// Everything `sim matrix` was asked to do.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Scenario files.
+    pub scenarios: Vec<PathBuf>,
+    /// Protocols, in report order.
+    pub protocols: Vec<ProtocolName>,
+    /// Seeds.
+    pub seeds: Range<u64>,
+    /// Overrides applied to every run.
+    pub set: Vec<String>,
+    /// Worker threads.
+    pub jobs: usize,
+}
+
+/// Loads every (scenario, protocol) pair; the first bad one is returned as an error.
+pub fn resolve(plan: &Plan) -> Result<Vec<Resolved>, scenario::ScenarioError> {
+    let mut out = vec![];
+    for path in &plan.scenarios {
+        for p in &plan.protocols {
+            let mut set = vec![format!("protocol={}", p.name())];
+            set.extend(plan.set.iter().cloned());
+            out.push(scenario::load(path, &set)?);
+        }
+    }
+    Ok(out)
+}
+
+fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
+    let a = experiment::run(r, seed)?;
+    let f = &a.findings;
+    let mut violations: Vec<&'static str> = f.violations.iter().map(|v| v.property()).collect();
+    violations.sort();
+    violations.dedup();
+    let report: serde_json::Value = serde_json::from_str(&a.report_json).expect("our own JSON");
+    Ok(RunFacts {
+        passed: a.passed,
+        violations,
+        failover_ms: f.failover_ms.clone(),
+        election_latency_ms: f.election_latencies_ms.clone(),
+        overlaps: f.belief.overlaps.len(),
+        longest_overlap_ms: f
+            .belief
+            .overlaps
+            .iter()
+            .map(|o| o.to_ms - o.from_ms)
+            .fold(0.0, f64::max),
+        incidents: f.double_leader_acting_incidents,
+        reused: f.sequence.reused + f.sequence.client_reused,
+        rejections: f.rejections.len(),
+        backend_requests: report["backend_requests"].as_u64().unwrap_or(0),
+        simulated_ms: r.scenario.duration_ms,
+    })
+}
+
+/// Runs the plan; cells come back in (scenario, protocol) order.
+pub fn run(plan: &Plan, resolved: &[Resolved]) -> Result<Vec<Cell>, String> {
+    let jobs: Vec<(usize, u64)> = (0..resolved.len())
+        .flat_map(|i| plan.seeds.clone().map(move |s| (i, s)))
+        .collect();
+    let results: Arc<Mutex<Vec<Option<Result<RunFacts, String>>>>> =
+        Arc::new(Mutex::new(vec![None; jobs.len()]));
+    let next = Arc::new(Mutex::new(0usize));
+    let resolved = Arc::new(resolved.to_vec());
+    let jobs = Arc::new(jobs);
+    let workers: Vec<_> = (0..plan.jobs.max(1))
+        .map(|_| {
+            let (results, next, resolved, jobs) = (
+                results.clone(),
+                next.clone(),
+                resolved.clone(),
+                jobs.clone(),
+            );
+            std::thread::spawn(move || loop {
+                let k = {
+                    let mut n = next.lock().unwrap();
+                    let k = *n;
+                    *n += 1;
+                    k
+                };
+                let Some(&(i, seed)) = jobs.get(k) else {
+                    return;
+                };
+                let r = facts(&resolved[i], seed);
+                results.lock().unwrap()[k] = Some(r);
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| "a matrix worker panicked".to_string())?;
+    }
+    let results = std::mem::take(&mut *results.lock().unwrap());
+    let per_pair = (plan.seeds.end - plan.seeds.start) as usize;
+    let mut cells = vec![];
+    for (i, chunk) in results.chunks(per_pair).enumerate() {
+        let r = &resolved[i];
+        let runs: Vec<RunFacts> = chunk
+            .iter()
+            .map(|x| x.clone().expect("every job ran"))
+            .collect::<Result<_, _>>()?;
+        cells.push(cell(r, &runs));
+    }
+    Ok(cells)
+}
+
+fn cell(r: &Resolved, runs: &[RunFacts]) -> Cell {
+    let mut failed: std::collections::BTreeMap<String, u64> = Default::default();
+    for run in runs {
+        for v in &run.violations {
+            *failed.entry(v.to_string()).or_default() += 1;
+        }
+    }
+    let all = |f: fn(&RunFacts) -> &Vec<f64>| {
+        runs.iter()
+            .flat_map(|x| f(x).iter().copied())
+            .collect::<Vec<f64>>()
+    };
+    let simulated_ms: u64 = runs.iter().map(|x| x.simulated_ms).sum();
+    Cell {
+        scenario: r.scenario.name.clone(),
+        protocol: r.scenario.protocol.name(),
+        seeds: runs.len() as u64,
+        passed: runs.iter().filter(|x| x.passed).count() as u64,
+        failed_properties: failed.into_iter().collect(),
+        failover_ms: LatencyStats::of(&all(|x| &x.failover_ms)),
+        election_latency_ms: LatencyStats::of(&all(|x| &x.election_latency_ms)),
+        belief_overlaps: runs.iter().map(|x| x.overlaps).sum(),
+        longest_belief_overlap_ms: runs
+            .iter()
+            .map(|x| x.longest_overlap_ms)
+            .fold(0.0, f64::max),
+        by_effect_incidents: runs.iter().map(|x| x.incidents).sum(),
+        seeds_with_incidents: runs
+            .iter()
+            .filter(|x| x.incidents > 0 || x.reused > 0)
+            .count() as u64,
+        fencing_rejections: runs.iter().map(|x| x.rejections).sum(),
+        backend_requests_per_s: runs.iter().map(|x| x.backend_requests).sum::<u64>() as f64
+            * 1000.0
+            / simulated_ms.max(1) as f64,
+        failover_bound: {
+            let b = r.protocol.failover_bound(&r.scenario);
+            format!("{} ms: {}", b.ms, b.formula)
+        },
+    }
+}
+
+fn ms(v: f64) -> String {
+    format!("{v:.0}")
+}
+
+/// matrix.md: one table, a row per (scenario, protocol), then the bounds.
+pub fn markdown(plan: &Plan, command: &str, cells: &[Cell]) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "# Baton protocol matrix\n");
+    let _ = writeln!(t, "Made by `{command}`.");
+    let _ = writeln!(
+        t,
+        "Seeds {}..{} per cell. Times in simulated ms. Incidents: double-leader-acting incidents summed over seeds (seeds with an incident or a reused sequence number in brackets). See README, \"Reading the matrix\".\n",
+        plan.seeds.start, plan.seeds.end
+    );
+    let _ = writeln!(t, "| scenario | protocol | pass | failover p50 | failover p99 | election p99 | belief overlaps (longest) | incidents (seeds) | fencing rejections | backend req/s | failed properties |");
+    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|");
+    for c in cells {
+        let failed: Vec<String> = c
+            .failed_properties
+            .iter()
+            .map(|(p, n)| format!("{p} ({n})"))
+            .collect();
+        let _ = writeln!(
+            t,
+            "| {} | {} | {}/{} | {} | {} | {} | {} ({}) | {} ({}) | {} | {:.1} | {} |",
+            c.scenario,
+            c.protocol,
+            c.passed,
+            c.seeds,
+            if c.failover_ms.count > 0 {
+                ms(c.failover_ms.p50)
+            } else {
+                "-".into()
+            },
+            if c.failover_ms.count > 0 {
+                ms(c.failover_ms.p99)
+            } else {
+                "-".into()
+            },
+            if c.election_latency_ms.count > 0 {
+                ms(c.election_latency_ms.p99)
+            } else {
+                "-".into()
+            },
+            c.belief_overlaps,
+            ms(c.longest_belief_overlap_ms),
+            c.by_effect_incidents,
+            c.seeds_with_incidents,
+            c.fencing_rejections,
+            c.backend_requests_per_s,
+            if failed.is_empty() {
+                "-".into()
+            } else {
+                failed.join(", ")
+            },
+        );
+    }
+    let _ = writeln!(t, "\n## Failover bounds\n");
+    let mut seen = std::collections::BTreeSet::new();
+    for c in cells {
+        if seen.insert((c.protocol, c.failover_bound.clone())) {
+            let _ = writeln!(t, "- {} ({}): {}", c.protocol, c.scenario, c.failover_bound);
+        }
+    }
+    t
+}
