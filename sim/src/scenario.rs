@@ -6,7 +6,9 @@
 
 use crate::fault::{Fault, FaultSpec, When};
 use crate::protocol::{self, Protocol, ProtocolName};
+use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::redis_lock::RedisLockConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -124,6 +126,15 @@ pub struct Scenario {
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
+    /// Parameters of `redis-naive` (the Redis lock's defaults when absent).
+    #[serde(rename = "redis-naive", skip_serializing_if = "Option::is_none")]
+    pub redis_naive: Option<RedisLockConfig>,
+    /// Parameters of `redis-fenced` (the Redis lock's defaults when absent).
+    #[serde(rename = "redis-fenced", skip_serializing_if = "Option::is_none")]
+    pub redis_fenced: Option<RedisLockConfig>,
+    /// Parameters of `db-row` (the row lease's defaults when absent).
+    #[serde(rename = "db-row", skip_serializing_if = "Option::is_none")]
+    pub db_row: Option<DbRowConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -141,6 +152,9 @@ impl Default for Scenario {
             network: NetworkConfig::default(),
             work: WorkConfig::default(),
             etcd_lease: None,
+            redis_naive: None,
+            redis_fenced: None,
+            db_row: None,
             expect: Expect::default(),
             faults: vec![],
         }

@@ -9,7 +9,9 @@
 //! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
 //! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
 
+pub mod db_row;
 pub mod etcd_lease;
+pub mod redis_lock;
 
 use crate::clock::NodeClock;
 use crate::scenario::Scenario;
@@ -28,16 +30,30 @@ pub enum ProtocolName {
     /// etcd lease + the `concurrency` election recipe.
     #[default]
     EtcdLease,
+    /// A Redis `SET NX PX` lock with no fencing token (the instructive wrong default).
+    RedisNaive,
+    /// The Redis lock plus a fencing token from `INCR` on acquisition.
+    RedisFenced,
+    /// A lease on one database row, `generation` as token.
+    DbRow,
 }
 
 impl ProtocolName {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [ProtocolName; 1] = [ProtocolName::EtcdLease];
+    pub const ALL: [ProtocolName; 4] = [
+        ProtocolName::EtcdLease,
+        ProtocolName::RedisNaive,
+        ProtocolName::RedisFenced,
+        ProtocolName::DbRow,
+    ];
 
     /// The name used in files and reports (and the name of its scenario table).
     pub fn name(self) -> &'static str {
         match self {
             ProtocolName::EtcdLease => "etcd-lease",
+            ProtocolName::RedisNaive => "redis-naive",
+            ProtocolName::RedisFenced => "redis-fenced",
+            ProtocolName::DbRow => "db-row",
         }
     }
 
@@ -124,6 +140,21 @@ pub fn fill_table(scenario: &mut Scenario) {
             c.keepalive_interval_ms = c.effective_keepalive_interval_ms();
             scenario.etcd_lease = Some(c);
         }
+        ProtocolName::RedisNaive => {
+            let mut c = scenario.redis_naive.clone().unwrap_or_default();
+            c.renew_interval_ms = c.effective_renew_interval_ms();
+            scenario.redis_naive = Some(c);
+        }
+        ProtocolName::RedisFenced => {
+            let mut c = scenario.redis_fenced.clone().unwrap_or_default();
+            c.renew_interval_ms = c.effective_renew_interval_ms();
+            scenario.redis_fenced = Some(c);
+        }
+        ProtocolName::DbRow => {
+            let mut c = scenario.db_row.clone().unwrap_or_default();
+            c.renew_interval_ms = c.effective_renew_interval_ms();
+            scenario.db_row = Some(c);
+        }
     }
 }
 
@@ -134,5 +165,12 @@ pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
         ProtocolName::EtcdLease => Arc::new(etcd_lease::EtcdLease(
             scenario.etcd_lease.clone().unwrap_or_default(),
         )),
+        ProtocolName::RedisNaive => Arc::new(redis_lock::RedisNaive(
+            scenario.redis_naive.clone().unwrap_or_default(),
+        )),
+        ProtocolName::RedisFenced => Arc::new(redis_lock::RedisFenced(
+            scenario.redis_fenced.clone().unwrap_or_default(),
+        )),
+        ProtocolName::DbRow => Arc::new(db_row::DbRow(scenario.db_row.clone().unwrap_or_default())),
     }
 }

@@ -1,0 +1,264 @@
+//! `db-row`: leadership as a lease on one row of a single-node SQL database.
+//!
+//! The practitioner's database-row lease (Baton's seed document 004: "you can use a
+//! database row as a lock: `UPDATE leader SET node_id = 'node-1', expires_at = NOW() +
+//! INTERVAL '30 seconds' WHERE expires_at < NOW()`. The node that successfully updates
+//! the row is the leader. This works if the database is a single node"), the same
+//! pattern as ShedLock's JDBC provider with `usingDbTime()`. The table is
+//! `leader(node, expires_at, generation)` with one row, and every statement is judged on
+//! the database's own clock `now()`, so the nodes' clocks never decide who holds it:
+//! - acquire: `UPDATE leader SET node = ?, expires_at = now() + ttl, generation =
+//!   generation + 1 WHERE expires_at < now() RETURNING generation`: one row affected
+//!   means this node leads under the new generation;
+//! - renew: `UPDATE leader SET expires_at = now() + ttl WHERE node = ? AND generation = ?`:
+//!   no row affected means someone else took the row since;
+//! - release: `UPDATE leader SET expires_at = now() WHERE node = ? AND generation = ?`,
+//!   so the next candidate's acquire succeeds at once;
+//! - observe: `SELECT node, generation FROM leader WHERE expires_at >= now()`.
+//!
+//! `generation` is the fencing token: it only grows, one step per acquisition, inside the
+//! same atomic statement that grants the lease, so a later holder always has a higher one.
+//!
+//! Defaults: a 30 s lease (the seed's `INTERVAL '30 seconds'`), renewed every TTL / 3
+//! (the rule etcd's Go client and Redisson's watchdog use); candidates retry the acquire
+//! every 2 s (the retry period of the seed's Kubernetes lease pattern, client-go's
+//! `RetryPeriod`). No database bounds a statement by default (PostgreSQL's
+//! `statement_timeout` is 0, off), so the client sets 2 s, well inside the renew
+//! interval.
+//!
+//! The node keeps its own lease deadline on its own clock (the time just before it sent
+//! the acquire or the last answered renewal, plus the TTL) and stops acting when it
+//! passes, even if the database never answers again.
+
+use crate::clock::{sleep_local, Clock};
+use crate::elector::{Elector, ElectorError, LeaderInfo};
+use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Why a statement failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DbError {
+    /// No answer within the statement timeout (lost packets, partition, a paused server).
+    Timeout,
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbError::Timeout => write!(f, "timed out"),
+        }
+    }
+}
+
+/// The `leader` row as a `SELECT` sees it while a lease is live.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaderRow {
+    /// The holder.
+    pub node: String,
+    /// Its generation (the fencing token).
+    pub generation: u64,
+}
+
+/// The statements the row lease uses, against the table `leader(node, expires_at,
+/// generation)`. Every call is bounded by a timeout inside the implementation.
+#[async_trait]
+pub trait DbApi: Send + Sync {
+    /// `UPDATE leader SET node = ?, expires_at = now() + ttl, generation = generation + 1
+    /// WHERE expires_at < now() RETURNING generation`: the new generation when the row was
+    /// updated, `None` when the lease is still live.
+    async fn acquire(&self, node: &str, ttl_ms: u64) -> Result<Option<u64>, DbError>;
+    /// `UPDATE leader SET expires_at = now() + ttl WHERE node = ? AND generation = ?`:
+    /// true when one row was updated.
+    async fn renew(&self, node: &str, generation: u64, ttl_ms: u64) -> Result<bool, DbError>;
+    /// `UPDATE leader SET expires_at = now() WHERE node = ? AND generation = ?`: true
+    /// when one row was updated.
+    async fn release(&self, node: &str, generation: u64) -> Result<bool, DbError>;
+    /// `SELECT node, generation FROM leader WHERE expires_at >= now()`.
+    async fn select(&self) -> Result<Option<LeaderRow>, DbError>;
+}
+
+/// Parameters of the row lease (a scenario's `[db-row]` table).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DbRowConfig {
+    /// The lease's length (`expires_at = now() + ttl`): 30 s, as in the seed's statement.
+    pub lease_ttl_ms: u64,
+    /// How often the holder renews. 0 means TTL / 3.
+    pub renew_interval_ms: u64,
+    /// How often a candidate retries the acquire (client-go's `RetryPeriod`: 2 s).
+    pub poll_interval_ms: u64,
+    /// Timeout of every statement.
+    pub statement_timeout_ms: u64,
+}
+
+impl Default for DbRowConfig {
+    fn default() -> Self {
+        DbRowConfig {
+            lease_ttl_ms: 30_000,
+            renew_interval_ms: 0,
+            poll_interval_ms: 2000,
+            statement_timeout_ms: 2000,
+        }
+    }
+}
+
+impl DbRowConfig {
+    /// The renew interval in force (TTL / 3 when not set).
+    pub fn effective_renew_interval_ms(&self) -> u64 {
+        if self.renew_interval_ms == 0 {
+            (self.lease_ttl_ms / 3).max(1)
+        } else {
+            self.renew_interval_ms
+        }
+    }
+}
+
+/// The lease this node holds.
+#[derive(Clone)]
+struct Held {
+    generation: u64,
+    lease: LeaseHandle,
+    /// Renewals hold it shared across their round trip, the release exclusively: a
+    /// renewal still in flight must not land after the release and revive the row for a
+    /// whole TTL with nobody acting under it.
+    statements: Arc<tokio::sync::RwLock<()>>,
+}
+
+/// A database-row elector for one node.
+pub struct DbRowElector {
+    api: Arc<dyn DbApi>,
+    clock: Arc<dyn Clock>,
+    cfg: DbRowConfig,
+    node: String,
+    held: Mutex<Option<Held>>,
+}
+
+fn unavailable(e: DbError) -> ElectorError {
+    ElectorError::Unavailable(e.to_string())
+}
+
+impl DbRowElector {
+    /// An elector for `node` talking to the database through `api`, reading time on
+    /// `clock`.
+    pub fn new(node: &str, api: Arc<dyn DbApi>, clock: Arc<dyn Clock>, cfg: DbRowConfig) -> Self {
+        DbRowElector {
+            api,
+            clock,
+            cfg,
+            node: node.to_string(),
+            held: Mutex::new(None),
+        }
+    }
+}
+
+/// Renews every `interval_ms` until the lease is lost. Each renewal is its own task, sent
+/// on schedule, so one lost answer costs one renewal and not the cadence. An answered
+/// renewal extends the local deadline to (time it was sent + TTL); no row updated ends
+/// the lease; a timed-out one extends nothing, so a partitioned holder's deadline runs
+/// out on its own.
+fn spawn_renewals(
+    api: Arc<dyn DbApi>,
+    clock: Arc<dyn Clock>,
+    node: String,
+    held: Held,
+    ttl_ms: u64,
+    interval_ms: u64,
+) {
+    let Held {
+        generation,
+        lease,
+        statements,
+    } = held;
+    madsim::task::spawn(async move {
+        loop {
+            tokio::select! {
+                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
+                // madsim does not seed; polling in written order keeps runs deterministic.
+                biased;
+                _ = lease.expired() => return,
+                _ = sleep_local(clock.as_ref(), Duration::from_millis(interval_ms)) => {}
+            }
+            let (api, clock, node, lease, statements) = (
+                api.clone(),
+                clock.clone(),
+                node.clone(),
+                lease.clone(),
+                statements.clone(),
+            );
+            madsim::task::spawn(async move {
+                let _in_flight = statements.read().await;
+                if !lease.valid() {
+                    return;
+                }
+                let sent_us = clock.now_us();
+                match api.renew(&node, generation, ttl_ms).await {
+                    Ok(true) => lease.extend_to(sent_us + ttl_ms as i64 * 1000),
+                    Ok(false) => lease.end(LossReason::Revoked),
+                    Err(_) => {}
+                }
+            });
+        }
+    });
+}
+
+#[async_trait]
+impl Elector for DbRowElector {
+    async fn campaign(&self) -> Result<Leadership, ElectorError> {
+        let ttl_ms = self.cfg.lease_ttl_ms;
+        let poll = Duration::from_millis(self.cfg.poll_interval_ms);
+        let (generation, sent_us) = loop {
+            let sent_us = self.clock.now_us();
+            match self
+                .api
+                .acquire(&self.node, ttl_ms)
+                .await
+                .map_err(unavailable)?
+            {
+                Some(g) => break (g, sent_us),
+                None => sleep_local(self.clock.as_ref(), poll).await,
+            }
+        };
+        let lease = LeaseHandle::new(self.clock.clone(), sent_us + ttl_ms as i64 * 1000, true);
+        let held = Held {
+            generation,
+            lease: lease.clone(),
+            statements: Arc::new(tokio::sync::RwLock::new(())),
+        };
+        *self.held.lock().unwrap() = Some(held.clone());
+        spawn_renewals(
+            self.api.clone(),
+            self.clock.clone(),
+            self.node.clone(),
+            held,
+            ttl_ms,
+            self.cfg.effective_renew_interval_ms(),
+        );
+        Ok(lease.leadership(generation))
+    }
+
+    async fn resign(&self, leadership: &Leadership) -> Result<(), ElectorError> {
+        leadership.end(LossReason::Resigned);
+        let held = self.held.lock().unwrap().take();
+        if let Some(h) = held {
+            h.lease.end(LossReason::Resigned);
+            // Wait for renewals in flight; later ones see the lease ended and send nothing.
+            let _no_renewal_in_flight = h.statements.write().await;
+            self.api
+                .release(&self.node, h.generation)
+                .await
+                .map_err(unavailable)?;
+        }
+        Ok(())
+    }
+
+    async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
+        let row = self.api.select().await.map_err(unavailable)?;
+        Ok(row.map(|r| LeaderInfo {
+            node: r.node,
+            token: r.generation,
+        }))
+    }
+}

@@ -1,0 +1,166 @@
+//! `db-row` in the simulator: a single-node database holding the `leader` row as the
+//! backend, and the simulated side of the [`DbApi`] seam (RPCs to it).
+
+use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::rpc::{call, request, BACKEND_ADDR};
+use crate::scenario::Scenario;
+use crate::service::db;
+use async_trait::async_trait;
+use baton_protocols::db_row::{DbApi, DbError, DbRowConfig, DbRowElector, LeaderRow};
+use baton_protocols::Elector;
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// The acquire statement; the new generation when one row was updated.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbAcquire {
+    /// The candidate.
+    pub node: String,
+    /// The lease length.
+    pub ttl_ms: u64,
+}
+request!(DbAcquire => Option<u64>);
+
+/// The renew statement; true when one row was updated.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbRenew {
+    /// The holder.
+    pub node: String,
+    /// Its generation.
+    pub generation: u64,
+    /// The lease length.
+    pub ttl_ms: u64,
+}
+request!(DbRenew => bool);
+
+/// The release statement; true when one row was updated.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbRelease {
+    /// The holder.
+    pub node: String,
+    /// Its generation.
+    pub generation: u64,
+}
+request!(DbRelease => bool);
+
+/// The select statement: the live holder, if any.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbSelect;
+request!(DbSelect => Option<LeaderRow>);
+
+/// A database client for one node; every statement is bounded by
+/// `statement_timeout_ms`.
+pub struct SimDbClient {
+    ep: Arc<Endpoint>,
+    timeout_ms: u64,
+}
+
+impl SimDbClient {
+    /// A client sending from `ep`.
+    pub fn new(ep: Arc<Endpoint>, timeout_ms: u64) -> Self {
+        SimDbClient { ep, timeout_ms }
+    }
+
+    async fn call<R: madsim::net::rpc::Request>(&self, req: R) -> Result<R::Response, DbError> {
+        call(&self.ep, BACKEND_ADDR, req, self.timeout_ms)
+            .await
+            .map_err(|_| DbError::Timeout)
+    }
+}
+
+#[async_trait]
+impl DbApi for SimDbClient {
+    async fn acquire(&self, node: &str, ttl_ms: u64) -> Result<Option<u64>, DbError> {
+        self.call(DbAcquire {
+            node: node.into(),
+            ttl_ms,
+        })
+        .await
+    }
+
+    async fn renew(&self, node: &str, generation: u64, ttl_ms: u64) -> Result<bool, DbError> {
+        self.call(DbRenew {
+            node: node.into(),
+            generation,
+            ttl_ms,
+        })
+        .await
+    }
+
+    async fn release(&self, node: &str, generation: u64) -> Result<bool, DbError> {
+        self.call(DbRelease {
+            node: node.into(),
+            generation,
+        })
+        .await
+    }
+
+    async fn select(&self) -> Result<Option<LeaderRow>, DbError> {
+        self.call(DbSelect).await
+    }
+}
+
+/// The db-row protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct DbRow(pub DbRowConfig);
+
+impl Protocol for DbRow {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::DbRow
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        let positive = [
+            ("lease_ttl_ms", c.lease_ttl_ms),
+            ("poll_interval_ms", c.poll_interval_ms),
+            ("statement_timeout_ms", c.statement_timeout_ms),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err((key.into(), "must be at least 1".into()));
+            }
+        }
+        Ok(())
+    }
+
+    fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
+        let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
+        let node = ctx
+            .handle
+            .create_node()
+            .name("backend")
+            .ip(BACKEND_ADDR.ip())
+            .init(move || db::serve(tl.clone(), clock.clone(), requests.clone()))
+            .build();
+        Some(node.id())
+    }
+
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
+        let api = Arc::new(SimDbClient::new(ctx.ep, self.0.statement_timeout_ms));
+        Arc::new(DbRowElector::new(ctx.node, api, ctx.clock, self.0.clone()))
+    }
+
+    /// The holder's lease ends at most one TTL after its last renewal, which it sent no
+    /// later than its last write (plus that renewal's trip). The database judges
+    /// `expires_at < now()` exactly, so the first candidate to poll after that wins:
+    /// within one poll interval and one round trip. Then the claim write.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let ttl = self.0.lease_ttl_ms;
+        let poll = self.0.poll_interval_ms;
+        let lat = s.network.latency_ms_max;
+        let round = 3 * 2 * lat;
+        Bound {
+            ms: ttl + poll + round,
+            formula: format!(
+                "TTL + poll + acquisition = lease TTL {ttl} ms + one poll interval {poll} ms + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms"
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        2 * self.0.lease_ttl_ms + self.0.poll_interval_ms + 1000
+    }
+}
