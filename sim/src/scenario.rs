@@ -6,7 +6,9 @@
 
 use crate::fault::{Fault, FaultSpec, When};
 use crate::protocol::{self, Protocol, ProtocolName};
+use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::k8s_lease::K8sLeaseConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -124,6 +126,13 @@ pub struct Scenario {
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
+    /// Parameters of `consul-session` (Consul's and its Go client's defaults when
+    /// absent).
+    #[serde(rename = "consul-session", skip_serializing_if = "Option::is_none")]
+    pub consul_session: Option<ConsulSessionConfig>,
+    /// Parameters of `k8s-lease` (client-go's core-component defaults when absent).
+    #[serde(rename = "k8s-lease", skip_serializing_if = "Option::is_none")]
+    pub k8s_lease: Option<K8sLeaseConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -141,6 +150,8 @@ impl Default for Scenario {
             network: NetworkConfig::default(),
             work: WorkConfig::default(),
             etcd_lease: None,
+            consul_session: None,
+            k8s_lease: None,
             expect: Expect::default(),
             faults: vec![],
         }

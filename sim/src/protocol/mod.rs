@@ -9,7 +9,9 @@
 //! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
 //! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
 
+pub mod consul_session;
 pub mod etcd_lease;
+pub mod k8s_lease;
 
 use crate::clock::NodeClock;
 use crate::scenario::Scenario;
@@ -28,16 +30,26 @@ pub enum ProtocolName {
     /// etcd lease + the `concurrency` election recipe.
     #[default]
     EtcdLease,
+    /// Consul session + KV lock, as the Go client's `api.Lock`.
+    ConsulSession,
+    /// Kubernetes Lease + client-go's leader election.
+    K8sLease,
 }
 
 impl ProtocolName {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [ProtocolName; 1] = [ProtocolName::EtcdLease];
+    pub const ALL: [ProtocolName; 3] = [
+        ProtocolName::EtcdLease,
+        ProtocolName::ConsulSession,
+        ProtocolName::K8sLease,
+    ];
 
     /// The name used in files and reports (and the name of its scenario table).
     pub fn name(self) -> &'static str {
         match self {
             ProtocolName::EtcdLease => "etcd-lease",
+            ProtocolName::ConsulSession => "consul-session",
+            ProtocolName::K8sLease => "k8s-lease",
         }
     }
 
@@ -124,6 +136,12 @@ pub fn fill_table(scenario: &mut Scenario) {
             c.keepalive_interval_ms = c.effective_keepalive_interval_ms();
             scenario.etcd_lease = Some(c);
         }
+        ProtocolName::ConsulSession => {
+            scenario.consul_session = Some(scenario.consul_session.clone().unwrap_or_default());
+        }
+        ProtocolName::K8sLease => {
+            scenario.k8s_lease = Some(scenario.k8s_lease.clone().unwrap_or_default());
+        }
     }
 }
 
@@ -133,6 +151,12 @@ pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
     match scenario.protocol {
         ProtocolName::EtcdLease => Arc::new(etcd_lease::EtcdLease(
             scenario.etcd_lease.clone().unwrap_or_default(),
+        )),
+        ProtocolName::ConsulSession => Arc::new(consul_session::ConsulSession(
+            scenario.consul_session.clone().unwrap_or_default(),
+        )),
+        ProtocolName::K8sLease => Arc::new(k8s_lease::K8sLease(
+            scenario.k8s_lease.clone().unwrap_or_default(),
         )),
     }
 }

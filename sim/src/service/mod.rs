@@ -1,4 +1,6 @@
 //! The simulated services the protocols lean on, and the fenced resource.
 
+pub mod consul;
 pub mod etcd;
+pub mod k8s;
 pub mod resource;
