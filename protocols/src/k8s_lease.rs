@@ -36,7 +36,9 @@
 //!   `IsLeader()` turns false at once, but `OnStoppedLeading` waits for RenewDeadline);
 //! - a node that takes back a record still naming itself, in a new campaign, counts a
 //!   transition (client-go keeps the count when the same identity re-takes its own
-//!   record), so tokens strictly increase across leaderships;
+//!   record), so tokens strictly increase across leaderships. A restarted node has a
+//!   new identity (`<node>_<instance>`, as components use `<hostname>_<uuid>`), so it
+//!   waits out its predecessor's Lease like any other candidate;
 //! - the simulated record carries the lease duration in milliseconds, not whole
 //!   seconds, so scaled-down scenarios may use sub-second durations.
 
@@ -203,7 +205,8 @@ struct Inner {
     api: Arc<dyn LeaseApi>,
     clock: Arc<dyn Clock>,
     cfg: K8sLeaseConfig,
-    node: String,
+    /// `holderIdentity`: `<node>_<instance>`.
+    identity: String,
     /// The jitter source (seeded by the caller).
     rng: Mutex<Box<dyn RngCore + Send>>,
     observed: Mutex<Observed>,
@@ -221,9 +224,12 @@ enum Try {
 
 impl K8sLeaseElector {
     /// An elector for `node` over `api`, reading time on `clock`, drawing retry jitter
-    /// from `rng`.
+    /// from `rng`. Its `holderIdentity` is `<node>_<instance>`, as Kubernetes components
+    /// use `<hostname>_<uuid>`: a restarted process (a new `instance`) is a new candidate,
+    /// not the holder of its predecessor's Lease.
     pub fn new(
         node: &str,
+        instance: &str,
         api: Arc<dyn LeaseApi>,
         clock: Arc<dyn Clock>,
         cfg: K8sLeaseConfig,
@@ -234,7 +240,7 @@ impl K8sLeaseElector {
                 api,
                 clock,
                 cfg,
-                node: node.to_string(),
+                identity: format!("{node}_{instance}"),
                 rng: Mutex::new(rng),
                 observed: Mutex::new(Observed::default()),
             }),
@@ -261,7 +267,7 @@ impl Inner {
     async fn try_acquire_or_renew(&self, leading: bool) -> Try {
         let now = self.clock.now_us();
         let mut record = LeaseSpec {
-            holder_identity: self.node.clone(),
+            holder_identity: self.identity.clone(),
             lease_duration_ms: self.cfg.lease_duration_ms,
             acquire_time_us: now,
             renew_time_us: now,
@@ -270,7 +276,7 @@ impl Inner {
         // 1. The holder's fast path: update optimistically with the cached version.
         if leading {
             let cached = self.observed.lock().unwrap().lease.clone();
-            if let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == self.node) {
+            if let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == self.identity) {
                 record.acquire_time_us = lease.spec.acquire_time_us;
                 record.lease_transitions = lease.spec.lease_transitions;
                 lease.spec = record.clone();
@@ -320,7 +326,7 @@ impl Inner {
             self.observed.lock().unwrap().lease = Some(old.clone());
         }
         let observed_us = self.observed.lock().unwrap().time_us;
-        let ours = old.spec.holder_identity == self.node;
+        let ours = old.spec.holder_identity == self.identity;
         let unexpired = observed_us + old.spec.lease_duration_ms as i64 * 1000 > now;
         if !old.spec.holder_identity.is_empty() && !ours && unexpired {
             return Try::HeldByOther;
@@ -411,7 +417,7 @@ impl Elector for K8sLeaseElector {
             return Ok(());
         }
         let cached = me.observed.lock().unwrap().lease.clone();
-        let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == me.node) else {
+        let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == me.identity) else {
             return Ok(());
         };
         let now = me.clock.now_us();
@@ -433,10 +439,15 @@ impl Elector for K8sLeaseElector {
 
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
         match self.inner.api.get(&self.inner.cfg.lease_name).await {
-            Ok(l) if !l.spec.holder_identity.is_empty() => Ok(Some(LeaderInfo {
-                node: l.spec.holder_identity,
-                token: l.spec.lease_transitions,
-            })),
+            Ok(l) if !l.spec.holder_identity.is_empty() => {
+                let id = &l.spec.holder_identity;
+                // Host names hold no `_`: the node is what precedes the last one.
+                let node = id.rsplit_once('_').map_or(id.as_str(), |(n, _)| n);
+                Ok(Some(LeaderInfo {
+                    node: node.to_string(),
+                    token: l.spec.lease_transitions,
+                }))
+            }
             Ok(_) | Err(K8sError::NotFound) => Ok(None),
             Err(e) => Err(ElectorError::Unavailable(e.to_string())),
         }

@@ -143,6 +143,7 @@ impl Protocol for K8sLease {
         );
         Arc::new(K8sLeaseElector::new(
             ctx.node,
+            &ctx.incarnation.to_string(),
             api,
             ctx.clock,
             self.0.clone(),
