@@ -6,10 +6,12 @@
 #![deny(missing_docs)]
 
 pub mod clock;
+pub mod consul_session;
 pub mod db_row;
 pub mod elector;
 pub mod etcd_api;
 pub mod etcd_lease;
+pub mod k8s_lease;
 pub mod leadership;
 pub mod redis_lock;
 

@@ -6,8 +6,10 @@
 
 use crate::fault::{Fault, FaultSpec, When};
 use crate::protocol::{self, Protocol, ProtocolName};
+use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::k8s_lease::K8sLeaseConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -135,6 +137,13 @@ pub struct Scenario {
     /// Parameters of `db-row` (the row lease's defaults when absent).
     #[serde(rename = "db-row", skip_serializing_if = "Option::is_none")]
     pub db_row: Option<DbRowConfig>,
+    /// Parameters of `consul-session` (Consul's and its Go client's defaults when
+    /// absent).
+    #[serde(rename = "consul-session", skip_serializing_if = "Option::is_none")]
+    pub consul_session: Option<ConsulSessionConfig>,
+    /// Parameters of `k8s-lease` (client-go's core-component defaults when absent).
+    #[serde(rename = "k8s-lease", skip_serializing_if = "Option::is_none")]
+    pub k8s_lease: Option<K8sLeaseConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -155,6 +164,8 @@ impl Default for Scenario {
             redis_naive: None,
             redis_fenced: None,
             db_row: None,
+            consul_session: None,
+            k8s_lease: None,
             expect: Expect::default(),
             faults: vec![],
         }

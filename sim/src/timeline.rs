@@ -148,6 +148,17 @@ pub enum Event {
         /// `expired`, `revoked` or `deleted`.
         cause: String,
     },
+    /// The backend freed the leader's seat without deleting a key: a lock released (by
+    /// its holder, or because its session ended), or a lease record cleared or left
+    /// unrenewed past its duration. Election latency is timed from here.
+    SeatVacated {
+        /// The lock key or lease object.
+        key: String,
+        /// The fencing token of the holder that left it.
+        token: u64,
+        /// `released`, `expired`, `destroyed`, ...
+        cause: String,
+    },
     /// A node sent a protected write.
     WriteAttempted {
         /// The node.

@@ -12,7 +12,8 @@
 //! `RoleChanged` to leader with token T), the latency runs from the later of
 //! - the winner's latest `CampaignStarted` before the win, and
 //! - the latest `KeyDeleted` before the win whose create revision is the previous
-//!   winner's token (the moment the seat became vacant),
+//!   winner's token, or `SeatVacated` naming that token (the moment the seat became
+//!   vacant),
 //!
 //! to the win. A waiter queued long before the seat emptied is thus timed from the
 //! vacancy, not from when it joined the queue. A win with neither (not produced by the
@@ -162,6 +163,9 @@ fn wins_and_latencies<'a>(input: &CheckInput<'a>) -> (Vec<Win<'a>>, Vec<f64>) {
                 create_revision, ..
             } => {
                 deleted_at.insert(*create_revision, e.at_us);
+            }
+            Event::SeatVacated { token, .. } => {
+                deleted_at.insert(*token as i64, e.at_us);
             }
             Event::RoleChanged {
                 node,

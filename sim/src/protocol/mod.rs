@@ -9,8 +9,10 @@
 //! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
 //! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
 
+pub mod consul_session;
 pub mod db_row;
 pub mod etcd_lease;
+pub mod k8s_lease;
 pub mod redis_lock;
 
 use crate::clock::NodeClock;
@@ -36,14 +38,20 @@ pub enum ProtocolName {
     RedisFenced,
     /// A lease on one database row, `generation` as token.
     DbRow,
+    /// Consul session + KV lock, as the Go client's `api.Lock`.
+    ConsulSession,
+    /// Kubernetes Lease + client-go's leader election.
+    K8sLease,
 }
 
 impl ProtocolName {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [ProtocolName; 4] = [
+    pub const ALL: [ProtocolName; 6] = [
         ProtocolName::EtcdLease,
         ProtocolName::RedisNaive,
         ProtocolName::RedisFenced,
+        ProtocolName::ConsulSession,
+        ProtocolName::K8sLease,
         ProtocolName::DbRow,
     ];
 
@@ -54,6 +62,8 @@ impl ProtocolName {
             ProtocolName::RedisNaive => "redis-naive",
             ProtocolName::RedisFenced => "redis-fenced",
             ProtocolName::DbRow => "db-row",
+            ProtocolName::ConsulSession => "consul-session",
+            ProtocolName::K8sLease => "k8s-lease",
         }
     }
 
@@ -155,6 +165,12 @@ pub fn fill_table(scenario: &mut Scenario) {
             c.renew_interval_ms = c.effective_renew_interval_ms();
             scenario.db_row = Some(c);
         }
+        ProtocolName::ConsulSession => {
+            scenario.consul_session = Some(scenario.consul_session.clone().unwrap_or_default());
+        }
+        ProtocolName::K8sLease => {
+            scenario.k8s_lease = Some(scenario.k8s_lease.clone().unwrap_or_default());
+        }
     }
 }
 
@@ -172,5 +188,11 @@ pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
             scenario.redis_fenced.clone().unwrap_or_default(),
         )),
         ProtocolName::DbRow => Arc::new(db_row::DbRow(scenario.db_row.clone().unwrap_or_default())),
+        ProtocolName::ConsulSession => Arc::new(consul_session::ConsulSession(
+            scenario.consul_session.clone().unwrap_or_default(),
+        )),
+        ProtocolName::K8sLease => Arc::new(k8s_lease::K8sLease(
+            scenario.k8s_lease.clone().unwrap_or_default(),
+        )),
     }
 }

@@ -1,0 +1,275 @@
+//! `consul-session` in the simulator: the Consul-like server as the backend, and the
+//! simulated side of the [`ConsulApi`] seam (RPCs to it) under the lock recipe.
+
+use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::rpc::{call, request, BACKEND_ADDR};
+use crate::scenario::Scenario;
+use crate::service::consul;
+use async_trait::async_trait;
+use baton_protocols::consul_session::{
+    ConsulApi, ConsulError, ConsulSessionConfig, ConsulSessionElector, KvRead, SessionRequest,
+};
+use baton_protocols::Elector;
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// `PUT /v1/session/create`; an error message when the TTL is out of range.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulSessionCreate {
+    /// Who asks (for the timeline).
+    pub node: String,
+    /// The session asked for.
+    pub req: SessionRequest,
+}
+request!(ConsulSessionCreate => Result<String, String>);
+
+/// `PUT /v1/session/renew/<id>`: the TTL in force, `None` when the session is gone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulSessionRenew {
+    /// The session.
+    pub id: String,
+}
+request!(ConsulSessionRenew => Option<u64>);
+
+/// `PUT /v1/session/destroy/<id>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulSessionDestroy {
+    /// The session.
+    pub id: String,
+}
+request!(ConsulSessionDestroy => ());
+
+/// `GET /v1/kv/<key>?index=<index>&wait=<wait_ms>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulKvGet {
+    /// The key.
+    pub key: String,
+    /// Block until the key's index passes this (0: answer at once).
+    pub index: u64,
+    /// Block at most this long (server clock).
+    pub wait_ms: u64,
+}
+request!(ConsulKvGet => KvRead);
+
+/// `PUT /v1/kv/<key>?acquire=<session>`; an error message for an unknown session.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulKvAcquire {
+    /// The key.
+    pub key: String,
+    /// The value written with the lock.
+    pub value: String,
+    /// The session taking the lock.
+    pub session: String,
+}
+request!(ConsulKvAcquire => Result<bool, String>);
+
+/// `PUT /v1/kv/<key>?release=<session>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulKvRelease {
+    /// The key.
+    pub key: String,
+    /// The session giving the lock up.
+    pub session: String,
+}
+request!(ConsulKvRelease => Result<bool, String>);
+
+/// A Consul client for one node; every call is bounded by `rpc_timeout_ms` (a blocking
+/// query by its wait plus that).
+pub struct SimConsulClient {
+    ep: Arc<Endpoint>,
+    node: String,
+    rpc_timeout_ms: u64,
+}
+
+impl SimConsulClient {
+    /// A client sending from `ep` on behalf of `node`.
+    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64) -> Self {
+        SimConsulClient {
+            ep,
+            node: node.to_string(),
+            rpc_timeout_ms,
+        }
+    }
+}
+
+fn timeout<T>(r: Result<T, crate::rpc::TimedOut>) -> Result<T, ConsulError> {
+    r.map_err(|_| ConsulError::Timeout)
+}
+
+#[async_trait]
+impl ConsulApi for SimConsulClient {
+    async fn session_create(&self, req: SessionRequest) -> Result<String, ConsulError> {
+        let r = ConsulSessionCreate {
+            node: self.node.clone(),
+            req,
+        };
+        timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)?
+            .map_err(ConsulError::Server)
+    }
+
+    async fn session_renew(&self, id: &str) -> Result<Option<u64>, ConsulError> {
+        let r = ConsulSessionRenew { id: id.to_string() };
+        timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)
+    }
+
+    async fn session_destroy(&self, id: &str) -> Result<(), ConsulError> {
+        let r = ConsulSessionDestroy { id: id.to_string() };
+        timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)
+    }
+
+    async fn kv_get(&self, key: &str, index: u64, wait_ms: u64) -> Result<KvRead, ConsulError> {
+        let r = ConsulKvGet {
+            key: key.to_string(),
+            index,
+            wait_ms,
+        };
+        let wait = if index > 0 { wait_ms } else { 0 };
+        timeout(call(&self.ep, BACKEND_ADDR, r, wait + self.rpc_timeout_ms).await)
+    }
+
+    async fn kv_acquire(&self, key: &str, value: &str, session: &str) -> Result<bool, ConsulError> {
+        let r = ConsulKvAcquire {
+            key: key.to_string(),
+            value: value.to_string(),
+            session: session.to_string(),
+        };
+        timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)?
+            .map_err(ConsulError::Server)
+    }
+
+    async fn kv_release(&self, key: &str, session: &str) -> Result<bool, ConsulError> {
+        let r = ConsulKvRelease {
+            key: key.to_string(),
+            session: session.to_string(),
+        };
+        timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)?
+            .map_err(ConsulError::Server)
+    }
+}
+
+/// The consul-session protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct ConsulSession(pub ConsulSessionConfig);
+
+impl ConsulSession {
+    /// The longest a waiter can be held back by lock-delay: the delay rounded up to
+    /// whole lock retry times, since a refused candidate sleeps one retry time before
+    /// trying again.
+    fn lock_delay_wait_ms(&self) -> u64 {
+        let c = &self.0;
+        if c.lock_delay_ms == 0 {
+            return 0;
+        }
+        c.lock_delay_ms.div_ceil(c.lock_retry_time_ms) * c.lock_retry_time_ms
+    }
+}
+
+impl Protocol for ConsulSession {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::ConsulSession
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        let positive = [
+            ("session_ttl_ms", c.session_ttl_ms),
+            ("lock_wait_time_ms", c.lock_wait_time_ms),
+            ("lock_retry_time_ms", c.lock_retry_time_ms),
+            ("monitor_retry_time_ms", c.monitor_retry_time_ms),
+            ("rpc_timeout_ms", c.rpc_timeout_ms),
+            ("ttl_check_interval_ms", c.ttl_check_interval_ms),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err((key.into(), "must be at least 1".into()));
+            }
+        }
+        // Consul refuses lock-delays above 60 s.
+        if c.lock_delay_ms > 60_000 {
+            return Err((
+                "lock_delay_ms".into(),
+                format!(
+                    "{} is above Consul's maximum lock-delay 60000",
+                    c.lock_delay_ms
+                ),
+            ));
+        }
+        // The server would refuse every session: no campaign could ever start.
+        if c.session_ttl_ms < c.session_ttl_min_ms || c.session_ttl_ms > consul::MAX_TTL_MS {
+            return Err((
+                "session_ttl_ms".into(),
+                format!(
+                    "{} is outside [session_ttl_min_ms {}, 86400000]: Consul refuses such a session",
+                    c.session_ttl_ms, c.session_ttl_min_ms
+                ),
+            ));
+        }
+        if c.key.is_empty() {
+            return Err(("key".into(), "must not be empty".into()));
+        }
+        Ok(())
+    }
+
+    fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
+        let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
+        let settings = consul::Settings {
+            session_ttl_min_ms: self.0.session_ttl_min_ms,
+            ttl_check_interval_ms: self.0.ttl_check_interval_ms,
+        };
+        let node = ctx
+            .handle
+            .create_node()
+            .name("backend")
+            .ip(BACKEND_ADDR.ip())
+            .init(move || consul::serve(tl.clone(), clock.clone(), requests.clone(), settings))
+            .build();
+        Some(node.id())
+    }
+
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
+        let api = Arc::new(SimConsulClient::new(
+            ctx.ep,
+            ctx.node,
+            self.0.rpc_timeout_ms,
+        ));
+        Arc::new(ConsulSessionElector::new(
+            ctx.node,
+            api,
+            ctx.clock,
+            self.0.clone(),
+        ))
+    }
+
+    /// The dead holder renewed its session no later than its last write, so the server
+    /// invalidates it at most 2 x TTL (plus one check) after that write, releasing the
+    /// key. Waiters' blocking queries return at once, but acquisitions are refused for
+    /// the lock-delay, and a refused candidate retries only every lock retry time. Then
+    /// one round: the waiter's failed acquire and read, a read after its retry sleep
+    /// for each retry, its acquire, the read of its token, and its claim.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let c = &self.0;
+        let ttl2 = 2 * c.session_ttl_ms;
+        let check = c.ttl_check_interval_ms;
+        let delay = self.lock_delay_wait_ms();
+        let retries = if c.lock_delay_ms == 0 {
+            0
+        } else {
+            c.lock_delay_ms.div_ceil(c.lock_retry_time_ms)
+        };
+        let trips = 4 + 2 * retries;
+        let round = trips * 2 * s.network.latency_ms_max;
+        Bound {
+            ms: ttl2 + check + delay + round,
+            formula: format!(
+                "TTL to 2 x TTL, plus lock-delay = 2 x session TTL {} ms (Consul may wait up to twice the TTL) + TTL check {check} ms + lock-delay {} ms rounded up to lock retry time {} ms = {delay} ms + election round ({trips} round trips at <= {} ms one way = {round} ms)",
+                c.session_ttl_ms, c.lock_delay_ms, c.lock_retry_time_ms, s.network.latency_ms_max
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        2 * self.0.session_ttl_ms + self.0.ttl_check_interval_ms + self.lock_delay_wait_ms() + 1000
+    }
+}

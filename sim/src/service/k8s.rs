@@ -1,0 +1,171 @@
+//! A Kubernetes-API-like server holding `coordination.k8s.io/v1` Lease objects, as one
+//! simulated node.
+//!
+//! Modelled on the API server's semantics for Leases, not its implementation:
+//! - every object carries a `resourceVersion` from one counter that grows with each
+//!   write (etcd's revision behind the API server);
+//! - `GET` returns the object or 404; `POST` creates it or answers 409 AlreadyExists;
+//!   `PUT` replaces it only if it names the current `resourceVersion`, else 409
+//!   Conflict (optimistic concurrency);
+//! - the server gives the Lease's fields no meaning: it never expires a Lease. Expiry is
+//!   judged by each candidate on its own clock.
+//!
+//! For the report only, the server notes in the timeline when a Lease's holder left it:
+//! when an update clears `holderIdentity`, or when no update came for the Lease's
+//! duration on the server's clock (a `SeatVacated` event, from which election latency is
+//! timed). That note changes nothing the server answers.
+//!
+//! Not modelled: watches (client-go's elector only polls), admission, and a
+//! multi-member etcd behind the server.
+
+use crate::clock::NodeClock;
+use crate::protocol::k8s_lease::{ApiStatus, K8sLeaseCreate, K8sLeaseGet, K8sLeaseUpdate};
+use crate::rpc::BACKEND_ADDR;
+use crate::timeline::{Event, Timeline};
+use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::k8s_lease::Lease;
+use madsim::net::Endpoint;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How often the server looks for Leases left unrenewed past their duration (for the
+/// timeline note only).
+const VACANCY_CHECK_INTERVAL_MS: u64 = 100;
+
+struct Stored {
+    lease: Lease,
+    /// Server clock at the last write.
+    written_at_us: i64,
+    /// The vacancy of this version was noted already.
+    vacancy_noted: bool,
+}
+
+#[derive(Default)]
+struct Store {
+    resource_version: u64,
+    leases: BTreeMap<String, Stored>,
+}
+
+struct Service {
+    store: Mutex<Store>,
+    clock: NodeClock,
+    timeline: Timeline,
+    requests: Arc<AtomicU64>,
+}
+
+/// Runs the API server on the current node until the node is killed.
+///
+/// `requests` counts every request served.
+pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
+    let ep = Endpoint::bind(BACKEND_ADDR)
+        .await
+        .expect("backend address is free");
+    let svc = Arc::new(Service {
+        store: Mutex::new(Store {
+            resource_version: 1,
+            ..Default::default()
+        }),
+        clock,
+        timeline,
+        requests,
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: K8sLeaseGet| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
+        let out = s.get(&r.name);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: K8sLeaseCreate| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
+        let out = s.create(r.0);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: K8sLeaseUpdate| {
+        s.requests.fetch_add(1, Ordering::Relaxed);
+        let out = s.update(r.0);
+        async move { out }
+    });
+    let interval = Duration::from_millis(VACANCY_CHECK_INTERVAL_MS);
+    loop {
+        sleep_local(&svc.clock, interval).await;
+        svc.note_vacancies();
+    }
+}
+
+impl Service {
+    fn get(&self, name: &str) -> Result<Lease, ApiStatus> {
+        let st = self.store.lock().unwrap();
+        st.leases
+            .get(name)
+            .map(|s| s.lease.clone())
+            .ok_or(ApiStatus::NotFound)
+    }
+
+    fn create(&self, lease: Lease) -> Result<Lease, ApiStatus> {
+        let mut st = self.store.lock().unwrap();
+        if st.leases.contains_key(&lease.name) {
+            return Err(ApiStatus::AlreadyExists);
+        }
+        Ok(self.write(&mut st, lease))
+    }
+
+    fn update(&self, lease: Lease) -> Result<Lease, ApiStatus> {
+        let mut st = self.store.lock().unwrap();
+        let Some(cur) = st.leases.get(&lease.name) else {
+            return Err(ApiStatus::NotFound);
+        };
+        if cur.lease.resource_version != lease.resource_version {
+            return Err(ApiStatus::Conflict);
+        }
+        let old = cur.lease.spec.clone();
+        let vacancy_noted = cur.vacancy_noted;
+        if !old.holder_identity.is_empty()
+            && lease.spec.holder_identity.is_empty()
+            && !vacancy_noted
+        {
+            self.timeline.record(Event::SeatVacated {
+                key: lease.name.clone(),
+                token: old.lease_transitions,
+                cause: "released".into(),
+            });
+        }
+        Ok(self.write(&mut st, lease))
+    }
+
+    /// Stores `lease` under a new resourceVersion and returns it as stored.
+    fn write(&self, st: &mut Store, mut lease: Lease) -> Lease {
+        st.resource_version += 1;
+        lease.resource_version = st.resource_version.to_string();
+        let vacant = lease.spec.holder_identity.is_empty();
+        st.leases.insert(
+            lease.name.clone(),
+            Stored {
+                lease: lease.clone(),
+                written_at_us: self.clock.now_us(),
+                vacancy_noted: vacant,
+            },
+        );
+        lease
+    }
+
+    /// Notes each held Lease that went unrenewed for its duration on this clock.
+    fn note_vacancies(&self) {
+        let now = self.clock.now_us();
+        let mut st = self.store.lock().unwrap();
+        for (name, s) in st.leases.iter_mut() {
+            let due = s.written_at_us + s.lease.spec.lease_duration_ms as i64 * 1000;
+            if !s.vacancy_noted && now >= due {
+                s.vacancy_noted = true;
+                self.timeline.record(Event::SeatVacated {
+                    key: name.clone(),
+                    token: s.lease.spec.lease_transitions,
+                    cause: "expired".into(),
+                });
+            }
+        }
+    }
+}
