@@ -125,18 +125,28 @@ fn every_scenario_runs_under_both_redis_protocols() {
                 a.summary_txt
             );
 
-            // Every redis-naive leadership carries token 0. So every scenario fails: each
-            // leader change puts two nodes' writes under one token (a double-leader-acting
-            // incident even when the handoff was clean, since the resource cannot tell),
-            // and `leader-changed` (writes under two distinct tokens) can never hold.
+            // Every redis-naive leadership carries token 0, so the resource cannot tell
+            // leaders apart. Where the old holder stops before the new one starts (a kill,
+            // a resign, a partition stopped by its own deadline) nothing goes wrong; where
+            // it wakes up and writes after the new one (gc-pause), two leaders act. The
+            // slow clock also lets the cut-off holder write after the new one.
             let a = run(&name, seed, &["protocol=redis-naive"]);
             let r = report(&a);
-            assert_eq!(r["verdict"], "fail", "redis-naive {name} seed {seed}");
-            assert!(
+            let breaks =
+                ["gc-pause", "gc-pause-unfenced", "slow-clock-partition"].contains(&name.as_str());
+            assert_eq!(
                 properties(&a).contains(&"double_leader_acting".to_string()),
+                breaks,
                 "redis-naive {name} seed {seed}:\n{}",
                 a.summary_txt
             );
+            if !breaks {
+                assert_eq!(
+                    r["verdict"], "pass",
+                    "redis-naive {name} seed {seed}:\n{}",
+                    a.summary_txt
+                );
+            }
         }
     }
 }
@@ -182,7 +192,12 @@ fn redis_naive_lets_the_woken_holder_act_after_the_next_one() {
             "seed {seed}:\n{}",
             a.summary_txt
         );
-        assert!(a.summary_txt.contains("had writes accepted under token 0"));
+        assert!(
+            a.summary_txt.contains("acted under token 0 after")
+                && a.summary_txt.contains("took over under the same token"),
+            "seed {seed}:\n{}",
+            a.summary_txt
+        );
         assert!(a.summary_txt.contains("(token 0) had a write accepted at"));
     }
 }

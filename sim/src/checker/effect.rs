@@ -12,13 +12,15 @@
 //! and the count becomes 2. The per-incident violations are in [`super::double_leader`]
 //! and [`super::stale_token`]; this file measures.
 
-use super::{accepted_writes, CheckInput};
+use super::{accepted_writes, CheckInput, LeadershipKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The span of one token's accepted writes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TokenInterval {
+    /// The leader.
+    pub node: String,
     /// The fencing token.
     pub token: u64,
     /// Its first accepted write.
@@ -42,11 +44,12 @@ pub struct EffectSummary {
 
 /// Computes the effect series of the run.
 pub fn check(input: &CheckInput) -> EffectSummary {
-    // token -> (first idx, first at, last idx, last at, writes)
-    let mut spans: BTreeMap<u64, (usize, i64, usize, i64, u64)> = BTreeMap::new();
+    // leadership -> (first idx, first at, last idx, last at, writes). Grouped by
+    // leadership, not token: leaders sharing a token (redis-naive) still count apart.
+    let mut spans: BTreeMap<LeadershipKey, (usize, i64, usize, i64, u64)> = BTreeMap::new();
     for w in accepted_writes(input.entries) {
         spans
-            .entry(w.token)
+            .entry(w.leadership)
             .and_modify(|s| {
                 s.2 = w.idx;
                 s.3 = w.at_us;
@@ -68,8 +71,9 @@ pub fn check(input: &CheckInput) -> EffectSummary {
         intervals: spans
             .iter()
             .map(
-                |(&token, &(_, first_at_us, _, last_at_us, writes))| TokenInterval {
-                    token,
+                |(key, &(_, first_at_us, _, last_at_us, writes))| TokenInterval {
+                    node: key.node.to_string(),
+                    token: key.token,
                     first_at_us,
                     last_at_us,
                     writes,

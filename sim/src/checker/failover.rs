@@ -29,10 +29,10 @@
 //! old leader that merely believed too long, with its writes rejected, is the fence
 //! working, not a violation.
 
-use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Violation};
+use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Step, Succession, Violation};
 use crate::timeline::{Event, Role};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Nearest-rank statistics of a set of durations.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -123,26 +123,28 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> FailoverSummary {
 fn failovers(input: &CheckInput, writes: &[Accepted], out: &mut Vec<Violation>) -> Vec<f64> {
     let bound_ms = input.resolved.scenario.expect.failover_ms_max;
     let mut result = vec![];
-    let mut max_seen: Option<u64> = None;
+    let mut succession = Succession::default();
     let mut prev: Option<&Accepted> = None;
     for w in writes {
-        if let (Some(p), Some(max)) = (prev, max_seen) {
-            if w.token > max {
-                let ms = us_to_ms(w.at_us - p.at_us);
-                result.push(ms);
-                if let Some(bound) = bound_ms.filter(|&b| ms > b as f64) {
-                    out.push(Violation::FailoverTooSlow {
-                        at_ms: us_to_ms(w.at_us),
-                        detail: format!(
-                            "failover from token {} to token {} took {ms} ms, above \
-                             failover_ms_max {bound}",
-                            p.token, w.token
-                        ),
-                    });
-                }
+        if let (
+            Step::Newer {
+                previous: Some(old),
+            },
+            Some(p),
+        ) = (succession.step(w), prev)
+        {
+            let ms = us_to_ms(w.at_us - p.at_us);
+            result.push(ms);
+            if let Some(bound) = bound_ms.filter(|&b| ms > b as f64) {
+                out.push(Violation::FailoverTooSlow {
+                    at_ms: us_to_ms(w.at_us),
+                    detail: format!(
+                        "failover from {} (token {}) to {} (token {}) took {ms} ms, above failover_ms_max {bound}",
+                        old.node, old.token, w.node, w.token
+                    ),
+                });
             }
         }
-        max_seen = Some(max_seen.map_or(w.token, |m| m.max(w.token)));
         prev = Some(w);
     }
     result
@@ -151,7 +153,9 @@ fn failovers(input: &CheckInput, writes: &[Accepted], out: &mut Vec<Violation>) 
 fn wins_and_latencies<'a>(input: &CheckInput<'a>) -> (Vec<Win<'a>>, Vec<f64>) {
     let mut wins: Vec<Win> = vec![];
     let mut latencies = vec![];
-    let mut seen: BTreeSet<(&str, u64)> = BTreeSet::new();
+    // node -> token of the leadership it currently believes in: a repeated belief is
+    // not a new win, but winning again later (even under the same token) is.
+    let mut leading: BTreeMap<&str, u64> = BTreeMap::new();
     let mut campaign_at: BTreeMap<&str, i64> = BTreeMap::new();
     let mut deleted_at: BTreeMap<i64, i64> = BTreeMap::new();
     for (idx, e) in input.entries.iter().enumerate() {
@@ -167,11 +171,17 @@ fn wins_and_latencies<'a>(input: &CheckInput<'a>) -> (Vec<Win<'a>>, Vec<f64>) {
             Event::SeatVacated { token, .. } => {
                 deleted_at.insert(*token as i64, e.at_us);
             }
+            Event::RoleChanged { node, role, .. } if *role != Role::Leader => {
+                leading.remove(node.as_str());
+            }
+            Event::NodeKilled { node } => {
+                leading.remove(node.as_str());
+            }
             Event::RoleChanged {
                 node,
                 role: Role::Leader,
                 token: Some(token),
-            } if seen.insert((node.as_str(), *token)) => {
+            } if leading.insert(node, *token) != Some(*token) => {
                 let vacated = wins
                     .last()
                     .and_then(|prev| i64::try_from(prev.token).ok())
@@ -191,9 +201,14 @@ fn wins_and_latencies<'a>(input: &CheckInput<'a>) -> (Vec<Win<'a>>, Vec<f64>) {
     (wins, latencies)
 }
 
-/// Matches the accepted writes of one leadership.
-fn by<'n>(node: &'n str, token: u64) -> impl Fn(&&Accepted) -> bool + 'n {
-    move |w| w.node == node && w.token == token
+/// Matches the accepted writes of one leadership: the win's node, token and position.
+fn by<'w>(win: &'w Win) -> impl Fn(&&Accepted) -> bool + 'w {
+    move |w| {
+        w.node == win.node
+            && w.token == win.token
+            // Hand-built timelines may lack the win a write belongs to.
+            && w.leadership.win_idx.is_none_or(|i| i == win.idx)
+    }
 }
 
 fn handoffs(
@@ -205,7 +220,7 @@ fn handoffs(
     let mut gaps = vec![];
     for pair in wins.windows(2) {
         let (old, new) = (&pair[0], &pair[1]);
-        let Some(new_first) = writes.iter().find(by(new.node, new.token)) else {
+        let Some(new_first) = writes.iter().find(by(new)) else {
             continue;
         };
         let stop = input.entries[old.idx + 1..]
@@ -222,10 +237,7 @@ fn handoffs(
                 (new_first.at_us - stop_us, false)
             }
             _ => {
-                let old_last_us = writes
-                    .iter()
-                    .rfind(by(old.node, old.token))
-                    .map_or(old.at_us, |w| w.at_us);
+                let old_last_us = writes.iter().rfind(by(old)).map_or(old.at_us, |w| w.at_us);
                 (new_first.at_us - old_last_us, true)
             }
         };
@@ -233,7 +245,7 @@ fn handoffs(
             let late = writes
                 .iter()
                 .filter(|w| w.idx > new_first.idx)
-                .find(by(old.node, old.token));
+                .find(by(old));
             if let Some(late) = late {
                 out.push(Violation::NegativeHandoffGap {
                     at_ms: us_to_ms(late.at_us),

@@ -23,8 +23,10 @@ pub mod sometimes;
 pub mod stale_token;
 
 use crate::scenario::Resolved;
+use crate::timeline::Role;
 use crate::timeline::{Entry, Event, WriteOp};
 use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
 
 pub use crate::client::ClientStats;
 
@@ -274,6 +276,21 @@ pub fn us_to_ms(at_us: i64) -> f64 {
     at_us as f64 / 1000.0
 }
 
+/// Which leadership a write belongs to: the writer, its token, and the timeline position
+/// of the win that began the writer's current leadership (`None` when the timeline holds
+/// no such win, as in hand-built timelines). Tokens alone cannot tell leaderships apart
+/// when a protocol has none (redis-naive writes token 0) or breaks them (a constant-token
+/// canary), and the checkers must still see who acted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct LeadershipKey<'a> {
+    /// The writer.
+    pub node: &'a str,
+    /// The token it carried.
+    pub token: u64,
+    /// Where its win sits in the timeline.
+    pub win_idx: Option<usize>,
+}
+
 /// One write the resource accepted, with where it sits in the timeline.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Accepted<'a> {
@@ -287,26 +304,100 @@ pub(crate) struct Accepted<'a> {
     pub token: u64,
     /// What was written.
     pub op: WriteOp,
+    /// The leadership it was written under.
+    pub leadership: LeadershipKey<'a>,
 }
 
-/// The accepted writes, in timeline order.
+/// The accepted writes, in timeline order, each tied to its leadership.
 pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
-    entries
-        .iter()
-        .enumerate()
-        .filter_map(|(idx, e)| match &e.event {
+    // node -> (token, index of the win that began its current leadership)
+    let mut leading: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+    let mut out = vec![];
+    for (idx, e) in entries.iter().enumerate() {
+        match &e.event {
+            Event::RoleChanged {
+                node,
+                role: Role::Leader,
+                token,
+            } => {
+                let token = token.unwrap_or(0);
+                // A repeated belief in the same leadership is not a new win.
+                if leading.get(node.as_str()).map(|l| l.0) != Some(token) {
+                    leading.insert(node, (token, idx));
+                }
+            }
+            Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
+                leading.remove(node.as_str());
+            }
             Event::WriteAccepted {
                 node, token, op, ..
-            } => Some(Accepted {
-                idx,
-                at_us: e.at_us,
-                node,
-                token: *token,
-                op: *op,
-            }),
-            _ => None,
-        })
-        .collect()
+            } => {
+                let win_idx = leading
+                    .get(node.as_str())
+                    .filter(|l| l.0 == *token)
+                    .map(|l| l.1);
+                out.push(Accepted {
+                    idx,
+                    at_us: e.at_us,
+                    node,
+                    token: *token,
+                    op: *op,
+                    leadership: LeadershipKey {
+                        node,
+                        token: *token,
+                        win_idx,
+                    },
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Where a write stands in the succession of leaderships.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Step<'a> {
+    /// Written under the newest leadership that has acted so far.
+    Current,
+    /// The first write of a leadership newer than every earlier one; `previous` is the
+    /// one it succeeds.
+    Newer {
+        /// The leadership it took over from, if any had acted.
+        previous: Option<LeadershipKey<'a>>,
+    },
+    /// Written under a leadership older than one that has already acted: two leaders
+    /// acted, interleaved.
+    Stale {
+        /// The newest leadership that had acted.
+        newest: LeadershipKey<'a>,
+    },
+}
+
+/// Orders leaderships by token, then by when each first had a write accepted, so that
+/// leaderships sharing a token are still told apart by who started later.
+#[derive(Default)]
+pub(crate) struct Succession<'a> {
+    first_idx: BTreeMap<LeadershipKey<'a>, usize>,
+    newest: Option<((u64, usize), LeadershipKey<'a>)>,
+}
+
+impl<'a> Succession<'a> {
+    /// Places the next accepted write (in timeline order).
+    pub fn step(&mut self, w: &Accepted<'a>) -> Step<'a> {
+        let first = *self.first_idx.entry(w.leadership).or_insert(w.idx);
+        let rank = (w.token, first);
+        match self.newest {
+            Some((_, key)) if key == w.leadership => Step::Current,
+            Some((newest_rank, key)) if rank < newest_rank => Step::Stale { newest: key },
+            previous => {
+                self.newest = Some((rank, w.leadership));
+                Step::Newer {
+                    previous: previous.map(|p| p.1),
+                }
+            }
+        }
+    }
 }
 
 /// Builders for hand-made timelines in the checkers' unit tests.

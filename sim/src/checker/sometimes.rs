@@ -6,7 +6,7 @@
 //! [`Violation::ExpectationNeverMet`], dated at the end of the run, when "never" is known.
 //!
 //! - `stale-write-rejected`: some `WriteRejected` exists.
-//! - `leader-changed`: writes under at least two distinct tokens were accepted.
+//! - `leader-changed`: writes from at least two leaderships were accepted.
 //! - `belief-overlap`: two nodes believed they led at once (belief max >= 2).
 //! - `leader-resigned`: some `StoppedActing` has reason `resigned`.
 //! - `deadline-stop`: some `StoppedActing` has reason `deadline_passed` (a leader stopped
@@ -37,9 +37,13 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> Vec<SometimesResul
                 .iter()
                 .any(|e| matches!(e.event, Event::WriteRejected { .. })),
             Sometimes::LeaderChanged => {
-                let tokens: BTreeSet<u64> =
-                    accepted_writes(entries).iter().map(|w| w.token).collect();
-                tokens.len() >= 2
+                // Two leaderships wrote (told apart by node and win, not token alone, so a
+                // protocol without tokens can change leader too).
+                let leaderships: BTreeSet<_> = accepted_writes(entries)
+                    .iter()
+                    .map(|w| w.leadership)
+                    .collect();
+                leaderships.len() >= 2
             }
             Sometimes::BeliefOverlap => belief::summarize(entries, input.end_us).max >= 2,
             Sometimes::LeaderResigned => stopped_because(entries, "resigned"),
