@@ -5,11 +5,15 @@
 //! simulated services and, later, against real ones.
 #![deny(missing_docs)]
 
+pub mod bully;
 pub mod clock;
 pub mod elector;
 pub mod etcd_api;
 pub mod etcd_lease;
 pub mod leadership;
+pub mod peer;
+pub mod ring;
+pub mod zk_sequential;
 
 pub use clock::Clock;
 pub use elector::{Elector, ElectorError, LeaderInfo};

@@ -6,7 +6,10 @@
 
 use crate::fault::{Fault, FaultSpec, When};
 use crate::protocol::{self, Protocol, ProtocolName};
+use baton_protocols::bully::BullyConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::ring::RingConfig;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -124,6 +127,15 @@ pub struct Scenario {
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
+    /// Parameters of `zk-sequential` (ZooKeeper's and Curator's defaults when absent).
+    #[serde(rename = "zk-sequential", skip_serializing_if = "Option::is_none")]
+    pub zk_sequential: Option<ZkSequentialConfig>,
+    /// Parameters of `bully` (Baton's defaults when absent).
+    #[serde(rename = "bully", skip_serializing_if = "Option::is_none")]
+    pub bully: Option<BullyConfig>,
+    /// Parameters of `ring` (Baton's defaults when absent).
+    #[serde(rename = "ring", skip_serializing_if = "Option::is_none")]
+    pub ring: Option<RingConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -141,6 +153,9 @@ impl Default for Scenario {
             network: NetworkConfig::default(),
             work: WorkConfig::default(),
             etcd_lease: None,
+            zk_sequential: None,
+            bully: None,
+            ring: None,
             expect: Expect::default(),
             faults: vec![],
         }

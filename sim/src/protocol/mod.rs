@@ -9,7 +9,11 @@
 //! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
 //! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
 
+pub mod bully;
 pub mod etcd_lease;
+pub mod peer;
+pub mod ring;
+pub mod zk_sequential;
 
 use crate::clock::NodeClock;
 use crate::scenario::Scenario;
@@ -28,16 +32,30 @@ pub enum ProtocolName {
     /// etcd lease + the `concurrency` election recipe.
     #[default]
     EtcdLease,
+    /// ZooKeeper ephemeral sequential znodes under a session (the recipe's election).
+    ZkSequential,
+    /// Garcia-Molina's bully election among peers, no backend.
+    Bully,
+    /// The Chang-Roberts ring election among peers, no backend.
+    Ring,
 }
 
 impl ProtocolName {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [ProtocolName; 1] = [ProtocolName::EtcdLease];
+    pub const ALL: [ProtocolName; 4] = [
+        ProtocolName::EtcdLease,
+        ProtocolName::ZkSequential,
+        ProtocolName::Bully,
+        ProtocolName::Ring,
+    ];
 
     /// The name used in files and reports (and the name of its scenario table).
     pub fn name(self) -> &'static str {
         match self {
             ProtocolName::EtcdLease => "etcd-lease",
+            ProtocolName::ZkSequential => "zk-sequential",
+            ProtocolName::Bully => "bully",
+            ProtocolName::Ring => "ring",
         }
     }
 
@@ -124,6 +142,19 @@ pub fn fill_table(scenario: &mut Scenario) {
             c.keepalive_interval_ms = c.effective_keepalive_interval_ms();
             scenario.etcd_lease = Some(c);
         }
+        ProtocolName::ZkSequential => {
+            let mut c = scenario.zk_sequential.clone().unwrap_or_default();
+            c.min_session_timeout_ms = c.effective_min_session_timeout_ms();
+            c.max_session_timeout_ms = c.effective_max_session_timeout_ms();
+            c.ping_interval_ms = c.ping_interval_for(c.negotiated_timeout_ms());
+            scenario.zk_sequential = Some(c);
+        }
+        ProtocolName::Bully => {
+            scenario.bully = Some(scenario.bully.clone().unwrap_or_default());
+        }
+        ProtocolName::Ring => {
+            scenario.ring = Some(scenario.ring.clone().unwrap_or_default());
+        }
     }
 }
 
@@ -134,5 +165,10 @@ pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
         ProtocolName::EtcdLease => Arc::new(etcd_lease::EtcdLease(
             scenario.etcd_lease.clone().unwrap_or_default(),
         )),
+        ProtocolName::ZkSequential => Arc::new(zk_sequential::ZkSequential(
+            scenario.zk_sequential.clone().unwrap_or_default(),
+        )),
+        ProtocolName::Bully => Arc::new(bully::Bully(scenario.bully.clone().unwrap_or_default())),
+        ProtocolName::Ring => Arc::new(ring::Ring(scenario.ring.clone().unwrap_or_default())),
     }
 }

@@ -2,3 +2,4 @@
 
 pub mod etcd;
 pub mod resource;
+pub mod zk;
