@@ -85,6 +85,8 @@ pub enum BullyMsg {
     Coordinator(Coord),
     /// The coordinator is alive.
     Heartbeat(Coord),
+    /// The coordinator stepped down (a graceful resign).
+    Resign(Coord),
 }
 
 /// The answer to every bully message.
@@ -168,6 +170,7 @@ impl BullyElector {
             BullyMsg::Coordinator(c) | BullyMsg::Heartbeat(c) => {
                 i.core.heard_from(c);
             }
+            BullyMsg::Resign(c) => i.core.abdicated(c),
         }
         BullyReply {
             ok,
@@ -246,7 +249,13 @@ impl Elector for BullyElector {
 
     async fn resign(&self, leadership: &Leadership) -> Result<(), ElectorError> {
         leadership.end(crate::LossReason::Resigned);
-        self.inner.core.resign();
+        let i = &self.inner;
+        // Tell the peers, so they elect now rather than after a failure timeout.
+        if let Some(c) = i.core.resign() {
+            i.core
+                .announce_resign(&i.net, BullyMsg::Resign(c), i.cfg.answer_timeout_ms)
+                .await;
+        }
         Ok(())
     }
 

@@ -244,20 +244,46 @@ impl Core {
         self.changed.notify_waiters();
     }
 
-    /// Stops taking part: the leadership (if any) ends, heartbeats stop, and the peers
-    /// find out by their failure detectors.
-    pub fn resign(&self) {
+    /// Stops taking part: the leadership (if any) ends and its heartbeats stop. Returns
+    /// the coordinator entry it held, for the caller to tell the peers.
+    pub fn resign(&self) -> Option<Coord> {
         let mut st = self.state.lock().unwrap();
         st.participating = false;
-        if let Some((_, h)) = st.leading.take() {
+        let held = st.leading.take().map(|(c, h)| {
             h.end(LossReason::Resigned);
-        }
+            c
+        });
         if st.coordinator.is_some_and(|c| c.id == self.me) {
             st.coordinator = None;
         }
         st.election_since_us = None;
         drop(st);
         self.changed.notify_waiters();
+        held
+    }
+
+    /// Coordinator `c` stepped down: a follower of it elects at once instead of waiting
+    /// for its failure detector.
+    pub fn abdicated(&self, c: Coord) {
+        let mut st = self.state.lock().unwrap();
+        if st.coordinator == Some(c) {
+            st.coordinator = None;
+            drop(st);
+            self.changed.notify_waiters();
+        }
+    }
+
+    /// Tells every peer (in parallel, best effort) that the coordinator `c` stepped down.
+    pub async fn announce_resign<M, R>(&self, net: &Arc<dyn PeerNet<M, R>>, msg: M, timeout_ms: u64)
+    where
+        M: Clone + Send + 'static,
+        R: Send + 'static,
+    {
+        let calls = self
+            .others()
+            .into_iter()
+            .map(|j| net.call(j, msg.clone(), timeout_ms));
+        futures::future::join_all(calls).await;
     }
 
     /// The failure detector: while the node takes part and does not lead, start an
@@ -364,8 +390,10 @@ fn leading(st: &State) -> Option<Coord> {
 }
 
 /// The coordinator's heartbeats: every `interval_ms`, one message to every peer (in
-/// parallel, each bounded by `timeout_ms`), until the leadership of `c` ends. Replies
-/// carry the peers' views, which is how a coordinator that was replaced finds out.
+/// parallel, each bounded by the interval), until the leadership of `c` ends. A round
+/// runs on its own, so a peer that does not answer never delays the next round to the
+/// others. Replies carry the peers' views, which is how a coordinator that was replaced
+/// finds out.
 pub(crate) async fn heartbeats<M, R>(
     core: Arc<Core>,
     net: Arc<dyn PeerNet<M, R>>,
@@ -381,7 +409,10 @@ pub(crate) async fn heartbeats<M, R>(
         let Some(lease) = core.lease_of(c) else {
             return;
         };
-        heartbeat_round(&core, &net, c, make, view_of, timeout_ms).await;
+        let (core2, net2) = (core.clone(), net.clone());
+        madsim::task::spawn(async move {
+            heartbeat_round(&core2, &net2, c, make, view_of, timeout_ms).await
+        });
         tokio::select! {
             // Biased: tokio would otherwise pick among ready branches with its own RNG, which
             // madsim does not seed; polling in written order keeps runs deterministic.
@@ -414,7 +445,6 @@ pub(crate) async fn heartbeat_round<M, R>(
 }
 
 /// A fresh core for node `me` of `names.len()`.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn core(
     me: usize,
     names: Vec<String>,

@@ -78,6 +78,8 @@ pub enum RingMsg {
     Elected(Coord),
     /// The coordinator is alive.
     Heartbeat(Coord),
+    /// The coordinator stepped down (a graceful resign).
+    Resign(Coord),
 }
 
 /// The acknowledgement of every ring message.
@@ -215,6 +217,7 @@ impl Inner {
             RingMsg::Heartbeat(c) => {
                 core.heard_from(c);
             }
+            RingMsg::Resign(c) => core.abdicated(c),
         }
     }
 
@@ -276,7 +279,13 @@ impl Elector for RingElector {
 
     async fn resign(&self, leadership: &Leadership) -> Result<(), ElectorError> {
         leadership.end(crate::LossReason::Resigned);
-        self.inner.core.resign();
+        let i = &self.inner;
+        // Tell the peers, so they elect now rather than after a failure timeout.
+        if let Some(c) = i.core.resign() {
+            i.core
+                .announce_resign(&i.net, RingMsg::Resign(c), i.cfg.hop_timeout_ms)
+                .await;
+        }
         Ok(())
     }
 
