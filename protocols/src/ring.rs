@@ -177,11 +177,14 @@ impl Inner {
                 } else if candidate == core.me {
                     self.elected(max_epoch);
                 } else if candidate > core.me {
-                    core.state
-                        .lock()
-                        .unwrap()
-                        .election_since_us
-                        .get_or_insert(core.clock.now_us());
+                    if core.participating() {
+                        // Forwarding a higher candidate makes us a participant.
+                        core.state
+                            .lock()
+                            .unwrap()
+                            .election_since_us
+                            .get_or_insert(core.clock.now_us());
+                    }
                     let msg = RingMsg::Election {
                         candidate,
                         max_epoch,
