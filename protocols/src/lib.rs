@@ -5,6 +5,7 @@
 //! simulated services and, later, against real ones.
 #![deny(missing_docs)]
 
+pub mod bully;
 pub mod clock;
 pub mod consul_session;
 pub mod db_row;
@@ -13,7 +14,10 @@ pub mod etcd_api;
 pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod leadership;
+pub mod peer;
 pub mod redis_lock;
+pub mod ring;
+pub mod zk_sequential;
 
 pub use clock::Clock;
 pub use elector::{Elector, ElectorError, LeaderInfo};

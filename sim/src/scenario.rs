@@ -6,11 +6,14 @@
 
 use crate::fault::{Fault, FaultSpec, When};
 use crate::protocol::{self, Protocol, ProtocolName};
+use baton_protocols::bully::BullyConfig;
 use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_protocols::k8s_lease::K8sLeaseConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
+use baton_protocols::ring::RingConfig;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -144,6 +147,15 @@ pub struct Scenario {
     /// Parameters of `k8s-lease` (client-go's core-component defaults when absent).
     #[serde(rename = "k8s-lease", skip_serializing_if = "Option::is_none")]
     pub k8s_lease: Option<K8sLeaseConfig>,
+    /// Parameters of `zk-sequential` (ZooKeeper's and Curator's defaults when absent).
+    #[serde(rename = "zk-sequential", skip_serializing_if = "Option::is_none")]
+    pub zk_sequential: Option<ZkSequentialConfig>,
+    /// Parameters of `bully` (Baton's defaults when absent).
+    #[serde(rename = "bully", skip_serializing_if = "Option::is_none")]
+    pub bully: Option<BullyConfig>,
+    /// Parameters of `ring` (Baton's defaults when absent).
+    #[serde(rename = "ring", skip_serializing_if = "Option::is_none")]
+    pub ring: Option<RingConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -166,6 +178,9 @@ impl Default for Scenario {
             db_row: None,
             consul_session: None,
             k8s_lease: None,
+            zk_sequential: None,
+            bully: None,
+            ring: None,
             expect: Expect::default(),
             faults: vec![],
         }

@@ -146,7 +146,7 @@ fn the_client_sends_at_the_configured_rate() {
         let set = format!("work.rate_per_s={rate}");
         let a = run("graceful-stepdown", 1, &[&set]);
         let sent = report(&a)["client"]["sent"].as_u64().unwrap();
-        let expected = rate * 20; // 20 simulated seconds
+        let expected = rate * 25; // 25 simulated seconds
         assert!(
             sent.abs_diff(expected) <= expected / 100,
             "rate {rate}: sent {sent}, expected about {expected}"

@@ -9,11 +9,15 @@
 //! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
 //! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
 
+pub mod bully;
 pub mod consul_session;
 pub mod db_row;
 pub mod etcd_lease;
 pub mod k8s_lease;
+pub mod peer;
 pub mod redis_lock;
+pub mod ring;
+pub mod zk_sequential;
 
 use crate::clock::NodeClock;
 use crate::scenario::Scenario;
@@ -42,17 +46,26 @@ pub enum ProtocolName {
     ConsulSession,
     /// Kubernetes Lease + client-go's leader election.
     K8sLease,
+    /// ZooKeeper ephemeral sequential znodes under a session (the recipe's election).
+    ZkSequential,
+    /// Garcia-Molina's bully election among peers, no backend.
+    Bully,
+    /// The Chang-Roberts ring election among peers, no backend.
+    Ring,
 }
 
 impl ProtocolName {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [ProtocolName; 6] = [
+    pub const ALL: [ProtocolName; 9] = [
         ProtocolName::EtcdLease,
         ProtocolName::RedisNaive,
         ProtocolName::RedisFenced,
         ProtocolName::ConsulSession,
         ProtocolName::K8sLease,
+        ProtocolName::ZkSequential,
         ProtocolName::DbRow,
+        ProtocolName::Bully,
+        ProtocolName::Ring,
     ];
 
     /// The name used in files and reports (and the name of its scenario table).
@@ -64,6 +77,9 @@ impl ProtocolName {
             ProtocolName::DbRow => "db-row",
             ProtocolName::ConsulSession => "consul-session",
             ProtocolName::K8sLease => "k8s-lease",
+            ProtocolName::ZkSequential => "zk-sequential",
+            ProtocolName::Bully => "bully",
+            ProtocolName::Ring => "ring",
         }
     }
 
@@ -171,6 +187,19 @@ pub fn fill_table(scenario: &mut Scenario) {
         ProtocolName::K8sLease => {
             scenario.k8s_lease = Some(scenario.k8s_lease.clone().unwrap_or_default());
         }
+        ProtocolName::ZkSequential => {
+            let mut c = scenario.zk_sequential.clone().unwrap_or_default();
+            c.min_session_timeout_ms = c.effective_min_session_timeout_ms();
+            c.max_session_timeout_ms = c.effective_max_session_timeout_ms();
+            c.ping_interval_ms = c.ping_interval_for(c.negotiated_timeout_ms());
+            scenario.zk_sequential = Some(c);
+        }
+        ProtocolName::Bully => {
+            scenario.bully = Some(scenario.bully.clone().unwrap_or_default());
+        }
+        ProtocolName::Ring => {
+            scenario.ring = Some(scenario.ring.clone().unwrap_or_default());
+        }
     }
 }
 
@@ -194,5 +223,10 @@ pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
         ProtocolName::K8sLease => Arc::new(k8s_lease::K8sLease(
             scenario.k8s_lease.clone().unwrap_or_default(),
         )),
+        ProtocolName::ZkSequential => Arc::new(zk_sequential::ZkSequential(
+            scenario.zk_sequential.clone().unwrap_or_default(),
+        )),
+        ProtocolName::Bully => Arc::new(bully::Bully(scenario.bully.clone().unwrap_or_default())),
+        ProtocolName::Ring => Arc::new(ring::Ring(scenario.ring.clone().unwrap_or_default())),
     }
 }

@@ -6,3 +6,4 @@ pub mod etcd;
 pub mod k8s;
 pub mod redis;
 pub mod resource;
+pub mod zk;

@@ -1,0 +1,125 @@
+//! `bully` in the simulator: no backend; the nodes' RPCs to each other carry the bully
+//! messages, and each node's endpoint hands them to its elector.
+
+use super::peer::{names, TimelineLog};
+use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::rpc::{call, node_addr, request};
+use crate::scenario::Scenario;
+use async_trait::async_trait;
+use baton_protocols::bully::{BullyConfig, BullyElector, BullyMsg, BullyReply};
+use baton_protocols::peer::{PeerNet, PeerTimeout};
+use baton_protocols::Elector;
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// A bully message between two nodes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BullyRpc(pub BullyMsg);
+request!(BullyRpc => BullyReply);
+
+/// The peers as one node reaches them.
+pub struct SimBullyNet {
+    ep: Arc<Endpoint>,
+}
+
+#[async_trait]
+impl PeerNet<BullyMsg, BullyReply> for SimBullyNet {
+    async fn call(
+        &self,
+        to: usize,
+        msg: BullyMsg,
+        timeout_ms: u64,
+    ) -> Result<BullyReply, PeerTimeout> {
+        call(&self.ep, node_addr(to), BullyRpc(msg), timeout_ms)
+            .await
+            .map_err(|_| PeerTimeout)
+    }
+}
+
+/// The bully protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct Bully(pub BullyConfig);
+
+impl Protocol for Bully {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::Bully
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        let positive = [
+            ("heartbeat_interval_ms", c.heartbeat_interval_ms),
+            ("failure_timeout_ms", c.failure_timeout_ms),
+            ("answer_timeout_ms", c.answer_timeout_ms),
+            ("coordinator_timeout_ms", c.coordinator_timeout_ms),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err((key.into(), "must be at least 1".into()));
+            }
+        }
+        if c.failure_timeout_ms <= c.heartbeat_interval_ms {
+            return Err((
+                "failure_timeout_ms".into(),
+                format!(
+                    "{} must be above heartbeat_interval_ms {}, or every coordinator is suspected between heartbeats",
+                    c.failure_timeout_ms, c.heartbeat_interval_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {
+        None
+    }
+
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
+        let net = Arc::new(SimBullyNet { ep: ctx.ep.clone() });
+        let log = Arc::new(TimelineLog {
+            timeline: ctx.timeline.clone(),
+            node: ctx.node.to_string(),
+        });
+        let e = Arc::new(BullyElector::new(
+            ctx.index,
+            names(ctx.nodes),
+            net,
+            ctx.clock,
+            self.0.clone(),
+            log,
+        ));
+        let h = e.clone();
+        ctx.ep.add_rpc_handler(move |r: BullyRpc| {
+            let reply = h.handle(r.0);
+            async move { reply }
+        });
+        e
+    }
+
+    /// A killed coordinator's last heartbeat left no earlier than its last write, so
+    /// the next-highest node suspects it at most one failure timeout (plus the
+    /// heartbeat's flight) later. Its ELECTION to the dead node then goes unanswered for
+    /// one answer timeout, its COORDINATOR to the dead node for another, and it claims
+    /// the resource in one round trip.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let c = &self.0;
+        let lat = s.network.latency_ms_max;
+        let ms = c.failure_timeout_ms + lat + 2 * c.answer_timeout_ms + 2 * lat;
+        Bound {
+            ms,
+            formula: format!(
+                "failure timeout + 2 answer timeouts = failure timeout {} ms + heartbeat flight {lat} ms + ELECTION and COORDINATOR unanswered by the dead node (2 x {} ms) + claim round trip ({} ms)",
+                c.failure_timeout_ms,
+                c.answer_timeout_ms,
+                2 * lat
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        let c = &self.0;
+        2 * (c.failure_timeout_ms + c.round_ms()) + 1000
+    }
+}

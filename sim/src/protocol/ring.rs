@@ -1,0 +1,127 @@
+//! `ring` in the simulator: no backend; the nodes' RPCs to each other carry the ring
+//! messages, and each node's endpoint hands them to its elector.
+
+use super::peer::{names, TimelineLog};
+use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::rpc::{call, node_addr, request};
+use crate::scenario::Scenario;
+use async_trait::async_trait;
+use baton_protocols::peer::{PeerNet, PeerTimeout};
+use baton_protocols::ring::{RingConfig, RingElector, RingMsg, RingReply};
+use baton_protocols::Elector;
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// A ring message between two nodes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RingRpc(pub RingMsg);
+request!(RingRpc => RingReply);
+
+/// The peers as one node reaches them.
+pub struct SimRingNet {
+    ep: Arc<Endpoint>,
+}
+
+#[async_trait]
+impl PeerNet<RingMsg, RingReply> for SimRingNet {
+    async fn call(
+        &self,
+        to: usize,
+        msg: RingMsg,
+        timeout_ms: u64,
+    ) -> Result<RingReply, PeerTimeout> {
+        call(&self.ep, node_addr(to), RingRpc(msg), timeout_ms)
+            .await
+            .map_err(|_| PeerTimeout)
+    }
+}
+
+/// The ring protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct Ring(pub RingConfig);
+
+impl Protocol for Ring {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::Ring
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        let positive = [
+            ("heartbeat_interval_ms", c.heartbeat_interval_ms),
+            ("failure_timeout_ms", c.failure_timeout_ms),
+            ("hop_timeout_ms", c.hop_timeout_ms),
+            ("election_timeout_ms", c.election_timeout_ms),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err((key.into(), "must be at least 1".into()));
+            }
+        }
+        if c.failure_timeout_ms <= c.heartbeat_interval_ms {
+            return Err((
+                "failure_timeout_ms".into(),
+                format!(
+                    "{} must be above heartbeat_interval_ms {}, or every coordinator is suspected between heartbeats",
+                    c.failure_timeout_ms, c.heartbeat_interval_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {
+        None
+    }
+
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
+        let net = Arc::new(SimRingNet { ep: ctx.ep.clone() });
+        let log = Arc::new(TimelineLog {
+            timeline: ctx.timeline.clone(),
+            node: ctx.node.to_string(),
+        });
+        let e = Arc::new(RingElector::new(
+            ctx.index,
+            names(ctx.nodes),
+            net,
+            ctx.clock,
+            self.0.clone(),
+            log,
+        ));
+        let h = e.clone();
+        ctx.ep.add_rpc_handler(move |r: RingRpc| {
+            let reply = h.handle(r.0);
+            async move { reply }
+        });
+        e
+    }
+
+    /// A killed coordinator's last heartbeat left no earlier than its last write, so a
+    /// node suspects it at most one failure timeout (plus the heartbeat's flight) later.
+    /// The round then passes the dead node at most twice (ELECTION, then ELECTION with
+    /// the winner's id), each time waiting one hop timeout, and crosses the live nodes
+    /// in at most two laps; the winner claims the resource in one round trip.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let c = &self.0;
+        let lat = s.network.latency_ms_max;
+        let laps = 2 * s.nodes as u64 * lat;
+        let ms = c.failure_timeout_ms + lat + 2 * c.hop_timeout_ms + laps + 2 * lat;
+        Bound {
+            ms,
+            formula: format!(
+                "failure timeout + 2 hop timeouts = failure timeout {} ms + heartbeat flight {lat} ms + the dead node skipped twice (2 x {} ms) + two laps of {} hops at <= {lat} ms one way ({laps} ms) + claim round trip ({} ms)",
+                c.failure_timeout_ms,
+                c.hop_timeout_ms,
+                s.nodes,
+                2 * lat
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        let c = &self.0;
+        2 * (c.failure_timeout_ms + c.election_timeout_ms) + 1000
+    }
+}

@@ -1,0 +1,277 @@
+//! `zk-sequential` in the simulator: the ZooKeeper-like service as the backend, and the
+//! simulated side of the [`ZkApi`] seam (RPCs to it) under the election recipe.
+
+use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::rpc::{call, request, BACKEND_ADDR};
+use crate::scenario::Scenario;
+use crate::service::zk::{self, ZkSettings};
+use async_trait::async_trait;
+use baton_protocols::zk_sequential::{
+    CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialConfig, ZkSequentialElector,
+};
+use baton_protocols::Elector;
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// ZooKeeper `createSession` (the connect handshake).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkConnect {
+    /// Who connects (for the timeline).
+    pub node: String,
+    /// Session timeout asked for.
+    pub timeout_ms: u64,
+}
+request!(ZkConnect => SessionGrant);
+
+/// A ping on a session.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkPing {
+    /// The session.
+    pub session: i64,
+}
+request!(ZkPing => Result<(), ZkError>);
+
+/// `closeSession`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkClose {
+    /// The session.
+    pub session: i64,
+}
+request!(ZkClose => ());
+
+/// `create` (answered as `create2`: path and stat).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkCreate {
+    /// The session (owner of an ephemeral znode).
+    pub session: i64,
+    /// The path, or the prefix of a sequential znode.
+    pub path: String,
+    /// The data.
+    pub data: String,
+    /// The create mode.
+    pub mode: CreateMode,
+}
+request!(ZkCreate => Result<(String, Stat), ZkError>);
+
+/// `delete` (any version).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkDelete {
+    /// The session.
+    pub session: i64,
+    /// The znode.
+    pub path: String,
+}
+request!(ZkDelete => Result<(), ZkError>);
+
+/// `getChildren`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkGetChildren {
+    /// The session (0: a sessionless read).
+    pub session: i64,
+    /// The parent znode.
+    pub path: String,
+}
+request!(ZkGetChildren => Result<Vec<String>, ZkError>);
+
+/// `getData`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkGetData {
+    /// The session (0: a sessionless read).
+    pub session: i64,
+    /// The znode.
+    pub path: String,
+}
+request!(ZkGetData => Result<(String, Stat), ZkError>);
+
+/// `exists` with a watch, as a long poll until the znode is deleted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkExists {
+    /// The session.
+    pub session: i64,
+    /// The znode.
+    pub path: String,
+    /// Wait at most this long (service clock) for its deletion.
+    pub wait_ms: u64,
+}
+request!(ZkExists => Result<Option<Stat>, ZkError>);
+
+/// A ZooKeeper client for one node; every call is bounded by `rpc_timeout_ms`.
+pub struct SimZkClient {
+    ep: Arc<Endpoint>,
+    node: String,
+    rpc_timeout_ms: u64,
+}
+
+impl SimZkClient {
+    /// A client sending from `ep` on behalf of `node`.
+    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64) -> Self {
+        SimZkClient {
+            ep,
+            node: node.to_string(),
+            rpc_timeout_ms,
+        }
+    }
+
+    async fn call<R: madsim::net::rpc::Request>(
+        &self,
+        req: R,
+        extra_ms: u64,
+    ) -> Result<R::Response, ZkError> {
+        call(&self.ep, BACKEND_ADDR, req, self.rpc_timeout_ms + extra_ms)
+            .await
+            .map_err(|_| ZkError::ConnectionLoss)
+    }
+}
+
+#[async_trait]
+impl ZkApi for SimZkClient {
+    async fn create_session(&self, timeout_ms: u64) -> Result<SessionGrant, ZkError> {
+        let node = self.node.clone();
+        self.call(ZkConnect { node, timeout_ms }, 0).await
+    }
+
+    async fn ping(&self, session: i64) -> Result<(), ZkError> {
+        self.call(ZkPing { session }, 0).await?
+    }
+
+    async fn close_session(&self, session: i64) -> Result<(), ZkError> {
+        self.call(ZkClose { session }, 0).await
+    }
+
+    async fn create(
+        &self,
+        session: i64,
+        path: &str,
+        data: &str,
+        mode: CreateMode,
+    ) -> Result<(String, Stat), ZkError> {
+        let req = ZkCreate {
+            session,
+            path: path.to_string(),
+            data: data.to_string(),
+            mode,
+        };
+        self.call(req, 0).await?
+    }
+
+    async fn get_children(&self, session: i64, path: &str) -> Result<Vec<String>, ZkError> {
+        let path = path.to_string();
+        self.call(ZkGetChildren { session, path }, 0).await?
+    }
+
+    async fn get_data(&self, session: i64, path: &str) -> Result<(String, Stat), ZkError> {
+        let path = path.to_string();
+        self.call(ZkGetData { session, path }, 0).await?
+    }
+
+    async fn exists_watch(
+        &self,
+        session: i64,
+        path: &str,
+        wait_ms: u64,
+    ) -> Result<Option<Stat>, ZkError> {
+        let req = ZkExists {
+            session,
+            path: path.to_string(),
+            wait_ms,
+        };
+        // The long poll may legitimately take `wait_ms`; the timeout covers the rest.
+        self.call(req, wait_ms).await?
+    }
+
+    async fn delete(&self, session: i64, path: &str) -> Result<(), ZkError> {
+        let path = path.to_string();
+        self.call(ZkDelete { session, path }, 0).await?
+    }
+}
+
+/// The zk-sequential protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct ZkSequential(pub ZkSequentialConfig);
+
+impl Protocol for ZkSequential {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::ZkSequential
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        let positive = [
+            ("session_timeout_ms", c.session_timeout_ms),
+            ("rpc_timeout_ms", c.rpc_timeout_ms),
+            ("tick_time_ms", c.tick_time_ms),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err((key.into(), "must be at least 1".into()));
+            }
+        }
+        if c.effective_min_session_timeout_ms() > c.effective_max_session_timeout_ms() {
+            return Err((
+                "min_session_timeout_ms".into(),
+                format!(
+                    "{} is above max_session_timeout_ms {}",
+                    c.effective_min_session_timeout_ms(),
+                    c.effective_max_session_timeout_ms()
+                ),
+            ));
+        }
+        if !c.election_path.starts_with('/') || c.election_path.len() < 2 {
+            return Err((
+                "election_path".into(),
+                "must be an absolute znode path below the root, like /election".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
+        let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
+        let settings = ZkSettings {
+            tick_time_ms: self.0.tick_time_ms,
+            min_session_timeout_ms: self.0.effective_min_session_timeout_ms(),
+            max_session_timeout_ms: self.0.effective_max_session_timeout_ms(),
+        };
+        let node = ctx
+            .handle
+            .create_node()
+            .name("backend")
+            .ip(BACKEND_ADDR.ip())
+            .init(move || zk::serve(tl.clone(), clock.clone(), requests.clone(), settings))
+            .build();
+        Some(node.id())
+    }
+
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
+        let api = Arc::new(SimZkClient::new(ctx.ep, ctx.node, self.0.rpc_timeout_ms));
+        Arc::new(ZkSequentialElector::new(
+            ctx.node,
+            api,
+            ctx.clock,
+            self.0.clone(),
+        ))
+    }
+
+    /// A killed leader's last ping reached the server no later than its last write, so
+    /// the server expires its session at most one session timeout plus one tick (the
+    /// tracker's granularity) after that write; the successor's watch then fires, it
+    /// re-reads the children and claims the resource: about three round trips.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let timeout = self.0.negotiated_timeout_ms();
+        let tick = self.0.tick_time_ms;
+        let round = 3 * 2 * s.network.latency_ms_max;
+        Bound {
+            ms: timeout + tick + round,
+            formula: format!(
+                "session timeout + tick + election round = negotiated session timeout {timeout} ms + tickTime {tick} ms (session tracker granularity) + watch, getChildren and claim (3 round trips at <= {} ms one way = {round} ms)",
+                s.network.latency_ms_max
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        2 * self.0.negotiated_timeout_ms() + self.0.tick_time_ms + 1000
+    }
+}

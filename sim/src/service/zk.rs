@@ -1,0 +1,391 @@
+//! A ZooKeeper-like coordination service, as one simulated node standing for an ensemble.
+//!
+//! Modelled on ZooKeeper's semantics, not its implementation:
+//! - one global `zxid`, bumped once per write transaction (createSession, create,
+//!   delete, closeSession and a session's expiry with all its ephemerals); every znode
+//!   records the zxid that created it (`czxid`);
+//! - sessions are judged on the service's own clock: the session tracker wakes once per
+//!   `tickTime` and expires every session not heard from for its negotiated timeout
+//!   (ZooKeeper rounds expiry up to the next tick the same way), deleting its ephemeral
+//!   znodes; any request on a session counts as hearing from it (`touchSession`);
+//! - a session timeout is negotiated into `[min, max]` (2 and 20 x tickTime by default);
+//! - a sequential znode's name gets the parent's child-version counter (`cversion`,
+//!   bumped by every child create and delete) as a 10-digit suffix;
+//! - `exists` with a watch is a long poll that returns when the znode is deleted.
+//!
+//! Not modelled: the ensemble's quorum and leader changes, ACLs, znode versions beyond
+//! what the election recipe reads, and watch delivery on other event types.
+
+use crate::clock::NodeClock;
+use crate::protocol::zk_sequential::{
+    ZkClose, ZkConnect, ZkCreate, ZkDelete, ZkExists, ZkGetChildren, ZkGetData, ZkPing,
+};
+use crate::rpc::BACKEND_ADDR;
+use crate::timeline::{Event, Timeline};
+use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::zk_sequential::{CreateMode, SessionGrant, Stat, ZkError};
+use madsim::net::Endpoint;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+struct Znode {
+    data: String,
+    stat: Stat,
+    /// Bumped by every create and delete of a child; the next sequence number.
+    cversion: i64,
+}
+
+struct Session {
+    timeout_ms: u64,
+    last_heard_us: i64,
+    ephemerals: BTreeSet<String>,
+}
+
+struct Tree {
+    zxid: i64,
+    next_session: i64,
+    nodes: BTreeMap<String, Znode>,
+    sessions: BTreeMap<i64, Session>,
+}
+
+/// Session bounds and timing the service enforces.
+#[derive(Clone, Copy, Debug)]
+pub struct ZkSettings {
+    /// `tickTime`: how often the session tracker looks for expired sessions.
+    pub tick_time_ms: u64,
+    /// `minSessionTimeout`.
+    pub min_session_timeout_ms: u64,
+    /// `maxSessionTimeout`.
+    pub max_session_timeout_ms: u64,
+}
+
+struct Service {
+    tree: Mutex<Tree>,
+    clock: NodeClock,
+    timeline: Timeline,
+    settings: ZkSettings,
+    requests: Arc<AtomicU64>,
+    changed: Notify,
+}
+
+fn parent_of(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+/// Runs the service on the current node until the node is killed.
+///
+/// `requests` counts every request served (the backend load a protocol puts on it).
+pub async fn serve(
+    timeline: Timeline,
+    clock: NodeClock,
+    requests: Arc<AtomicU64>,
+    settings: ZkSettings,
+) {
+    let ep = Endpoint::bind(BACKEND_ADDR)
+        .await
+        .expect("backend address is free");
+    let mut nodes = BTreeMap::new();
+    nodes.insert(
+        "/".to_string(),
+        Znode {
+            data: String::new(),
+            stat: Stat {
+                czxid: 0,
+                ephemeral_owner: 0,
+            },
+            cversion: 0,
+        },
+    );
+    let svc = Arc::new(Service {
+        tree: Mutex::new(Tree {
+            zxid: 0,
+            next_session: 1,
+            nodes,
+            sessions: BTreeMap::new(),
+        }),
+        clock,
+        timeline,
+        settings,
+        requests,
+        changed: Notify::new(),
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkConnect| {
+        s.count();
+        let g = s.connect(&r.node, r.timeout_ms);
+        async move { g }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkPing| {
+        s.count();
+        let out = s.touch(r.session);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkClose| {
+        s.count();
+        s.end_session(r.session, "revoked");
+        async move {}
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkCreate| {
+        s.count();
+        let out = s.create(r.session, &r.path, r.data, r.mode);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkDelete| {
+        s.count();
+        let out = s.delete(r.session, &r.path);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkGetChildren| {
+        s.count();
+        let out = s.children(r.session, &r.path);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkGetData| {
+        s.count();
+        let out = s.get_data(r.session, &r.path);
+        async move { out }
+    });
+    let s = svc.clone();
+    ep.add_rpc_handler(move |r: ZkExists| {
+        s.count();
+        let s = s.clone();
+        async move { s.exists_watch(r).await }
+    });
+    // The session tracker: expire sessions on the service's own clock, once per tick.
+    let tick = Duration::from_millis(svc.settings.tick_time_ms);
+    loop {
+        sleep_local(&svc.clock, tick).await;
+        svc.expire();
+    }
+}
+
+impl Service {
+    fn count(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn connect(&self, node: &str, requested_ms: u64) -> SessionGrant {
+        let s = self.settings;
+        let timeout_ms = requested_ms.clamp(
+            s.min_session_timeout_ms,
+            s.max_session_timeout_ms.max(s.min_session_timeout_ms),
+        );
+        let mut t = self.tree.lock().unwrap();
+        // createSession is a transaction of its own.
+        t.zxid += 1;
+        let id = t.next_session;
+        t.next_session += 1;
+        t.sessions.insert(
+            id,
+            Session {
+                timeout_ms,
+                last_heard_us: self.clock.now_us(),
+                ephemerals: BTreeSet::new(),
+            },
+        );
+        self.timeline.record(Event::LeaseGranted {
+            node: node.to_string(),
+            lease_id: id,
+            ttl_requested_ms: requested_ms,
+            ttl_granted_ms: timeout_ms,
+        });
+        SessionGrant { id, timeout_ms }
+    }
+
+    /// Counts a request on `session` as hearing from it; session 0 is a sessionless read.
+    fn touch(&self, session: i64) -> Result<(), ZkError> {
+        if session == 0 {
+            return Ok(());
+        }
+        let now = self.clock.now_us();
+        let mut t = self.tree.lock().unwrap();
+        let s = t
+            .sessions
+            .get_mut(&session)
+            .ok_or(ZkError::SessionExpired)?;
+        s.last_heard_us = now;
+        Ok(())
+    }
+
+    fn expire(&self) {
+        let now = self.clock.now_us();
+        let expired: Vec<i64> = {
+            let t = self.tree.lock().unwrap();
+            t.sessions
+                .iter()
+                .filter(|(_, s)| s.last_heard_us + s.timeout_ms as i64 * 1000 <= now)
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        for id in expired {
+            self.end_session(id, "expired");
+        }
+    }
+
+    /// Ends a session (closeSession or expiry) and deletes its ephemerals in one zxid.
+    fn end_session(&self, id: i64, cause: &str) {
+        let mut t = self.tree.lock().unwrap();
+        let Some(session) = t.sessions.remove(&id) else {
+            return;
+        };
+        t.zxid += 1;
+        self.timeline.record(if cause == "expired" {
+            Event::LeaseExpired { lease_id: id }
+        } else {
+            Event::LeaseRevoked { lease_id: id }
+        });
+        for path in session.ephemerals {
+            Self::remove(&mut t, &self.timeline, &path, cause);
+        }
+        drop(t);
+        self.changed.notify_waiters();
+    }
+
+    fn remove(t: &mut Tree, timeline: &Timeline, path: &str, cause: &str) {
+        let Some(z) = t.nodes.remove(path) else {
+            return;
+        };
+        if let Some(p) = t.nodes.get_mut(parent_of(path)) {
+            p.cversion += 1;
+        }
+        if z.stat.ephemeral_owner != 0 {
+            if let Some(s) = t.sessions.get_mut(&z.stat.ephemeral_owner) {
+                s.ephemerals.remove(path);
+            }
+        }
+        timeline.record(Event::KeyDeleted {
+            key: path.to_string(),
+            create_revision: z.stat.czxid,
+            cause: cause.to_string(),
+        });
+    }
+
+    fn create(
+        &self,
+        session: i64,
+        path: &str,
+        data: String,
+        mode: CreateMode,
+    ) -> Result<(String, Stat), ZkError> {
+        self.touch(session)?;
+        let mut t = self.tree.lock().unwrap();
+        let ephemeral = mode == CreateMode::EphemeralSequential;
+        if ephemeral && !t.sessions.contains_key(&session) {
+            return Err(ZkError::SessionExpired);
+        }
+        let parent = parent_of(path).to_string();
+        let seq = t.nodes.get(&parent).ok_or(ZkError::NoNode)?.cversion;
+        let path = match mode {
+            CreateMode::Persistent => path.to_string(),
+            CreateMode::EphemeralSequential => format!("{path}{seq:010}"),
+        };
+        if t.nodes.contains_key(&path) {
+            return Err(ZkError::NodeExists);
+        }
+        t.zxid += 1;
+        let stat = Stat {
+            czxid: t.zxid,
+            ephemeral_owner: if ephemeral { session } else { 0 },
+        };
+        t.nodes.insert(
+            path.clone(),
+            Znode {
+                data,
+                stat,
+                cversion: 0,
+            },
+        );
+        t.nodes.get_mut(&parent).expect("checked above").cversion += 1;
+        if ephemeral {
+            t.sessions
+                .get_mut(&session)
+                .expect("checked above")
+                .ephemerals
+                .insert(path.clone());
+        }
+        drop(t);
+        self.changed.notify_waiters();
+        Ok((path, stat))
+    }
+
+    fn delete(&self, session: i64, path: &str) -> Result<(), ZkError> {
+        self.touch(session)?;
+        let mut t = self.tree.lock().unwrap();
+        if !t.nodes.contains_key(path) {
+            return Err(ZkError::NoNode);
+        }
+        if !Self::child_names(&t, path).is_empty() {
+            return Err(ZkError::NotEmpty);
+        }
+        t.zxid += 1;
+        Self::remove(&mut t, &self.timeline, path, "deleted");
+        drop(t);
+        self.changed.notify_waiters();
+        Ok(())
+    }
+
+    fn child_names(t: &Tree, path: &str) -> Vec<String> {
+        let prefix = if path == "/" {
+            "/".to_string()
+        } else {
+            format!("{path}/")
+        };
+        t.nodes
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k[prefix.len()..].to_string())
+            .filter(|rest| !rest.is_empty() && !rest.contains('/'))
+            .collect()
+    }
+
+    fn children(&self, session: i64, path: &str) -> Result<Vec<String>, ZkError> {
+        self.touch(session)?;
+        let t = self.tree.lock().unwrap();
+        if !t.nodes.contains_key(path) {
+            return Err(ZkError::NoNode);
+        }
+        Ok(Self::child_names(&t, path))
+    }
+
+    fn get_data(&self, session: i64, path: &str) -> Result<(String, Stat), ZkError> {
+        self.touch(session)?;
+        let t = self.tree.lock().unwrap();
+        let z = t.nodes.get(path).ok_or(ZkError::NoNode)?;
+        Ok((z.data.clone(), z.stat))
+    }
+
+    async fn exists_watch(&self, r: ZkExists) -> Result<Option<Stat>, ZkError> {
+        self.touch(r.session)?;
+        let deadline = self.clock.now_us() + r.wait_ms as i64 * 1000;
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let stat = self.tree.lock().unwrap().nodes.get(&r.path).map(|z| z.stat);
+            let now = self.clock.now_us();
+            if stat.is_none() || now >= deadline {
+                return Ok(stat);
+            }
+            let left = Duration::from_micros((deadline - now) as u64);
+            tokio::select! {
+                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
+                // madsim does not seed; polling in written order keeps runs deterministic.
+                biased;
+                _ = notified => {}
+                _ = sleep_local(&self.clock, left) => {}
+            }
+        }
+    }
+}
