@@ -42,3 +42,16 @@ fn different_seed_gives_a_different_timeline() {
         );
     }
 }
+
+#[test]
+fn every_protocol_is_deterministic() {
+    for p in baton_sim::protocol::ProtocolName::ALL {
+        let set = format!("protocol={}", p.name());
+        let a = run("gc-pause", 7, &[&set]);
+        let b = run("gc-pause", 7, &[&set]);
+        for ((file, x), (_, y)) in a.files().iter().zip(b.files().iter()) {
+            assert!(x == y, "{}: {file} differs between two runs of seed 7", p.name());
+        }
+        assert_ne!(a.timeline_jsonl, run("gc-pause", 8, &[&set]).timeline_jsonl, "{}: seeds 7 and 8 agree", p.name());
+    }
+}
