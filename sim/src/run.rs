@@ -57,9 +57,10 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
             s.network.latency_ms_max,
             s.network.loss_ppm,
         );
-        madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), base));
+        let driver =
+            madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), base));
         madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
-        RunOutput {
+        let out = RunOutput {
             entries: world.timeline.entries(),
             end_us: crate::clock::global_now_us(),
             client: world.client_record.stats(),
@@ -67,6 +68,15 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
             backend_requests: world
                 .backend_requests
                 .load(std::sync::atomic::Ordering::Relaxed),
-        }
+        };
+        // Tear the world down inside the runtime. madsim does not drop a node's parked
+        // tasks when the runtime is dropped, and a task waiting on its endpoint is in a
+        // reference cycle with it (task -> endpoint -> mailbox -> waker -> task): every
+        // run would leak its world (about 12 MB). Killing a node wakes its tasks, and the
+        // executor drops a killed node's futures on the next tick.
+        driver.abort();
+        world.shutdown();
+        madsim::time::sleep(Duration::from_millis(1)).await;
+        out
     })
 }

@@ -213,12 +213,37 @@ impl Entry {
 #[derive(Clone, Default)]
 pub struct Timeline {
     entries: Arc<Mutex<Vec<Entry>>>,
+    _alive: Arc<Alive>,
+}
+
+/// Counts timelines alive in the process, so a test can prove runs do not leak.
+static LIVE_TIMELINES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Alive;
+
+impl Default for Alive {
+    fn default() -> Self {
+        LIVE_TIMELINES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Alive
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        LIVE_TIMELINES.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Timeline {
     /// An empty timeline.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// How many timelines (each a run's, shared by all its processes) are alive in this
+    /// process. A finished run must leave none behind.
+    pub fn live_count() -> usize {
+        LIVE_TIMELINES.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Records `event` at the current simulated time.

@@ -29,6 +29,7 @@ pub struct World {
     pub backend_requests: Arc<std::sync::atomic::AtomicU64>,
     resource: NodeId,
     client: NodeId,
+    chaos: NodeId,
     /// Links cut by partitions, by process name: (from, to).
     cut: Mutex<BTreeSet<(String, String)>>,
     /// Partitions in force: fault index -> label.
@@ -111,6 +112,7 @@ impl World {
             backend_requests,
             resource: res.id(),
             client: client.id(),
+            chaos: chaos.id(),
             cut: Mutex::new(BTreeSet::new()),
             open_partitions: Mutex::new(Default::default()),
             client_record: record,
@@ -138,6 +140,21 @@ impl World {
             "resource" => vec![self.resource],
             "client" => vec![self.client],
             _ => vec![*self.node(name).expect("validated").id.get().expect("built")],
+        }
+    }
+
+    /// Kills every process of the run (no timeline events: the run is over), so that
+    /// the runtime can drop their tasks before it is dropped itself.
+    pub fn shutdown(&self) {
+        let mut ids: Vec<NodeId> = self
+            .nodes
+            .iter()
+            .map(|n| *n.id.get().expect("built"))
+            .collect();
+        ids.extend(self.backend.0);
+        ids.extend([self.resource, self.client, self.chaos]);
+        for id in ids {
+            self.handle.kill(id);
         }
     }
 

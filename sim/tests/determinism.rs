@@ -50,8 +50,17 @@ fn every_protocol_is_deterministic() {
         let a = run("gc-pause", 7, &[&set]);
         let b = run("gc-pause", 7, &[&set]);
         for ((file, x), (_, y)) in a.files().iter().zip(b.files().iter()) {
-            assert!(x == y, "{}: {file} differs between two runs of seed 7", p.name());
+            assert!(
+                x == y,
+                "{}: {file} differs between two runs of seed 7",
+                p.name()
+            );
         }
-        assert_ne!(a.timeline_jsonl, run("gc-pause", 8, &[&set]).timeline_jsonl, "{}: seeds 7 and 8 agree", p.name());
+        assert_ne!(
+            a.timeline_jsonl,
+            run("gc-pause", 8, &[&set]).timeline_jsonl,
+            "{}: seeds 7 and 8 agree",
+            p.name()
+        );
     }
 }
