@@ -310,8 +310,10 @@ pub(crate) struct Accepted<'a> {
 
 /// The accepted writes, in timeline order, each tied to its leadership.
 pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
-    // node -> (token, index of the win that began its current leadership)
-    let mut leading: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+    // node -> (token, index of its latest win, still believes it leads). A write belongs
+    // to its node's latest win under its token, even if it lands after the node stopped
+    // or was killed: a late write is the old leadership acting, not a new one.
+    let mut latest: BTreeMap<&str, (u64, usize, bool)> = BTreeMap::new();
     let mut out = vec![];
     for (idx, e) in entries.iter().enumerate() {
         match &e.event {
@@ -322,17 +324,20 @@ pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
             } => {
                 let token = token.unwrap_or(0);
                 // A repeated belief in the same leadership is not a new win.
-                if leading.get(node.as_str()).map(|l| l.0) != Some(token) {
-                    leading.insert(node, (token, idx));
+                let repeat = matches!(latest.get(node.as_str()), Some(&(t, _, true)) if t == token);
+                if !repeat {
+                    latest.insert(node, (token, idx, true));
                 }
             }
             Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
-                leading.remove(node.as_str());
+                if let Some(l) = latest.get_mut(node.as_str()) {
+                    l.2 = false;
+                }
             }
             Event::WriteAccepted {
                 node, token, op, ..
             } => {
-                let win_idx = leading
+                let win_idx = latest
                     .get(node.as_str())
                     .filter(|l| l.0 == *token)
                     .map(|l| l.1);
@@ -558,6 +563,21 @@ mod tests {
     //! the second.
     use super::testing::*;
     use super::*;
+
+    #[test]
+    fn a_write_landing_after_its_leader_was_killed_is_no_new_leadership() {
+        // n1's last write was in flight when it was killed; it lands just after. It is
+        // n1's old leadership acting, not a failover to a new one.
+        let r = resolved();
+        let mut entries = clean_failover();
+        let kill_at = entries
+            .iter()
+            .position(|e| matches!(e.event, Event::NodeKilled { .. }))
+            .unwrap();
+        entries.insert(kill_at + 1, tick(1501, "n1", 1));
+        let f = check(&input(&r, &entries, 12_000));
+        assert_eq!(f.failover_ms.len(), 1, "{:?}", f.failover_ms);
+    }
 
     #[test]
     fn clean_run_passes() {
