@@ -182,6 +182,13 @@ pub trait Protocol: Send + Sync + std::fmt::Debug {
     /// The default liveness bound: after the last fault ends, a leader must write within
     /// this long.
     fn default_liveness_bound_ms(&self, scenario: &Scenario) -> u64;
+
+    /// True when the token is an election term, which at most one node may win (Raft's
+    /// election safety, checked by [`crate::checker::election_safety`]). Lease tokens
+    /// (revisions, counters) are not: for them the checker stays silent.
+    fn token_is_term(&self) -> bool {
+        false
+    }
 }
 
 /// Fills the selected protocol's table with the real system's defaults where the

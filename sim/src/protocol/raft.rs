@@ -143,4 +143,10 @@ impl Protocol for RaftProtocol {
     fn default_liveness_bound_ms(&self, s: &Scenario) -> u64 {
         2 * self.failover_bound(s).ms + 1000
     }
+
+    /// With openraft's `single-term-leader` feature a term has at most one leader, so
+    /// the term is the token.
+    fn token_is_term(&self) -> bool {
+        true
+    }
 }
