@@ -313,6 +313,13 @@ impl RaftElector {
             ..Default::default()
         };
         let config = Arc::new(config.validate().expect("validated by the scenario"));
+        // openraft checks election timeouts on a tick that starts when the instance is
+        // built. Real processes never start on the same microsecond; simulated nodes do,
+        // and with aligned ticks two followers whose timeouts round to the same tick
+        // campaign together and split the vote. A seeded start-up delay of up to one
+        // tick gives each node its own tick phase, as a real fleet has.
+        let jitter_us = self.rng.lock().unwrap().gen_range(0..self.cfg.tick_ms() * 1000);
+        sleep_local(self.clock.as_ref(), Duration::from_micros(jitter_us)).await;
         let blank = disk.is_blank();
         let raft = Raft::new(
             self.me,
