@@ -318,7 +318,11 @@ impl RaftElector {
         // and with aligned ticks two followers whose timeouts round to the same tick
         // campaign together and split the vote. A seeded start-up delay of up to one
         // tick gives each node its own tick phase, as a real fleet has.
-        let jitter_us = self.rng.lock().unwrap().gen_range(0..self.cfg.tick_ms() * 1000);
+        let jitter_us = self
+            .rng
+            .lock()
+            .unwrap()
+            .gen_range(0..self.cfg.tick_ms() * 1000);
         sleep_local(self.clock.as_ref(), Duration::from_micros(jitter_us)).await;
         let blank = disk.is_blank();
         let raft = Raft::new(
