@@ -15,6 +15,7 @@ pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod leadership;
 pub mod peer;
+pub mod raft;
 pub mod redis_lock;
 pub mod ring;
 pub mod zk_sequential;

@@ -7,7 +7,7 @@
 //! fenced resource is for.
 
 use crate::clock::NodeClock;
-use crate::protocol::{ElectorCtx, Protocol};
+use crate::protocol::{DiskSlot, ElectorCtx, Protocol};
 use crate::rpc::{node_addr, Next};
 use crate::timeline::{Event, Role, Timeline};
 use crate::work::{lead, LeaderWork};
@@ -53,6 +53,8 @@ pub struct NodeControl {
     pub id: OnceLock<NodeId>,
     /// How many times the node has started (1 on first start).
     pub incarnation: AtomicU64,
+    /// The node's disk: what a persisting protocol keeps across restarts.
+    pub disk: DiskSlot,
 }
 
 impl NodeControl {
@@ -72,6 +74,7 @@ impl NodeControl {
             pause_armed: Mutex::new(None),
             id: OnceLock::new(),
             incarnation: AtomicU64::new(0),
+            disk: DiskSlot::default(),
         }
     }
 
@@ -127,6 +130,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         seed: env.seed,
         incarnation,
         timeline: env.timeline.clone(),
+        disk: &ctl.disk,
     });
     let work = Arc::new(LeaderWork::default());
     let w = work.clone();

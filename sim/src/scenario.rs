@@ -11,6 +11,7 @@ use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_protocols::k8s_lease::K8sLeaseConfig;
+use baton_protocols::raft::RaftConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use baton_protocols::ring::RingConfig;
 use baton_protocols::zk_sequential::ZkSequentialConfig;
@@ -156,6 +157,9 @@ pub struct Scenario {
     /// Parameters of `ring` (Baton's defaults when absent).
     #[serde(rename = "ring", skip_serializing_if = "Option::is_none")]
     pub ring: Option<RingConfig>,
+    /// Parameters of `raft` (openraft's defaults when absent).
+    #[serde(rename = "raft", skip_serializing_if = "Option::is_none")]
+    pub raft: Option<RaftConfig>,
     /// What must hold at least once, and bounds.
     pub expect: Expect,
     /// What to inject, in order.
@@ -181,6 +185,7 @@ impl Default for Scenario {
             zk_sequential: None,
             bully: None,
             ring: None,
+            raft: None,
             expect: Expect::default(),
             faults: vec![],
         }

@@ -16,6 +16,7 @@
 pub mod belief;
 pub mod double_leader;
 pub mod effect;
+pub mod election_safety;
 pub mod failover;
 pub mod liveness;
 pub mod sequence;
@@ -116,6 +117,14 @@ pub enum Violation {
         /// Both leaders and the overlap.
         detail: String,
     },
+    /// Defends election safety (see [`election_safety`]): at most one leader per term,
+    /// for protocols whose token is a term.
+    TwoLeadersInOneTerm {
+        /// When the second node won the term.
+        at_ms: f64,
+        /// The term and both nodes.
+        detail: String,
+    },
 }
 
 impl Violation {
@@ -130,6 +139,7 @@ impl Violation {
             Violation::ExpectationNeverMet { .. } => "expectation_never_met",
             Violation::FailoverTooSlow { .. } => "failover_too_slow",
             Violation::NegativeHandoffGap { .. } => "negative_handoff_gap",
+            Violation::TwoLeadersInOneTerm { .. } => "election_safety",
         }
     }
 
@@ -143,7 +153,8 @@ impl Violation {
             | Violation::NoProgress { at_ms, .. }
             | Violation::ExpectationNeverMet { at_ms, .. }
             | Violation::FailoverTooSlow { at_ms, .. }
-            | Violation::NegativeHandoffGap { at_ms, .. } => *at_ms,
+            | Violation::NegativeHandoffGap { at_ms, .. }
+            | Violation::TwoLeadersInOneTerm { at_ms, .. } => *at_ms,
         }
     }
 
@@ -156,7 +167,8 @@ impl Violation {
             | Violation::SequenceReused { detail, .. }
             | Violation::NoProgress { detail, .. }
             | Violation::FailoverTooSlow { detail, .. }
-            | Violation::NegativeHandoffGap { detail, .. } => detail.clone(),
+            | Violation::NegativeHandoffGap { detail, .. }
+            | Violation::TwoLeadersInOneTerm { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -247,6 +259,7 @@ pub fn check(input: &CheckInput) -> Findings {
     let liveness = liveness::check(input, &mut violations);
     let sometimes = sometimes::check(input, &mut violations);
     let failover = failover::check(input, &mut violations);
+    election_safety::check(input, &mut violations);
     // A stable sort keeps each checker's own order for violations at the same instant
     // and property, so the list is a pure function of the timeline.
     violations.sort_by(|a, b| {

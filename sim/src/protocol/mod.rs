@@ -15,6 +15,7 @@ pub mod db_row;
 pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod peer;
+pub mod raft;
 pub mod redis_lock;
 pub mod ring;
 pub mod zk_sequential;
@@ -26,8 +27,9 @@ use baton_protocols::{Clock, Elector};
 use madsim::net::Endpoint;
 use madsim::runtime::Handle;
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The protocols a scenario may name in its `protocol` key.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -52,11 +54,13 @@ pub enum ProtocolName {
     Bully,
     /// The Chang-Roberts ring election among peers, no backend.
     Ring,
+    /// Raft consensus among the nodes (openraft), term as token, with a leader lease.
+    Raft,
 }
 
 impl ProtocolName {
     /// Every protocol, in the order reports list them.
-    pub const ALL: [ProtocolName; 9] = [
+    pub const ALL: [ProtocolName; 10] = [
         ProtocolName::EtcdLease,
         ProtocolName::RedisNaive,
         ProtocolName::RedisFenced,
@@ -66,6 +70,7 @@ impl ProtocolName {
         ProtocolName::DbRow,
         ProtocolName::Bully,
         ProtocolName::Ring,
+        ProtocolName::Raft,
     ];
 
     /// The name used in files and reports (and the name of its scenario table).
@@ -80,6 +85,7 @@ impl ProtocolName {
             ProtocolName::ZkSequential => "zk-sequential",
             ProtocolName::Bully => "bully",
             ProtocolName::Ring => "ring",
+            ProtocolName::Raft => "raft",
         }
     }
 
@@ -131,6 +137,28 @@ pub struct ElectorCtx<'a> {
     pub incarnation: u64,
     /// The run's timeline, for protocol events worth recording.
     pub timeline: Timeline,
+    /// The node's "disk": state that survives kill and restart (see [`DiskSlot`]).
+    pub disk: &'a DiskSlot,
+}
+
+/// A node's durable storage, owned by the world's [`crate::node::NodeControl`] so that
+/// it outlives the node's tasks: a kill loses nothing stored here and a restart finds it,
+/// as a real node finds its fsynced files. Empty until a protocol that persists state
+/// (raft: its log and vote) fills it on first start; the protocol picks the type.
+#[derive(Default)]
+pub struct DiskSlot(Mutex<Option<Arc<dyn Any + Send + Sync>>>);
+
+impl DiskSlot {
+    /// The stored state, created with `T::default()` on first use.
+    ///
+    /// Panics if the slot holds another type: one run has one protocol.
+    pub fn get_or_default<T: Default + Send + Sync + 'static>(&self) -> Arc<T> {
+        let mut slot = self.0.lock().unwrap();
+        let any = slot.get_or_insert_with(|| Arc::new(T::default()));
+        any.clone()
+            .downcast::<T>()
+            .expect("one protocol per run: the disk holds its type")
+    }
 }
 
 /// What the simulator needs from a protocol.
@@ -154,6 +182,13 @@ pub trait Protocol: Send + Sync + std::fmt::Debug {
     /// The default liveness bound: after the last fault ends, a leader must write within
     /// this long.
     fn default_liveness_bound_ms(&self, scenario: &Scenario) -> u64;
+
+    /// True when the token is an election term, which at most one node may win (Raft's
+    /// election safety, checked by [`crate::checker::election_safety`]). Lease tokens
+    /// (revisions, counters) are not: for them the checker stays silent.
+    fn token_is_term(&self) -> bool {
+        false
+    }
 }
 
 /// Fills the selected protocol's table with the real system's defaults where the
@@ -200,6 +235,9 @@ pub fn fill_table(scenario: &mut Scenario) {
         ProtocolName::Ring => {
             scenario.ring = Some(scenario.ring.clone().unwrap_or_default());
         }
+        ProtocolName::Raft => {
+            scenario.raft = Some(scenario.raft.clone().unwrap_or_default());
+        }
     }
 }
 
@@ -228,5 +266,8 @@ pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
         )),
         ProtocolName::Bully => Arc::new(bully::Bully(scenario.bully.clone().unwrap_or_default())),
         ProtocolName::Ring => Arc::new(ring::Ring(scenario.ring.clone().unwrap_or_default())),
+        ProtocolName::Raft => Arc::new(raft::RaftProtocol(
+            scenario.raft.clone().unwrap_or_default(),
+        )),
     }
 }

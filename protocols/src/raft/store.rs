@@ -1,0 +1,236 @@
+//! The Raft log, vote and state machine of one node, kept in memory like a disk.
+//!
+//! [`RaftDisk`] is the node's "disk": the world owns it (outside the node's tasks), so a
+//! kill loses nothing that was stored and a restart finds it again, as a real node finds
+//! its fsynced files. Every write here is complete the moment it returns, which models a
+//! disk whose fsync never loses an acknowledged write.
+
+use super::TypeConfig;
+use openraft::storage::{LogFlushed, RaftLogStorage, RaftStateMachine};
+use openraft::{
+    Entry, EntryPayload, LogId, LogState, RaftLogReader, RaftSnapshotBuilder, Snapshot,
+    SnapshotMeta, StorageError, StoredMembership, Vote,
+};
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::io::Cursor;
+use std::ops::RangeBounds;
+use std::sync::{Arc, Mutex};
+
+type Membership = StoredMembership<u64, openraft::EmptyNode>;
+
+#[derive(Default)]
+struct Disk {
+    vote: Option<Vote<u64>>,
+    log: BTreeMap<u64, Entry<TypeConfig>>,
+    committed: Option<LogId<u64>>,
+    purged: Option<LogId<u64>>,
+    applied: Option<LogId<u64>>,
+    membership: Membership,
+    /// The state machine: the last value committed through the log.
+    value: u64,
+    snapshot: Option<(SnapshotMeta<u64, openraft::EmptyNode>, Vec<u8>)>,
+}
+
+/// One node's durable Raft state.
+#[derive(Default)]
+pub struct RaftDisk {
+    inner: Mutex<Disk>,
+}
+
+impl RaftDisk {
+    /// True once the node has stored anything (a vote or a log entry): it was
+    /// initialised before and must not be initialised again.
+    pub fn is_blank(&self) -> bool {
+        let d = self.inner.lock().unwrap();
+        d.vote.is_none() && d.log.is_empty() && d.purged.is_none()
+    }
+
+    /// The state machine's value (the last one committed through the log).
+    pub fn value(&self) -> u64 {
+        self.inner.lock().unwrap().value
+    }
+}
+
+/// The log store openraft writes to.
+#[derive(Clone)]
+pub struct LogStore(pub Arc<RaftDisk>);
+
+/// The state machine openraft applies to.
+#[derive(Clone)]
+pub struct StateMachine(pub Arc<RaftDisk>);
+
+impl RaftLogReader<TypeConfig> for LogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + Send>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry<TypeConfig>>, StorageError<u64>> {
+        let d = self.0.inner.lock().unwrap();
+        Ok(d.log.range(range).map(|(_, e)| e.clone()).collect())
+    }
+}
+
+impl RaftLogStorage<TypeConfig> for LogStore {
+    type LogReader = LogStore;
+
+    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError<u64>> {
+        let d = self.0.inner.lock().unwrap();
+        let last = d.log.values().next_back().map(|e| e.log_id).or(d.purged);
+        Ok(LogState {
+            last_purged_log_id: d.purged,
+            last_log_id: last,
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote<u64>) -> Result<(), StorageError<u64>> {
+        self.0.inner.lock().unwrap().vote = Some(*vote);
+        Ok(())
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote<u64>>, StorageError<u64>> {
+        Ok(self.0.inner.lock().unwrap().vote)
+    }
+
+    async fn save_committed(
+        &mut self,
+        committed: Option<LogId<u64>>,
+    ) -> Result<(), StorageError<u64>> {
+        self.0.inner.lock().unwrap().committed = committed;
+        Ok(())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId<u64>>, StorageError<u64>> {
+        Ok(self.0.inner.lock().unwrap().committed)
+    }
+
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError<u64>>
+    where
+        I: IntoIterator<Item = Entry<TypeConfig>> + Send,
+        I::IntoIter: Send,
+    {
+        {
+            let mut d = self.0.inner.lock().unwrap();
+            for e in entries {
+                d.log.insert(e.log_id.index, e);
+            }
+        }
+        // Stored is durable here: the "fsync" completes at once.
+        callback.log_io_completed(Ok(()));
+        Ok(())
+    }
+
+    async fn truncate(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
+        let mut d = self.0.inner.lock().unwrap();
+        d.log.split_off(&log_id.index);
+        Ok(())
+    }
+
+    async fn purge(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
+        let mut d = self.0.inner.lock().unwrap();
+        d.purged = Some(log_id);
+        d.log = d.log.split_off(&(log_id.index + 1));
+        Ok(())
+    }
+}
+
+fn snapshot_of(d: &Disk) -> (SnapshotMeta<u64, openraft::EmptyNode>, Vec<u8>) {
+    let meta = SnapshotMeta {
+        last_log_id: d.applied,
+        last_membership: d.membership.clone(),
+        snapshot_id: format!(
+            "{}-{}",
+            d.applied.map(|l| l.leader_id.term).unwrap_or(0),
+            d.applied.map(|l| l.index).unwrap_or(0)
+        ),
+    };
+    (meta, d.value.to_le_bytes().to_vec())
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
+    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<u64>> {
+        let mut d = self.0.inner.lock().unwrap();
+        let (meta, data) = snapshot_of(&d);
+        d.snapshot = Some((meta.clone(), data.clone()));
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(data)),
+        })
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachine {
+    type SnapshotBuilder = StateMachine;
+
+    async fn applied_state(
+        &mut self,
+    ) -> Result<(Option<LogId<u64>>, Membership), StorageError<u64>> {
+        let d = self.0.inner.lock().unwrap();
+        Ok((d.applied, d.membership.clone()))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<u64>, StorageError<u64>>
+    where
+        I: IntoIterator<Item = Entry<TypeConfig>> + Send,
+        I::IntoIter: Send,
+    {
+        let mut d = self.0.inner.lock().unwrap();
+        let mut out = Vec::new();
+        for e in entries {
+            d.applied = Some(e.log_id);
+            match e.payload {
+                EntryPayload::Blank => {}
+                EntryPayload::Normal(v) => d.value = v,
+                EntryPayload::Membership(m) => {
+                    d.membership = StoredMembership::new(Some(e.log_id), m);
+                }
+            }
+            out.push(d.value);
+        }
+        Ok(out)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        self.clone()
+    }
+
+    async fn begin_receiving_snapshot(
+        &mut self,
+    ) -> Result<Box<Cursor<Vec<u8>>>, StorageError<u64>> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta<u64, openraft::EmptyNode>,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError<u64>> {
+        let mut d = self.0.inner.lock().unwrap();
+        let data = snapshot.into_inner();
+        let mut b = [0u8; 8];
+        let n = data.len().min(8);
+        b[..n].copy_from_slice(&data[..n]);
+        d.value = u64::from_le_bytes(b);
+        d.applied = meta.last_log_id;
+        d.membership = meta.last_membership.clone();
+        d.snapshot = Some((meta.clone(), data));
+        Ok(())
+    }
+
+    async fn get_current_snapshot(
+        &mut self,
+    ) -> Result<Option<Snapshot<TypeConfig>>, StorageError<u64>> {
+        let d = self.0.inner.lock().unwrap();
+        Ok(d.snapshot.as_ref().map(|(meta, data)| Snapshot {
+            meta: meta.clone(),
+            snapshot: Box::new(Cursor::new(data.clone())),
+        }))
+    }
+}

@@ -1,0 +1,153 @@
+//! `raft` in the simulator: no backend; openraft's messages travel as RPCs between the
+//! nodes, and each node's log and vote live on its [`super::DiskSlot`], so they survive
+//! kill and restart.
+
+use super::peer::{names, TimelineLog};
+use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::rpc::{call, node_addr, request};
+use crate::scenario::Scenario;
+use async_trait::async_trait;
+use baton_protocols::peer::PeerTimeout;
+use baton_protocols::raft::{RaftConfig, RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport};
+use baton_protocols::Elector;
+use madsim::net::Endpoint;
+use madsim::task::NodeId;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// An openraft message between two nodes.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RaftRpc(pub RaftMsg);
+request!(RaftRpc => RaftReply);
+
+/// The peers as one node reaches them.
+pub struct SimRaftNet {
+    ep: Arc<Endpoint>,
+}
+
+#[async_trait]
+impl RaftTransport for SimRaftNet {
+    async fn call(&self, to: u64, msg: RaftMsg, timeout_ms: u64) -> Result<RaftReply, PeerTimeout> {
+        call(&self.ep, node_addr(to as usize), RaftRpc(msg), timeout_ms)
+            .await
+            .map_err(|_| PeerTimeout)
+    }
+}
+
+/// The raft protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct RaftProtocol(pub RaftConfig);
+
+impl Protocol for RaftProtocol {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::Raft
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        let positive = [
+            ("election_timeout_min_ms", c.election_timeout_min_ms),
+            ("heartbeat_interval_ms", c.heartbeat_interval_ms),
+            ("leader_lease_ms", c.leader_lease_ms),
+        ];
+        for (key, v) in positive {
+            if v == 0 {
+                return Err((key.into(), "must be at least 1".into()));
+            }
+        }
+        // openraft's own Config::validate rules, checked here so a scenario fails with a
+        // key instead of a panic inside a node.
+        if c.election_timeout_max_ms <= c.election_timeout_min_ms {
+            return Err((
+                "election_timeout_max_ms".into(),
+                format!(
+                    "{} must be above election_timeout_min_ms {}",
+                    c.election_timeout_max_ms, c.election_timeout_min_ms
+                ),
+            ));
+        }
+        if c.election_timeout_min_ms <= c.heartbeat_interval_ms {
+            return Err((
+                "election_timeout_min_ms".into(),
+                format!(
+                    "{} must be above heartbeat_interval_ms {}",
+                    c.election_timeout_min_ms, c.heartbeat_interval_ms
+                ),
+            ));
+        }
+        if c.leader_lease_ms >= c.election_timeout_min_ms {
+            return Err((
+                "leader_lease_ms".into(),
+                format!(
+                    "{} must be below election_timeout_min_ms {}: the leader's lease must end before any follower can vote for another",
+                    c.leader_lease_ms, c.election_timeout_min_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {
+        None
+    }
+
+    fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
+        let net = Arc::new(SimRaftNet { ep: ctx.ep.clone() });
+        let disk = ctx.disk.get_or_default::<RaftDisk>();
+        let rng = crate::seed::fork(ctx.seed, &format!("raft/{}/{}", ctx.node, ctx.incarnation));
+        let e = RaftElector::start(
+            ctx.index as u64,
+            names(ctx.nodes),
+            net,
+            ctx.clock,
+            rng,
+            disk,
+            self.0.clone(),
+            Arc::new(TimelineLog {
+                timeline: ctx.timeline.clone(),
+                node: ctx.node.to_string(),
+            }),
+        );
+        let h = e.clone();
+        ctx.ep.add_rpc_handler(move |r: RaftRpc| {
+            let h = h.clone();
+            async move { h.handle(r.0).await }
+        });
+        e
+    }
+
+    /// A killed leader's last heartbeat left no earlier than its last write. Its
+    /// followers refuse other candidates for their lease (election timeout max) and then
+    /// wait a random election timeout (at most the max), checked on openraft's tick. Two
+    /// followers that time out together split the vote; each re-election after a fresh
+    /// random timeout costs at most the max again. Splits are chance events, so no hard
+    /// bound exists: this one allows two (over seeds 0..100 of clean-kill, at most two
+    /// happened). The winner then needs a vote round trip, a quorum heartbeat round for
+    /// its own lease, and a claim round trip at the resource.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let c = &self.0;
+        let lat = s.network.latency_ms_max;
+        let ms = 4 * c.election_timeout_max_ms + c.tick_ms() + 6 * lat;
+        Bound {
+            ms,
+            formula: format!(
+                "followers' lease + election timeout max + two split votes = followers' lease {} ms + election timeout {} ms + tick {} ms + re-elections after two split votes (2 x {} ms) + vote, lease and claim round trips (3 x {} ms)",
+                c.election_timeout_max_ms,
+                c.election_timeout_max_ms,
+                c.tick_ms(),
+                c.election_timeout_max_ms,
+                2 * lat
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, s: &Scenario) -> u64 {
+        2 * self.failover_bound(s).ms + 1000
+    }
+
+    /// With openraft's `single-term-leader` feature a term has at most one leader, so
+    /// the term is the token.
+    fn token_is_term(&self) -> bool {
+        true
+    }
+}
