@@ -325,12 +325,11 @@ fn spawn_renew(
     madsim::task::spawn(async move {
         let mut wait_ms = (ttl_ms / 2).max(1);
         loop {
-            tokio::select! {
-                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-                // madsim does not seed; polling in written order keeps runs deterministic.
-                biased;
-                _ = lease.expired() => return,
-                _ = sleep_local(clock.as_ref(), Duration::from_millis(wait_ms)) => {}
+            if !lease
+                .sleep_while_valid(clock.as_ref(), Duration::from_millis(wait_ms))
+                .await
+            {
+                return;
             }
             let sent_us = clock.now_us();
             match api.session_renew(&id).await {

@@ -174,12 +174,11 @@ fn spawn_renewals(
     } = held;
     madsim::task::spawn(async move {
         loop {
-            tokio::select! {
-                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-                // madsim does not seed; polling in written order keeps runs deterministic.
-                biased;
-                _ = lease.expired() => return,
-                _ = sleep_local(clock.as_ref(), Duration::from_millis(interval_ms)) => {}
+            if !lease
+                .sleep_while_valid(clock.as_ref(), Duration::from_millis(interval_ms))
+                .await
+            {
+                return;
             }
             let (api, clock, node, lease, statements) = (
                 api.clone(),

@@ -17,7 +17,7 @@
 //! when it passes, even if the server never answers again. Pauses and skew can still make
 //! that belief wrong; the fenced resource is what makes it harmless.
 
-use crate::clock::{sleep_local, Clock};
+use crate::clock::Clock;
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::etcd_api::{
     Compare, CompareOp, CompareTarget, EtcdApi, EtcdError, RangeRequest, Txn, TxnOp, WatchEventKind,
@@ -236,12 +236,11 @@ fn spawn_keepalive(
 ) {
     madsim::task::spawn(async move {
         loop {
-            tokio::select! {
-                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-                // madsim does not seed; polling in written order keeps runs deterministic.
-                biased;
-                _ = lease.expired() => return,
-                _ = sleep_local(clock.as_ref(), Duration::from_millis(interval_ms)) => {}
+            if !lease
+                .sleep_while_valid(clock.as_ref(), Duration::from_millis(interval_ms))
+                .await
+            {
+                return;
             }
             let sent_us = clock.now_us();
             match api.lease_keep_alive(id).await {

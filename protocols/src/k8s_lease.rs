@@ -368,12 +368,8 @@ impl Inner {
         madsim::task::spawn(async move {
             let period = Duration::from_millis(me.cfg.retry_period_ms);
             loop {
-                tokio::select! {
-                    // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-                    // madsim does not seed; polling in written order keeps runs deterministic.
-                    biased;
-                    _ = lease.expired() => return,
-                    _ = sleep_local(me.clock.as_ref(), period) => {}
+                if !lease.sleep_while_valid(me.clock.as_ref(), period).await {
+                    return;
                 }
                 match me.try_acquire_or_renew(true).await {
                     Try::Held { started_us, .. } => {

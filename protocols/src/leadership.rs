@@ -126,6 +126,18 @@ impl LeaseHandle {
     pub async fn expired(&self) {
         wait_lost(&self.state).await
     }
+
+    /// Sleeps `local` on `clock` unless the lease ends first; returns whether it is still
+    /// valid. The wait every renewal loop makes between renewals.
+    pub async fn sleep_while_valid(&self, clock: &dyn Clock, local: std::time::Duration) -> bool {
+        tokio::select! {
+            // Biased: tokio would otherwise pick among ready branches with its own RNG, which
+            // madsim does not seed; polling in written order keeps runs deterministic.
+            biased;
+            _ = self.expired() => false,
+            _ = crate::clock::sleep_local(clock, local) => true,
+        }
+    }
 }
 
 fn valid(s: &State) -> bool {

@@ -14,7 +14,7 @@
 //! the others elect a new one, and two cut-off sides can pick the same epoch. Nothing in
 //! the algorithms prevents it: that is the point the simulator shows.
 
-use crate::clock::{sleep_local, sleep_until_local, Clock};
+use crate::clock::{sleep_until_local, Clock};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -413,12 +413,14 @@ pub(crate) async fn heartbeats<M, R>(
         madsim::task::spawn(async move {
             heartbeat_round(&core2, &net2, c, make, view_of, timeout_ms).await
         });
-        tokio::select! {
-            // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-            // madsim does not seed; polling in written order keeps runs deterministic.
-            biased;
-            _ = lease.expired() => return,
-            _ = sleep_local(core.clock.as_ref(), Duration::from_millis(core.heartbeat_interval_ms)) => {}
+        if !lease
+            .sleep_while_valid(
+                core.clock.as_ref(),
+                Duration::from_millis(core.heartbeat_interval_ms),
+            )
+            .await
+        {
+            return;
         }
     }
 }

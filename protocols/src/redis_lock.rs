@@ -243,12 +243,11 @@ fn spawn_renewals(
 ) {
     madsim::task::spawn(async move {
         loop {
-            tokio::select! {
-                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-                // madsim does not seed; polling in written order keeps runs deterministic.
-                biased;
-                _ = lease.expired() => return,
-                _ = sleep_local(clock.as_ref(), Duration::from_millis(interval_ms)) => {}
+            if !lease
+                .sleep_while_valid(clock.as_ref(), Duration::from_millis(interval_ms))
+                .await
+            {
+                return;
             }
             let (api, clock, lease, key, value) = (
                 api.clone(),

@@ -36,7 +36,7 @@
 //! Not modelled: a multi-server ensemble (its quorum, session moves between servers) and
 //! the connection timeout; one server stands for the ensemble.
 
-use crate::clock::{sleep_local, Clock};
+use crate::clock::Clock;
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use async_trait::async_trait;
@@ -362,12 +362,11 @@ fn spawn_pinger(
 ) {
     madsim::task::spawn(async move {
         loop {
-            tokio::select! {
-                // Biased: tokio would otherwise pick among ready branches with its own RNG, which
-                // madsim does not seed; polling in written order keeps runs deterministic.
-                biased;
-                _ = lease.expired() => return,
-                _ = sleep_local(clock.as_ref(), Duration::from_millis(interval_ms)) => {}
+            if !lease
+                .sleep_while_valid(clock.as_ref(), Duration::from_millis(interval_ms))
+                .await
+            {
+                return;
             }
             let sent_us = clock.now_us();
             match api.ping(grant.id).await {
