@@ -20,6 +20,8 @@ pub enum ElectorError {
     Unavailable(String),
     /// The lease (or session) behind a campaign was lost before the campaign finished.
     LeaseLost,
+    /// This node no longer leads in the term the call was made for.
+    NotLeader,
 }
 
 impl std::fmt::Display for ElectorError {
@@ -27,6 +29,7 @@ impl std::fmt::Display for ElectorError {
         match self {
             ElectorError::Unavailable(why) => write!(f, "backend unavailable: {why}"),
             ElectorError::LeaseLost => write!(f, "lease lost during campaign"),
+            ElectorError::NotLeader => write!(f, "no longer the leader of that term"),
         }
     }
 }
@@ -51,4 +54,30 @@ pub trait Elector: Send + Sync {
 
     /// Who leads now, as the backend sees it.
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError>;
+
+    /// The protocol's own replicated log, if it has one and the scenario asked to use it
+    /// (raft with `sequencer = "log"`). Lease protocols have none: their state lives at
+    /// the fenced resource.
+    fn replicated_log(&self) -> Option<&dyn ReplicatedLog> {
+        None
+    }
+}
+
+/// A log the election protocol replicates itself (a consensus log), used two ways:
+/// the sequencer commits its batches through it instead of writing the fenced resource,
+/// and the leader serves reads of its applied state without a quorum round trip while
+/// its leader lease holds (a "lease read", Raft thesis section 6.4.1).
+#[async_trait]
+pub trait ReplicatedLog: Send + Sync {
+    /// Commits `count` more sequence numbers through the log while this node leads in
+    /// term `token`, and returns the first and last number of the batch once the entry is
+    /// committed and applied. The numbers are assigned by the state machine in log order,
+    /// so no two batches can ever share one. Errs with [`ElectorError::NotLeader`] if the
+    /// node does not lead in `token` (before or while committing).
+    async fn advance(&self, token: u64, count: u64) -> Result<(u64, u64), ElectorError>;
+
+    /// A read served by the leader from its applied state: `Some((term, value))` while
+    /// its leader lease holds on its own clock, `None` otherwise. No round trip: that is
+    /// the speed a lease buys, and clock drift beyond the lease's margin is its price.
+    fn leased_read(&self) -> Option<(u64, u64)>;
 }

@@ -21,6 +21,6 @@ pub mod ring;
 pub mod zk_sequential;
 
 pub use clock::Clock;
-pub use elector::{Elector, ElectorError, LeaderInfo};
+pub use elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog};
 pub use etcd_api::EtcdApi;
 pub use leadership::{Leadership, LossReason};

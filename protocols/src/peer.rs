@@ -59,6 +59,11 @@ pub trait PeerNet<M: Send + 'static, R: Send + 'static>: Send + Sync {
 pub trait ElectionLog: Send + Sync {
     /// This node started an election round.
     fn election_started(&self);
+
+    /// This node applied a log entry that took sequencer numbers `first..=last`; it sits
+    /// at log position `index` and was proposed by node `leader` (1-based) in `term`.
+    /// Only protocols with a replicated log (raft) call it.
+    fn batch_applied(&self, _index: u64, _term: u64, _leader: u64, _first: u64, _last: u64) {}
 }
 
 /// A leadership with no lease runs "forever" on the node's clock: 100 years.

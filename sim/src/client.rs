@@ -1,12 +1,14 @@
 //! The sequencer load: a client sending `next` at a fixed rate to whoever it believes
-//! leads, following `NotLeader` hints, and checking what it is handed.
+//! leads, following `NotLeader` hints, and checking what it is handed; and, where the
+//! protocol serves them, `read`s of the last number at their own rate (the stale-read
+//! checker judges those from the timeline, where the leader records each answer).
 //!
 //! Requests are concurrent and replies cross a network with random latency, so the order
 //! replies arrive in says nothing about the order numbers were handed out; the client
 //! checks reuse only. Order is checked at the resource, batch by batch.
 
 use crate::clock::global_now_us;
-use crate::rpc::{call, node_addr, Next, NextReply, CLIENT_ADDR};
+use crate::rpc::{call, node_addr, Next, NextReply, Read, ReadReply, CLIENT_ADDR};
 use madsim::net::Endpoint;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -26,6 +28,10 @@ pub struct ClientStats {
     pub timeouts: u64,
     /// Replies whose seq had already been handed out before.
     pub reused: u64,
+    /// Reads sent.
+    pub reads_sent: u64,
+    /// Reads answered with a value.
+    pub reads_ok: u64,
 }
 
 #[derive(Default)]
@@ -52,7 +58,8 @@ const CLIENT_PORTS: std::ops::Range<u64> = 10_000..60_000;
 /// How long one client endpoint takes new requests before the next one takes over.
 const ENDPOINT_ROTATE_MS: u64 = 10;
 
-/// Sends `rate_per_s` requests per second to `nodes` nodes until the node is killed.
+/// Sends `rate_per_s` `next` requests and `read_rate_per_s` reads per second to `nodes`
+/// nodes until the node is killed.
 ///
 /// A madsim endpoint never forgets a timed-out call: its reply slot stays registered (and
 /// a late reply is kept forever), and every delivery scans them. With one endpoint for the
@@ -60,12 +67,21 @@ const ENDPOINT_ROTATE_MS: u64 = 10;
 /// client opens a fresh endpoint every 10 ms of simulated time, as a real client opens
 /// new connections; each old one is dropped, with its dead slots, once its last request
 /// is done. Ports rotate through 50,000 values, far more than are ever in use at once.
-pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms: u64) {
-    if rate_per_s == 0 {
+pub async fn run(
+    record: ClientRecord,
+    nodes: usize,
+    rate_per_s: u64,
+    read_rate_per_s: u64,
+    timeout_ms: u64,
+) {
+    if rate_per_s == 0 && read_rate_per_s == 0 {
         return futures::future::pending().await;
     }
-    // Index (0-based) of the node the client believes leads.
+    // Index (0-based) of the node the client believes leads, for writes and for reads:
+    // each follows its own answers.
     let target = Arc::new(Mutex::new(0usize));
+    let read_target = Arc::new(Mutex::new(0usize));
+    let mut read_credit = 0u64;
     let mut opened = 0u64;
     let mut ep = Arc::new(open(opened).await);
     let mut ep_opened_us = global_now_us();
@@ -77,12 +93,20 @@ pub async fn run(record: ClientRecord, nodes: usize, rate_per_s: u64, timeout_ms
         madsim::time::sleep(Duration::from_millis(1)).await;
         let now_us = global_now_us();
         credit += rate_per_s * (now_us - last_us) as u64;
+        read_credit += read_rate_per_s * (now_us - last_us) as u64;
         last_us = now_us;
         for _ in 0..credit / 1_000_000 {
             let (ep, target, record) = (ep.clone(), target.clone(), record.clone());
             madsim::task::spawn(async move { one(&ep, target, record, nodes, timeout_ms).await });
         }
         credit %= 1_000_000;
+        for _ in 0..read_credit / 1_000_000 {
+            let (ep, target, record) = (ep.clone(), read_target.clone(), record.clone());
+            madsim::task::spawn(
+                async move { one_read(&ep, target, record, nodes, timeout_ms).await },
+            );
+        }
+        read_credit %= 1_000_000;
         if now_us - ep_opened_us >= ENDPOINT_ROTATE_MS as i64 * 1000 {
             opened += 1;
             ep = Arc::new(open(opened).await);
@@ -101,6 +125,39 @@ async fn open(n: u64) -> Endpoint {
     }
 }
 
+/// Moves `target` on from node `t` (0-based), which did not answer as leader: to the
+/// hinted node if there is a usable hint, else to the next node unless another request
+/// already moved it.
+fn follow(target: &Mutex<usize>, t: usize, hint: Option<String>, nodes: usize) {
+    let hinted = hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
+    let mut cur = target.lock().unwrap();
+    match hinted {
+        Some(i) if (1..=nodes).contains(&i) && i - 1 != t => *cur = i - 1,
+        _ if *cur == t => *cur = (t + 1) % nodes,
+        _ => {}
+    }
+}
+
+/// One read: the answer itself is judged from the timeline, where the leader recorded it.
+async fn one_read(
+    ep: &Endpoint,
+    target: Arc<Mutex<usize>>,
+    record: ClientRecord,
+    nodes: usize,
+    timeout_ms: u64,
+) {
+    let t = *target.lock().unwrap();
+    record.0.lock().unwrap().stats.reads_sent += 1;
+    let req = Read {
+        sent_at_us: global_now_us(),
+    };
+    match call(ep, node_addr(t + 1), req, timeout_ms).await {
+        Ok(ReadReply::Value { .. }) => record.0.lock().unwrap().stats.reads_ok += 1,
+        Ok(ReadReply::NotLeader { hint }) => follow(&target, t, hint, nodes),
+        Err(_) => follow(&target, t, None, nodes),
+    }
+}
+
 async fn one(
     ep: &Endpoint,
     target: Arc<Mutex<usize>>,
@@ -112,13 +169,6 @@ async fn one(
     record.0.lock().unwrap().stats.sent += 1;
     let reply = call(ep, node_addr(t + 1), Next, timeout_ms).await;
     let mut seen = record.0.lock().unwrap();
-    // Move on from a node that does not lead, unless another request already did.
-    let rotate = || {
-        let mut cur = target.lock().unwrap();
-        if *cur == t {
-            *cur = (t + 1) % nodes;
-        }
-    };
     match reply {
         Ok(NextReply::Ok { seq, .. }) => {
             seen.stats.ok += 1;
@@ -128,19 +178,12 @@ async fn one(
         }
         Ok(NextReply::NotLeader { hint }) => {
             seen.stats.not_leader += 1;
-            let hinted =
-                hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
-            match hinted {
-                Some(i) if (1..=nodes).contains(&i) && i - 1 != t => {
-                    *target.lock().unwrap() = i - 1
-                }
-                _ => rotate(),
-            }
+            follow(&target, t, hint, nodes);
         }
         Ok(NextReply::Unavailable) => seen.stats.timeouts += 1,
         Err(_) => {
             seen.stats.timeouts += 1;
-            rotate();
+            follow(&target, t, None, nodes);
         }
     }
 }

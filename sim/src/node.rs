@@ -8,7 +8,7 @@
 
 use crate::clock::NodeClock;
 use crate::protocol::{DiskSlot, ElectorCtx, Protocol};
-use crate::rpc::{node_addr, Next};
+use crate::rpc::{node_addr, Next, Read, ReadReply};
 use crate::timeline::{Event, Role, Timeline};
 use crate::work::{lead, LeaderWork};
 use baton_protocols::clock::sleep_local;
@@ -138,6 +138,29 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         let w = w.clone();
         async move { w.handle_next().await }
     });
+    let (e, w, tl, name) = (
+        elector.clone(),
+        work.clone(),
+        env.timeline.clone(),
+        ctl.name.clone(),
+    );
+    ep.add_rpc_handler(move |r: Read| {
+        let reply = match e.replicated_log().and_then(|log| log.leased_read()) {
+            Some((token, value)) => {
+                tl.record(Event::ReadServed {
+                    node: name.clone(),
+                    token,
+                    value,
+                    sent_at_us: r.sent_at_us,
+                });
+                ReadReply::Value { token, value }
+            }
+            None => ReadReply::NotLeader {
+                hint: w.hint.lock().unwrap().clone(),
+            },
+        };
+        async move { reply }
+    });
     // Followers answer `next` with a hint; keep it fresh the way a client library would,
     // by observing the election now and then rather than on every request.
     let (obs, w, c) = (elector.clone(), work.clone(), clock.clone());
@@ -177,7 +200,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
             role: Role::Leader,
             token: Some(token),
         });
-        let reason = lead(&ctl, &env, &ep, &leadership, &work).await;
+        let reason = lead(&ctl, &env, &ep, &leadership, &work, elector.replicated_log()).await;
         leadership.end(reason);
         // Every protected write has completed or timed out by now: lead() is the only
         // writer and it has returned. Only then is leadership released.

@@ -69,6 +69,7 @@ struct Report<'a> {
     stale_token_accepts: u64,
     fencing: Fencing,
     sequence: Sequence,
+    reads: &'a crate::checker::stale_read::StaleReadSummary,
     handoff_gaps: &'a [HandoffGap],
     liveness: Liveness,
     sometimes: Vec<Sometimes>,
@@ -117,6 +118,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
             reused: f.sequence.reused,
             client_reused: f.sequence.client_reused,
         },
+        reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
         liveness: Liveness {
             last_fault_end_ms: f.liveness.last_fault_end_ms,
@@ -240,9 +242,23 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     }
     let _ = writeln!(
         w,
-        "sequence: {} non-increasing steps at the resource, {} numbers accepted twice; client saw {} reused of {} handed out",
+        "sequence: {} non-increasing steps, {} numbers accepted twice (at the resource, or committed in the log); client saw {} reused of {} handed out",
         f.sequence.non_increasing_steps, f.sequence.reused, f.sequence.client_reused, out.client.ok
     );
+    if s.work.read_rate_per_s > 0 || f.reads.served > 0 {
+        let _ = writeln!(
+            w,
+            "reads: {} answered from leader leases, {} stale (up to {} numbers behind); client sent {}, {} answered",
+            f.reads.served,
+            f.reads.stale,
+            f.reads.max_numbers_behind,
+            out.client.reads_sent,
+            out.client.reads_ok
+        );
+        if let Some(b) = r.protocol.read_lease_bound() {
+            let _ = writeln!(w, "  bound: {b}");
+        }
+    }
     let bound = failover_bound(r);
     let fo: Vec<String> = f.failover_ms.iter().map(|v| ms(*v)).collect();
     let _ = writeln!(

@@ -152,3 +152,29 @@ pub enum NextReply {
     Unavailable,
 }
 request!(Next => NextReply);
+
+/// A read of the sequencer's last number, answered by the leader from its own state
+/// (a lease read; only protocols with a replicated log serve it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Read {
+    /// When the client sent it (global simulated µs), for the stale-read check.
+    pub sent_at_us: i64,
+}
+
+/// The answer to [`Read`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadReply {
+    /// The last sequence number the leader's state machine has applied.
+    Value {
+        /// The leader's term.
+        token: u64,
+        /// The value.
+        value: u64,
+    },
+    /// Not the leader, or its lease does not hold: with whom it believes leads.
+    NotLeader {
+        /// The believed leader's node name.
+        hint: Option<String>,
+    },
+}
+request!(Read => ReadReply);

@@ -50,6 +50,10 @@ pub struct WorkConfig {
     pub tick_interval_ms: u64,
     /// The client sends this many `next` requests per second (0: no sequencer load).
     pub rate_per_s: u64,
+    /// The client sends this many reads of the last number per second to whom it
+    /// believes leads (0: none). Only protocols with a replicated log answer them (raft
+    /// with `sequencer = "log"`): the leader serves them from its lease.
+    pub read_rate_per_s: u64,
     /// The client gives up on a `next` after this long and tries another node.
     pub client_timeout_ms: u64,
     /// Timeout of a node's calls to the fenced resource.
@@ -61,6 +65,7 @@ impl Default for WorkConfig {
         WorkConfig {
             tick_interval_ms: 1000,
             rate_per_s: 1000,
+            read_rate_per_s: 0,
             client_timeout_ms: 500,
             resource_timeout_ms: 500,
         }
@@ -71,7 +76,8 @@ impl Default for WorkConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Sometimes {
-    /// The fenced resource rejected a write with a stale token.
+    /// The fenced resource rejected a write with a stale token (or, for a protocol with
+    /// a replicated log, the log refused a deposed leader's batch).
     StaleWriteRejected,
     /// Leadership passed from one token to another.
     LeaderChanged,
@@ -497,6 +503,11 @@ pub fn load_str(
         "must be 0 to 100000".into(),
     )?;
     check(
+        s.work.read_rate_per_s <= 100_000,
+        &["work", "read_rate_per_s"],
+        "must be 0 to 100000".into(),
+    )?;
+    check(
         s.work.client_timeout_ms >= 1,
         &["work", "client_timeout_ms"],
         "must be at least 1".into(),
@@ -613,6 +624,16 @@ pub fn load_str(
     proto
         .validate()
         .map_err(|(key, m)| err(at(&[table, &key]), Some(format!("{table}.{key}")), m))?;
+    if scenario.work.read_rate_per_s > 0 && !proto.has_replicated_log() {
+        return Err(err(
+            at(&["work", "read_rate_per_s"]),
+            Some("work.read_rate_per_s".into()),
+            format!(
+                "{}: reads are answered from a replicated log, which {table} does not keep here; allowed: 0, or protocol = \"raft\" with [raft] sequencer = \"log\"",
+                scenario.work.read_rate_per_s
+            ),
+        ));
+    }
     if scenario.expect.liveness_bound_ms.is_none() {
         scenario.expect.liveness_bound_ms = Some(proto.default_liveness_bound_ms(&scenario));
     }

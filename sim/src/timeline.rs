@@ -179,6 +179,57 @@ pub enum Event {
         /// What was written.
         op: WriteOp,
     },
+    /// A sequencer batch took effect in a replicated log (raft with `sequencer = "log"`):
+    /// the first time any node applied the entry, which is after it was committed and
+    /// before anyone could be told of it. Checkers read it as an accepted `seq` write.
+    BatchCommitted {
+        /// The node that proposed it (the leader of its term).
+        node: String,
+        /// The term it was proposed in: its token.
+        token: u64,
+        /// Its position in the log.
+        index: u64,
+        /// First sequence number of the batch.
+        first: u64,
+        /// Last sequence number of the batch.
+        last: u64,
+    },
+    /// A leader was told its batch committed and handed its numbers out. The batch's
+    /// effect is its `BatchCommitted` (earlier, or at the same time); a batch that no
+    /// leader handed out (its proposer died or was deposed before it heard) took numbers
+    /// nobody received, and is no leader's act.
+    BatchHandedOut {
+        /// The leader.
+        node: String,
+        /// Its term.
+        token: u64,
+        /// First sequence number of the batch.
+        first: u64,
+        /// Last sequence number of the batch.
+        last: u64,
+    },
+    /// The replicated log refused a leader's batch: the leader no longer led the term it
+    /// acted under (it learned of a newer term before, or while, proposing). The log's
+    /// own fencing, the counterpart of a resource's `WriteRejected`.
+    BatchRefused {
+        /// The leader.
+        node: String,
+        /// The term it acted under.
+        token: u64,
+    },
+    /// A leader answered a read from its own applied state, without a quorum round trip,
+    /// because its leader lease held on its clock.
+    ReadServed {
+        /// The node that answered.
+        node: String,
+        /// Its term.
+        token: u64,
+        /// The value it read: the last sequence number its state machine had applied.
+        value: u64,
+        /// When the client sent the read (global simulated µs): a read must reflect every
+        /// batch committed before this.
+        sent_at_us: i64,
+    },
     /// The fenced resource rejected a write whose token was below its `max_token`.
     WriteRejected {
         /// The writer.
@@ -213,6 +264,8 @@ impl Entry {
 #[derive(Clone, Default)]
 pub struct Timeline {
     entries: Arc<Mutex<Vec<Entry>>>,
+    /// The highest log index recorded by [`Timeline::record_first_apply`].
+    applied_index: Arc<Mutex<Option<u64>>>,
     _alive: Arc<Alive>,
 }
 
@@ -250,6 +303,20 @@ impl Timeline {
     pub fn record(&self, event: Event) {
         let at_us = crate::clock::global_now_us();
         self.entries.lock().unwrap().push(Entry { at_us, event });
+    }
+
+    /// Records `event` for log position `index` unless an entry for it (or a later one)
+    /// was recorded already: every node applies every entry, and the first application
+    /// is when it took effect. Applications happen in log order on each node, so the
+    /// first applications of successive entries come in log order too.
+    pub fn record_first_apply(&self, index: u64, event: Event) {
+        let mut hi = self.applied_index.lock().unwrap();
+        if hi.is_some_and(|h| index <= h) {
+            return;
+        }
+        *hi = Some(index);
+        drop(hi);
+        self.record(event);
     }
 
     /// A copy of every entry so far, in order.

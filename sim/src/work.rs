@@ -11,7 +11,7 @@ use crate::node::{NodeControl, NodeEnv};
 use crate::rpc::{call, FencedWrite, NextReply, WriteReply, RESOURCE_ADDR};
 use crate::timeline::{Event, WriteOp};
 use baton_protocols::clock::sleep_until_local;
-use baton_protocols::{Clock, Leadership, LossReason};
+use baton_protocols::{Clock, Leadership, LossReason, ReplicatedLog};
 use madsim::net::Endpoint;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -65,12 +65,17 @@ enum Outcome {
 }
 
 /// Does the leader's work until it must stop; returns why it stopped.
+///
+/// With `seq_log` (raft with `sequencer = "log"`) the sequencer's batches are committed
+/// through the protocol's replicated log instead of written to the resource; the claim
+/// and the scheduler ticks still go to the resource.
 pub async fn lead(
     ctl: &NodeControl,
     env: &NodeEnv,
     ep: &Endpoint,
     l: &Leadership,
     work: &LeaderWork,
+    seq_log: Option<&dyn ReplicatedLog>,
 ) -> LossReason {
     // Claim: announce the token to the resource (raising max_token, which fences every
     // older leader from here on) and read where the sequence stands.
@@ -98,6 +103,37 @@ pub async fn lead(
             return LossReason::Resigned;
         }
         let batch = work.take();
+        if let (Some(log), false) = (seq_log, batch.is_empty()) {
+            let outcome = commit(ctl, env, l, log, batch.len() as u64).await;
+            let numbers = match outcome {
+                Ok((first, last)) => {
+                    env.timeline.record(Event::BatchHandedOut {
+                        node: ctl.name.clone(),
+                        token: l.token,
+                        first,
+                        last,
+                    });
+                    first..
+                }
+                Err(_) => 0..,
+            };
+            for (seq, tx) in numbers.zip(batch) {
+                let reply = match outcome {
+                    Ok(_) => NextReply::Ok {
+                        token: l.token,
+                        seq,
+                    },
+                    Err(Outcome::TimedOut) => NextReply::Unavailable,
+                    Err(_) => NextReply::NotLeader { hint: None },
+                };
+                let _ = tx.send(reply);
+            }
+            match outcome {
+                Err(Outcome::NotActing) => return l.loss_reason(),
+                Err(Outcome::Fenced) => return LossReason::Fenced,
+                _ => continue,
+            }
+        }
         if !batch.is_empty() {
             let (first, last) = (last_seq + 1, last_seq + batch.len() as u64);
             let outcome = write(ctl, env, ep, l, WriteOp::Seq { first, last }).await;
@@ -171,6 +207,38 @@ async fn write(
         Ok(WriteReply::Accepted { last_seq }) => Outcome::Written(last_seq),
         Ok(WriteReply::Rejected { .. }) => Outcome::Fenced,
         Err(_) => Outcome::TimedOut,
+    }
+}
+
+/// One sequencer batch of `count` numbers through the replicated log: check the lease,
+/// then propose. The numbers are the state machine's, assigned in log order; a batch that
+/// timed out may still commit later, and then its numbers are simply never handed out.
+/// An entry proposed by a deposed leader never commits: the log is its own fence, so a
+/// refusal is reported as `Fenced`.
+async fn commit(
+    ctl: &NodeControl,
+    env: &NodeEnv,
+    l: &Leadership,
+    log: &dyn ReplicatedLog,
+    count: u64,
+) -> Result<(u64, u64), Outcome> {
+    if !l.acting() {
+        return Err(Outcome::NotActing);
+    }
+    // The batch's numbers are known only once applied: the log records the effect
+    // (`BatchCommitted`), so there is no attempt to record here.
+    strike_armed_pause(ctl, env).await;
+    let bound = std::time::Duration::from_millis(env.resource_timeout_ms);
+    match madsim::time::timeout(bound, log.advance(l.token, count)).await {
+        Ok(Ok(batch)) => Ok(batch),
+        Ok(Err(_)) => {
+            env.timeline.record(Event::BatchRefused {
+                node: ctl.name.clone(),
+                token: l.token,
+            });
+            Err(Outcome::Fenced)
+        }
+        Err(_) => Err(Outcome::TimedOut),
     }
 }
 

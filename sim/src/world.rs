@@ -92,17 +92,18 @@ impl World {
             nodes.push(ctl);
         }
         let record = ClientRecord::default();
-        let (r, n, rate, t) = (
+        let (r, n, rate, reads, t) = (
             record.clone(),
             s.nodes as usize,
             s.work.rate_per_s,
+            s.work.read_rate_per_s,
             s.work.client_timeout_ms,
         );
         let client = handle
             .create_node()
             .name("client")
             .ip(CLIENT_ADDR.ip())
-            .init(move || client::run(r.clone(), n, rate, t))
+            .init(move || client::run(r.clone(), n, rate, reads, t))
             .build();
         World {
             handle,

@@ -120,6 +120,11 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "[[faults]]\nkind = \"kill\"\nat_ms = 5\ntarget = \"n1\"\nduration_ms = 5\n",
             "kindkeys.toml:5: key `faults.0.duration_ms`: not a key of kind `kill` (it takes: target)",
         ),
+        (
+            "reads.toml",
+            "protocol = \"etcd-lease\"\n[work]\nread_rate_per_s = 10\n",
+            "reads.toml:3: key `work.read_rate_per_s`: 10: reads are answered from a replicated log, which etcd-lease does not keep here; allowed: 0, or protocol = \"raft\" with [raft] sequencer = \"log\"",
+        ),
     ];
     for (file, text, expected) in cases {
         std::fs::write(d.join(file), text).unwrap();

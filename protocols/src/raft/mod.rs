@@ -36,7 +36,7 @@ pub mod runtime;
 pub mod store;
 
 use crate::clock::{sleep_local, sleep_until_local, Clock};
-use crate::elector::{Elector, ElectorError, LeaderInfo};
+use crate::elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::peer::{ElectionLog, PeerTimeout};
 use async_trait::async_trait;
@@ -61,9 +61,10 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 openraft::declare_raft_types!(
-    /// Raft's types as Baton uses them: u64 entries (a committed value), node ids 1..=n.
+    /// Raft's types as Baton uses them: a sequencer batch per entry (the response is the
+    /// batch's last number), node ids 1..=n.
     pub TypeConfig:
-        D = u64,
+        D = SeqBatch,
         R = u64,
         NodeId = u64,
         Node = EmptyNode,
@@ -84,6 +85,30 @@ pub enum RaftCanary {
     NoLeaseCheck,
 }
 
+/// One log entry of the replicated sequencer: `count` more numbers, proposed by node
+/// `leader`. With `single-term-leader` a log id carries only the term, so the entry names
+/// its proposer itself (for the timeline; the state machine ignores it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeqBatch {
+    /// The proposing node (1-based id).
+    pub leader: u64,
+    /// How many numbers the batch takes.
+    pub count: u64,
+}
+
+/// Where the sequencer's numbers are made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SequencerPath {
+    /// At the fenced resource, like every other protocol: the term fences each batch.
+    #[default]
+    Resource,
+    /// Through the Raft log: a batch is a log entry, its numbers are assigned when it is
+    /// applied, and they are handed out only once it is committed. The log is its own
+    /// fence: an entry from a deposed leader never commits. Needed for leased reads.
+    Log,
+}
+
 /// Parameters of the raft protocol (a scenario's `[raft]` table).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -99,6 +124,8 @@ pub struct RaftConfig {
     /// How long after sending a quorum-acknowledged heartbeat the leader may act. Must
     /// be below `election_timeout_min_ms`.
     pub leader_lease_ms: u64,
+    /// Where the sequencer's numbers are made: `resource` or `log`.
+    pub sequencer: SequencerPath,
     /// A deliberately broken variant (`none` for the real protocol).
     pub canary: RaftCanary,
 }
@@ -110,6 +137,7 @@ impl Default for RaftConfig {
             election_timeout_max_ms: 300,
             heartbeat_interval_ms: 50,
             leader_lease_ms: 100,
+            sequencer: SequencerPath::Resource,
             canary: RaftCanary::None,
         }
     }
@@ -249,6 +277,8 @@ struct State {
     raft_leader_term: Option<u64>,
     /// The last term in which this node was seen campaigning.
     candidate_term: Option<u64>,
+    /// The log index openraft last reported applied.
+    last_applied: Option<u64>,
 }
 
 /// The `raft` elector of one node.
@@ -263,6 +293,8 @@ pub struct RaftElector {
     /// Draws each election's extra random timeout (see `on_metrics`).
     rng: Mutex<ChaCha8Rng>,
     log: Arc<dyn ElectionLog>,
+    /// The node's durable state; its state machine answers leased reads.
+    disk: Arc<RaftDisk>,
 }
 
 impl RaftElector {
@@ -296,6 +328,7 @@ impl RaftElector {
             changed: Notify::new(),
             rng: Mutex::new(own),
             log,
+            disk: disk.clone(),
         });
         let e2 = e.clone();
         madsim::task::spawn(async move { e2.boot(transport, disk).await });
@@ -330,7 +363,10 @@ impl RaftElector {
             config,
             Net(transport),
             store::LogStore(disk.clone()),
-            store::StateMachine(disk),
+            store::StateMachine {
+                disk,
+                log: self.log.clone(),
+            },
         )
         .await
         .expect("in-memory storage does not fail");
@@ -358,6 +394,7 @@ impl RaftElector {
     fn on_metrics(&self, m: &openraft::RaftMetrics<u64, EmptyNode>) {
         let mut st = self.state.lock().unwrap();
         st.leader = m.current_leader.map(|l| (l, m.current_term));
+        st.last_applied = m.last_applied.map(|l| l.index);
         if m.state == ServerState::Candidate && st.candidate_term != Some(m.current_term) {
             st.candidate_term = Some(m.current_term);
             self.log.election_started();
@@ -425,21 +462,52 @@ impl RaftElector {
             } else {
                 // is_leader waits for a quorum of heartbeat acknowledgements (each call
                 // bounded by the heartbeat interval inside openraft). It is deprecated for
-                // ensure_linearizable, which also waits for the state machine to catch up:
-                // the lease needs only the quorum round.
-                #[allow(deprecated)]
-                let round = madsim::time::timeout(
-                    self.clock.global_duration_for(Duration::from_millis(
-                        self.cfg.heartbeat_interval_ms * 2,
-                    )),
-                    raft.is_leader(),
-                )
-                .await;
-                if matches!(round, Ok(Ok(()))) {
+                // ensure_linearizable, which also waits for the state machine to apply
+                // everything committed before the round: leased reads need that (a new
+                // leader must not answer from a state machine that lags its log), the
+                // fenced-resource path needs only the quorum round. See
+                // `linearizable_round` for why it is not ensure_linearizable itself.
+                let bound = self
+                    .clock
+                    .global_duration_for(Duration::from_millis(self.cfg.heartbeat_interval_ms * 2));
+                let acked = if self.cfg.sequencer == SequencerPath::Log {
+                    matches!(
+                        madsim::time::timeout(bound, self.linearizable_round(&raft)).await,
+                        Ok(true)
+                    )
+                } else {
+                    #[allow(deprecated)]
+                    let round = madsim::time::timeout(bound, raft.is_leader()).await;
+                    matches!(round, Ok(Ok(())))
+                };
+                if acked {
                     self.extend(term, t0 + self.cfg.leader_lease_ms as i64 * 1000);
                 }
             }
             sleep_until_local(self.clock.as_ref(), t0 + hb_us).await;
+        }
+    }
+
+    /// What `Raft::ensure_linearizable` does: a quorum heartbeat round, then a wait until
+    /// the state machine has applied everything committed before it. openraft's own wait
+    /// waits on its metrics channel, and tokio's watch channel files each waiter under a
+    /// slot drawn from tokio's RNG, which madsim does not seed: with several waiters, they
+    /// woke in a different order each run (seen: 4 of 8 seeds differed). This waits on the
+    /// elector's own `Notify` (woken, in order, on every metrics change) instead, and has
+    /// no timer of its own: the caller bounds it.
+    async fn linearizable_round(&self, raft: &Raft<TypeConfig>) -> bool {
+        let Ok((read_log_id, _)) = raft.get_read_log_id().await else {
+            return false;
+        };
+        let want = read_log_id.map(|l| l.index);
+        loop {
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.state.lock().unwrap().last_applied >= want {
+                return true;
+            }
+            notified.await;
         }
     }
 
@@ -558,5 +626,42 @@ impl Elector for RaftElector {
             node: self.name_of(id),
             token: term,
         }))
+    }
+
+    fn replicated_log(&self) -> Option<&dyn ReplicatedLog> {
+        (self.cfg.sequencer == SequencerPath::Log).then_some(self as &dyn ReplicatedLog)
+    }
+}
+
+#[async_trait]
+impl ReplicatedLog for RaftElector {
+    async fn advance(&self, token: u64, count: u64) -> Result<(u64, u64), ElectorError> {
+        let raft = self.raft.get().cloned().ok_or(ElectorError::NotLeader)?;
+        if self.state.lock().unwrap().raft_leader_term != Some(token) {
+            return Err(ElectorError::NotLeader);
+        }
+        // openraft answers only once the entry is committed and applied here, or with
+        // an error once this node learns it no longer leads. A leader cut off from its
+        // quorum never hears either: the caller bounds the wait.
+        let resp = raft
+            .client_write(SeqBatch {
+                leader: self.me,
+                count,
+            })
+            .await
+            .map_err(|_| ElectorError::NotLeader)?;
+        // Committed in a later term of ours would still be a valid batch, but the caller
+        // acts under `token`: report the batch only if the term has not moved.
+        if resp.log_id.leader_id.term != token {
+            return Err(ElectorError::NotLeader);
+        }
+        let last = resp.data;
+        Ok((last.saturating_sub(count.saturating_sub(1)), last))
+    }
+
+    fn leased_read(&self) -> Option<(u64, u64)> {
+        let st = self.state.lock().unwrap();
+        let (term, h) = st.leading.as_ref()?;
+        (st.participating && h.valid()).then(|| (*term, self.disk.value()))
     }
 }

@@ -6,6 +6,7 @@
 //! disk whose fsync never loses an acknowledged write.
 
 use super::TypeConfig;
+use crate::peer::ElectionLog;
 use openraft::storage::{LogFlushed, RaftLogStorage, RaftStateMachine};
 use openraft::{
     Entry, EntryPayload, LogId, LogState, RaftLogReader, RaftSnapshotBuilder, Snapshot,
@@ -27,7 +28,8 @@ struct Disk {
     purged: Option<LogId<u64>>,
     applied: Option<LogId<u64>>,
     membership: Membership,
-    /// The state machine: the last value committed through the log.
+    /// The state machine: the sequencer's last number handed out. A normal entry takes
+    /// the next `count` numbers.
     value: u64,
     snapshot: Option<(SnapshotMeta<u64, openraft::EmptyNode>, Vec<u8>)>,
 }
@@ -46,7 +48,7 @@ impl RaftDisk {
         d.vote.is_none() && d.log.is_empty() && d.purged.is_none()
     }
 
-    /// The state machine's value (the last one committed through the log).
+    /// The state machine's value: the last sequence number taken by an applied entry.
     pub fn value(&self) -> u64 {
         self.inner.lock().unwrap().value
     }
@@ -58,7 +60,12 @@ pub struct LogStore(pub Arc<RaftDisk>);
 
 /// The state machine openraft applies to.
 #[derive(Clone)]
-pub struct StateMachine(pub Arc<RaftDisk>);
+pub struct StateMachine {
+    /// Where the applied state lives.
+    pub disk: Arc<RaftDisk>,
+    /// Told of every sequencer batch applied here.
+    pub log: Arc<dyn ElectionLog>,
+}
 
 impl RaftLogReader<TypeConfig> for LogStore {
     async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + Send>(
@@ -156,7 +163,7 @@ fn snapshot_of(d: &Disk) -> (SnapshotMeta<u64, openraft::EmptyNode>, Vec<u8>) {
 
 impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<u64>> {
-        let mut d = self.0.inner.lock().unwrap();
+        let mut d = self.disk.inner.lock().unwrap();
         let (meta, data) = snapshot_of(&d);
         d.snapshot = Some((meta.clone(), data.clone()));
         Ok(Snapshot {
@@ -172,7 +179,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     async fn applied_state(
         &mut self,
     ) -> Result<(Option<LogId<u64>>, Membership), StorageError<u64>> {
-        let d = self.0.inner.lock().unwrap();
+        let d = self.disk.inner.lock().unwrap();
         Ok((d.applied, d.membership.clone()))
     }
 
@@ -181,13 +188,21 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I: IntoIterator<Item = Entry<TypeConfig>> + Send,
         I::IntoIter: Send,
     {
-        let mut d = self.0.inner.lock().unwrap();
+        let mut d = self.disk.inner.lock().unwrap();
         let mut out = Vec::new();
         for e in entries {
             d.applied = Some(e.log_id);
             match e.payload {
                 EntryPayload::Blank => {}
-                EntryPayload::Normal(v) => d.value = v,
+                EntryPayload::Normal(b) => {
+                    let first = d.value.saturating_add(1);
+                    d.value = d.value.saturating_add(b.count);
+                    if b.count > 0 {
+                        let id = e.log_id;
+                        self.log
+                            .batch_applied(id.index, id.leader_id.term, b.leader, first, d.value);
+                    }
+                }
                 EntryPayload::Membership(m) => {
                     d.membership = StoredMembership::new(Some(e.log_id), m);
                 }
@@ -212,7 +227,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         meta: &SnapshotMeta<u64, openraft::EmptyNode>,
         snapshot: Box<Cursor<Vec<u8>>>,
     ) -> Result<(), StorageError<u64>> {
-        let mut d = self.0.inner.lock().unwrap();
+        let mut d = self.disk.inner.lock().unwrap();
         let data = snapshot.into_inner();
         let mut b = [0u8; 8];
         let n = data.len().min(8);
@@ -227,7 +242,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     async fn get_current_snapshot(
         &mut self,
     ) -> Result<Option<Snapshot<TypeConfig>>, StorageError<u64>> {
-        let d = self.0.inner.lock().unwrap();
+        let d = self.disk.inner.lock().unwrap();
         Ok(d.snapshot.as_ref().map(|(meta, data)| Snapshot {
             meta: meta.clone(),
             snapshot: Box::new(Cursor::new(data.clone())),

@@ -21,13 +21,14 @@ pub mod failover;
 pub mod liveness;
 pub mod sequence;
 pub mod sometimes;
+pub mod stale_read;
 pub mod stale_token;
 
 use crate::scenario::Resolved;
 use crate::timeline::Role;
 use crate::timeline::{Entry, Event, WriteOp};
 use serde::{Serialize, Serializer};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub use crate::client::ClientStats;
 
@@ -125,6 +126,14 @@ pub enum Violation {
         /// The term and both nodes.
         detail: String,
     },
+    /// Defends linearizable reads (see [`stale_read`]): a read answered from a leader's
+    /// lease reflects every batch committed before it was sent. One per leadership.
+    StaleRead {
+        /// When the leadership's first stale read was answered.
+        at_ms: f64,
+        /// Node, term, how many reads and how far behind.
+        detail: String,
+    },
 }
 
 impl Violation {
@@ -140,6 +149,7 @@ impl Violation {
             Violation::FailoverTooSlow { .. } => "failover_too_slow",
             Violation::NegativeHandoffGap { .. } => "negative_handoff_gap",
             Violation::TwoLeadersInOneTerm { .. } => "election_safety",
+            Violation::StaleRead { .. } => "stale_read",
         }
     }
 
@@ -154,7 +164,8 @@ impl Violation {
             | Violation::ExpectationNeverMet { at_ms, .. }
             | Violation::FailoverTooSlow { at_ms, .. }
             | Violation::NegativeHandoffGap { at_ms, .. }
-            | Violation::TwoLeadersInOneTerm { at_ms, .. } => *at_ms,
+            | Violation::TwoLeadersInOneTerm { at_ms, .. }
+            | Violation::StaleRead { at_ms, .. } => *at_ms,
         }
     }
 
@@ -168,7 +179,8 @@ impl Violation {
             | Violation::NoProgress { detail, .. }
             | Violation::FailoverTooSlow { detail, .. }
             | Violation::NegativeHandoffGap { detail, .. }
-            | Violation::TwoLeadersInOneTerm { detail, .. } => detail.clone(),
+            | Violation::TwoLeadersInOneTerm { detail, .. }
+            | Violation::StaleRead { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -234,6 +246,8 @@ pub struct Findings {
     pub sometimes: Vec<sometimes::SometimesResult>,
     /// When the last fault ended and when work resumed after it.
     pub liveness: liveness::LivenessSummary,
+    /// Leased reads and how many were stale (`reads`).
+    pub reads: stale_read::StaleReadSummary,
 }
 
 impl Findings {
@@ -260,6 +274,7 @@ pub fn check(input: &CheckInput) -> Findings {
     let sometimes = sometimes::check(input, &mut violations);
     let failover = failover::check(input, &mut violations);
     election_safety::check(input, &mut violations);
+    let reads = stale_read::check(input, &mut violations);
     // A stable sort keeps each checker's own order for violations at the same instant
     // and property, so the list is a pure function of the timeline.
     violations.sort_by(|a, b| {
@@ -281,6 +296,7 @@ pub fn check(input: &CheckInput) -> Findings {
         handoff_gaps: failover.handoff_gaps,
         sometimes,
         liveness,
+        reads,
     }
 }
 
@@ -304,7 +320,8 @@ pub(crate) struct LeadershipKey<'a> {
     pub win_idx: Option<usize>,
 }
 
-/// One write the resource accepted, with where it sits in the timeline.
+/// One write the resource accepted (or a sequencer batch a replicated log committed,
+/// as a `seq` write), with where it sits in the timeline.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Accepted<'a> {
     /// Position in the timeline: the order checkers judge "before" by.
@@ -327,6 +344,17 @@ pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
     // to its node's latest win under its token, even if it lands after the node stopped
     // or was killed: a late write is the old leadership acting, not a new one.
     let mut latest: BTreeMap<&str, (u64, usize, bool)> = BTreeMap::new();
+    // Log batches some leader handed out: only those are a leadership's act (see
+    // `Event::BatchHandedOut`); they count from when they took effect.
+    let handed_out: BTreeSet<(&str, u64, u64)> = entries
+        .iter()
+        .filter_map(|e| match &e.event {
+            Event::BatchHandedOut {
+                node, token, first, ..
+            } => Some((node.as_str(), *token, *first)),
+            _ => None,
+        })
+        .collect();
     let mut out = vec![];
     for (idx, e) in entries.iter().enumerate() {
         match &e.event {
@@ -347,9 +375,18 @@ pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
                     l.2 = false;
                 }
             }
-            Event::WriteAccepted {
-                node, token, op, ..
-            } => {
+            Event::BatchCommitted {
+                node, token, first, ..
+            } if !handed_out.contains(&(node.as_str(), *token, *first)) => {}
+            Event::WriteAccepted { node, token, .. } | Event::BatchCommitted { node, token, .. } => {
+                let op = match &e.event {
+                    Event::WriteAccepted { op, .. } => *op,
+                    Event::BatchCommitted { first, last, .. } => WriteOp::Seq {
+                        first: *first,
+                        last: *last,
+                    },
+                    _ => unreachable!("matched above"),
+                };
                 let win_idx = latest
                     .get(node.as_str())
                     .filter(|l| l.0 == *token)
@@ -359,7 +396,7 @@ pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
                     at_us: e.at_us,
                     node,
                     token: *token,
-                    op: *op,
+                    op,
                     leadership: LeadershipKey {
                         node,
                         token: *token,

@@ -189,6 +189,19 @@ pub trait Protocol: Send + Sync + std::fmt::Debug {
     fn token_is_term(&self) -> bool {
         false
     }
+
+    /// True when the scenario has the protocol keep the sequencer in its own replicated
+    /// log (see [`baton_protocols::ReplicatedLog`]): batches commit there instead of at
+    /// the resource, and leaders answer reads. Only then may a scenario send reads.
+    fn has_replicated_log(&self) -> bool {
+        false
+    }
+
+    /// For protocols that answer leased reads: the clock assumption that keeps them
+    /// linearizable, in words with its numbers, for the summary.
+    fn read_lease_bound(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Fills the selected protocol's table with the real system's defaults where the

@@ -20,6 +20,19 @@ impl ElectionLog for TimelineLog {
             node: self.node.clone(),
         });
     }
+
+    fn batch_applied(&self, index: u64, term: u64, leader: u64, first: u64, last: u64) {
+        self.timeline.record_first_apply(
+            index,
+            Event::BatchCommitted {
+                node: format!("n{leader}"),
+                token: term,
+                index,
+                first,
+                last,
+            },
+        );
+    }
 }
 
 /// The names of a fleet of `nodes`, id i first at index i - 1 (`n1`, `n2`, ...).

@@ -8,7 +8,9 @@ use crate::rpc::{call, node_addr, request};
 use crate::scenario::Scenario;
 use async_trait::async_trait;
 use baton_protocols::peer::PeerTimeout;
-use baton_protocols::raft::{RaftConfig, RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport};
+use baton_protocols::raft::{
+    RaftConfig, RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport, SequencerPath,
+};
 use baton_protocols::Elector;
 use madsim::net::Endpoint;
 use madsim::task::NodeId;
@@ -149,5 +151,28 @@ impl Protocol for RaftProtocol {
     /// the term is the token.
     fn token_is_term(&self) -> bool {
         true
+    }
+
+    fn has_replicated_log(&self) -> bool {
+        self.0.sequencer == SequencerPath::Log
+    }
+
+    /// A leader's lease starts before the heartbeat round that a quorum acknowledged;
+    /// each of those followers then refuses to vote for anyone else for its own lease
+    /// (`election_timeout_max_ms`) from when it received it. So no other leader can exist
+    /// before the leader's lease ends as long as `leader_lease / leader clock rate <=
+    /// follower lease / follower clock rate`: with followers at true rate, the leader's
+    /// clock may run slow by at most `1 - leader_lease / follower_lease`.
+    fn read_lease_bound(&self) -> Option<String> {
+        let c = &self.0;
+        if c.sequencer != SequencerPath::Log {
+            return None;
+        }
+        let ratio = c.leader_lease_ms as f64 / c.election_timeout_max_ms as f64;
+        let ppm = ((1.0 - ratio) * 1e6).round() as i64;
+        Some(format!(
+            "leader lease {} ms on the leader's clock must end before the followers' lease (election timeout max) {} ms on theirs: safe while the leader's clock runs at least {:.3} times as fast as theirs (drift no slower than -{} ppm against true-rate followers)",
+            c.leader_lease_ms, c.election_timeout_max_ms, ratio, ppm
+        ))
     }
 }
