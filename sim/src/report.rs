@@ -283,6 +283,13 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
         ms(el.max),
         el.count
     );
+    let resigns = s
+        .faults
+        .iter()
+        .any(|x| x.kind == crate::fault::FaultKind::Resign);
+    if let (true, Some(how)) = (resigns, r.protocol.stepdown_method()) {
+        let _ = writeln!(w, "step-down: {how}");
+    }
     for g in &f.handoff_gaps {
         let _ = writeln!(
             w,

@@ -118,3 +118,17 @@ fn raft_runs_are_deterministic() {
         assert!(x == y, "{file} differs between two runs of seed 3");
     }
 }
+
+#[test]
+fn graceful_stepdown_says_how_it_hands_over_and_measures_the_dark_time() {
+    let a = run("graceful-stepdown", 1, &[RAFT]);
+    let r = report(&a);
+    assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
+    assert!(
+        a.summary_txt.contains("step-down: no leadership transfer"),
+        "{}",
+        a.summary_txt
+    );
+    let gap = r["handoff_gaps"][0]["gap_ms"].as_f64().unwrap();
+    assert!((150.0..1500.0).contains(&gap), "dark time {gap}");
+}

@@ -202,6 +202,13 @@ pub trait Protocol: Send + Sync + std::fmt::Debug {
     fn read_lease_bound(&self) -> Option<String> {
         None
     }
+
+    /// How a graceful step-down hands leadership on, where that is not simply "the
+    /// holder releases, the next candidate takes it" (for the summary of a run with a
+    /// `resign` fault).
+    fn stepdown_method(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Fills the selected protocol's table with the real system's defaults where the

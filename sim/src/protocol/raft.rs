@@ -153,6 +153,10 @@ impl Protocol for RaftProtocol {
         true
     }
 
+    fn stepdown_method(&self) -> Option<&'static str> {
+        Some("no leadership transfer (openraft 0.9.25 has none): the leader stops its heartbeats and elections, and a follower campaigns once its lease and election timeout have run, so the dark time is about one follower lease plus an election timeout")
+    }
+
     fn has_replicated_log(&self) -> bool {
         self.0.sequencer == SequencerPath::Log
     }
