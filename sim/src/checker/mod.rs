@@ -22,6 +22,7 @@ pub mod liveness;
 pub mod sequence;
 pub mod sometimes;
 pub mod stale_token;
+pub mod wins;
 
 use crate::scenario::Resolved;
 use crate::timeline::Role;
@@ -234,6 +235,8 @@ pub struct Findings {
     pub sometimes: Vec<sometimes::SometimesResult>,
     /// When the last fault ended and when work resumed after it.
     pub liveness: liveness::LivenessSummary,
+    /// Wins by node, starved nodes and leaderless spans (`elections`).
+    pub elections: wins::WinsSummary,
 }
 
 impl Findings {
@@ -281,6 +284,7 @@ pub fn check(input: &CheckInput) -> Findings {
         handoff_gaps: failover.handoff_gaps,
         sometimes,
         liveness,
+        elections: wins::check(input),
     }
 }
 
