@@ -36,8 +36,9 @@
 //! openraft's rules otherwise: it restarts with a fresh draw in
 //! `[election_timeout_min_ms, election_timeout_max_ms)` at every AppendEntries openraft
 //! accepted (then it first waits out the followers' lease, `election_timeout_max_ms`, as
-//! openraft does after a committed vote), at every vote granted, at every election
-//! attempt, and at start-up.
+//! openraft does after a committed vote), at every other change of this node's vote (a
+//! vote granted, an election begun, a higher term seen), at every election attempt, and
+//! at start-up.
 //!
 //! **Pre-vote** (Ongaro's thesis, section 9.6; `pre_vote = true`, the default). openraft
 //! 0.9 has none. Without it, a follower cut off from its peers times out again and again,
@@ -315,6 +316,8 @@ struct State {
     lease_from_us: Option<i64>,
     /// When the election timer fires, in local microseconds.
     election_deadline_us: i64,
+    /// This node's vote as openraft last reported it.
+    vote: Option<Vote<u64>>,
 }
 
 /// Why the election timer restarts; it decides whether the followers' lease comes first.
@@ -446,6 +449,11 @@ impl RaftElector {
     /// Follows openraft's view: who leads, and whether this node still does.
     fn on_metrics(&self, m: &openraft::RaftMetrics<u64, EmptyNode>) {
         let mut st = self.state.lock().unwrap();
+        // openraft restarts its timer whenever its vote changes (`vote_last_modified`):
+        // a vote granted, an election begun, or a higher vote seen in a reply (a leader
+        // or candidate stepping down). A leader's committed vote is reset where its
+        // AppendEntries arrive instead, lease first.
+        let vote_changed = st.vote.replace(m.vote).is_some_and(|v| v != m.vote);
         st.leader = m.current_leader.map(|l| (l, m.current_term));
         if m.state == ServerState::Candidate && st.candidate_term != Some(m.current_term) {
             st.candidate_term = Some(m.current_term);
@@ -464,6 +472,9 @@ impl RaftElector {
             }
         }
         drop(st);
+        if vote_changed && !m.vote.is_committed() {
+            self.reset_timer(TimerReset::Election);
+        }
         self.changed.notify_waiters();
     }
 
