@@ -79,6 +79,9 @@ fn apply(
             "leader" => world
                 .leader()
                 .ok_or_else(|| "target `leader`: no node believes it leads".to_string()),
+            "follower" => world.follower().ok_or_else(|| {
+                "target `follower`: every running node believes it leads".to_string()
+            }),
             "previous" => prev
                 .clone()
                 .ok_or_else(|| "target `previous`: no earlier fault had a target".to_string()),

@@ -89,6 +89,8 @@ impl NodeControl {
 pub struct NodeEnv {
     /// The run's timeline.
     pub timeline: Timeline,
+    /// The world's count of requests the protocol's backend served.
+    pub backend_requests: Arc<std::sync::atomic::AtomicU64>,
     /// The run's root seed.
     pub seed: u64,
     /// The protocol under test.
@@ -131,6 +133,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         incarnation,
         timeline: env.timeline.clone(),
         disk: &ctl.disk,
+        requests: env.backend_requests.clone(),
     });
     let work = Arc::new(LeaderWork::default());
     let w = work.clone();

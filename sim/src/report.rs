@@ -3,6 +3,7 @@
 
 use crate::checker::failover::{HandoffGap, LatencyStats};
 use crate::checker::stale_token::Rejection;
+use crate::checker::wins::WinsSummary;
 use crate::checker::{Findings, ViolationRecord};
 use crate::client::ClientStats;
 use crate::protocol::Bound;
@@ -64,6 +65,7 @@ struct Report<'a> {
     failover_ms: &'a [f64],
     failover_bound: Bound,
     election_latency_ms: &'a LatencyStats,
+    election_latencies_ms: &'a [f64],
     leaders_acting: LeadersActing,
     double_leader_acting_incidents: u64,
     stale_token_accepts: u64,
@@ -71,6 +73,7 @@ struct Report<'a> {
     sequence: Sequence,
     reads: &'a crate::checker::stale_read::StaleReadSummary,
     handoff_gaps: &'a [HandoffGap],
+    elections: &'a WinsSummary,
     liveness: Liveness,
     sometimes: Vec<Sometimes>,
     client: &'a ClientStats,
@@ -102,6 +105,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
         failover_ms: &f.failover_ms,
         failover_bound: failover_bound(r),
         election_latency_ms: &f.election_latency_ms,
+        election_latencies_ms: &f.election_latencies_ms,
         leaders_acting: LeadersActing {
             by_belief_max: f.belief.max,
             by_effect_max: f.effect.max,
@@ -120,6 +124,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
         },
         reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
+        elections: &f.elections,
         liveness: Liveness {
             last_fault_end_ms: f.liveness.last_fault_end_ms,
             bound_ms: f.liveness.bound_ms,
@@ -290,6 +295,33 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     if let (true, Some(how)) = (resigns, r.protocol.stepdown_method()) {
         let _ = writeln!(w, "step-down: {how}");
     }
+    let ew = &f.elections;
+    let wins: Vec<String> = ew
+        .wins_by_node
+        .iter()
+        .map(|(n, w)| format!("{n} {}/{}", w.wins, w.elections_running))
+        .collect();
+    let _ = writeln!(
+        w,
+        "wins by node (won / elections while running): {}; starved (no win in {}+): {}",
+        wins.join(", "),
+        crate::checker::wins::STARVED_MIN_ELECTIONS,
+        if ew.starved.is_empty() {
+            "none".to_string()
+        } else {
+            ew.starved.join(", ")
+        }
+    );
+    let lm = &ew.leaderless_ms;
+    let _ = writeln!(
+        w,
+        "leaderless (last leader gone -> next win): p50 {} p99 {} max {} over {}; leader changes {}",
+        ms(lm.p50),
+        ms(lm.p99),
+        ms(lm.max),
+        lm.count,
+        ew.leader_changes
+    );
     for g in &f.handoff_gaps {
         let _ = writeln!(
             w,

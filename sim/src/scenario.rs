@@ -537,10 +537,11 @@ pub fn load_str(
                     m,
                 )
             })?;
-        let node_targets = || format!("one of {}, leader, previous", nodes.join(", "));
+        let node_targets = || format!("one of {}, leader, follower, previous", nodes.join(", "));
         let check_target = |t: &str, key: &str, extra: &[&str]| -> Result<(), ScenarioError> {
             let ok = nodes.iter().any(|n| n == t)
                 || t == "leader"
+                || t == "follower"
                 || t == "previous"
                 || extra.contains(&t);
             let mut allowed = node_targets();
@@ -568,11 +569,12 @@ pub fn load_str(
         check(
             !mentions_previous || node_before,
             &["faults", &idx, key],
-            "`previous` needs an earlier fault that hit a node (a node name, `leader` or `previous`)".into(),
+            "`previous` needs an earlier fault that hit a node (a node name, `leader`, `follower` or `previous`)".into(),
         )?;
         let is_node = |t: &Option<String>| {
-            t.as_deref()
-                .is_some_and(|t| nodes.iter().any(|n| n == t) || t == "leader" || t == "previous")
+            t.as_deref().is_some_and(|t| {
+                nodes.iter().any(|n| n == t) || ["leader", "follower", "previous"].contains(&t)
+            })
         };
         node_before =
             node_before || is_node(&spec.target) || is_node(&spec.from) || is_node(&spec.to);

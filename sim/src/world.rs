@@ -44,8 +44,10 @@ impl World {
         let s = &resolved.scenario;
         let handle = Handle::current();
         let timeline = Timeline::new();
+        let backend_requests = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let env = Arc::new(NodeEnv {
             timeline: timeline.clone(),
+            backend_requests: backend_requests.clone(),
             seed,
             protocol: resolved.protocol.clone(),
             nodes: s.nodes as usize,
@@ -62,7 +64,7 @@ impl World {
         env.chaos_node.set(chaos.id()).expect("set once");
 
         let backend_clock = NodeClock::new();
-        let backend_requests = Arc::new(std::sync::atomic::AtomicU64::new(0));
+
         let backend = resolved.protocol.start_backend(BackendCtx {
             handle: &handle,
             timeline: timeline.clone(),
@@ -169,6 +171,17 @@ impl World {
             })
             .max()
             .map(|(_, name)| name)
+    }
+
+    /// The first running node, in fleet order, that does not believe it leads.
+    pub fn follower(&self) -> Option<String> {
+        self.nodes
+            .iter()
+            .find(|n| {
+                let s = *n.status.lock().unwrap();
+                s.role != Role::Leader && !s.dead
+            })
+            .map(|n| n.name.clone())
     }
 
     /// Kills a node: its tasks are dropped and its sockets closed.

@@ -106,7 +106,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         (
             "node.toml",
             "[[faults]]\nkind = \"kill\"\nat_ms = 100\ntarget = \"n7\"\n",
-            "node.toml:4: key `faults.0.target`: unknown target `n7`: expected one of n1, n2, n3, leader, previous",
+            "node.toml:4: key `faults.0.target`: unknown target `n7`: expected one of n1, n2, n3, leader, follower, previous",
         ),
         ("kind.toml", "[[faults]]\nkind = \"kil\"\nat_ms = 1\ntarget = \"n1\"\n", "kind.toml:2: key `faults.0.kind`: unknown variant `kil`, expected one of `kill`"),
         ("syntax.toml", "nodes = [\n", "syntax.toml:2: not valid TOML"),

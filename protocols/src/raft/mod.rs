@@ -24,10 +24,44 @@
 //! stay below `election_timeout_min_ms` (the brief's margin for drift; the followers'
 //! own lease is `election_timeout_max_ms`).
 //!
+//! **Election timer.** openraft 0.9 draws one election timeout per Raft instance, at
+//! start-up, and keeps it for the life of the process. Under a storm that kills only the
+//! leader, only winners restart and draw again: the node that drew the longest timeout
+//! is beaten to every election by the others and can go through a hundred elections
+//! without a win (16 of 100 election-storm seeds had such a node). The Raft paper
+//! (section 5.2) and etcd's raft draw a fresh timeout whenever the timer restarts. The
+//! elector does that: openraft's own timer is off (`Config::enable_elect = false`), and
+//! the elector starts each election with `Raft::trigger().elect()`, which openraft
+//! honours with its timer off (`RaftCore`, `ExternalCommand::Elect`). Its timer follows
+//! openraft's rules otherwise: it restarts with a fresh draw in
+//! `[election_timeout_min_ms, election_timeout_max_ms)` at every AppendEntries openraft
+//! accepted (then it first waits out the followers' lease, `election_timeout_max_ms`, as
+//! openraft does after a committed vote), at every other change of this node's vote (a
+//! vote granted, an election begun, a higher term seen), at every election attempt, and
+//! at start-up.
+//!
+//! **Pre-vote** (Ongaro's thesis, section 9.6; `pre_vote = true`, the default). openraft
+//! 0.9 has none. Without it, a follower cut off from its peers times out again and again,
+//! raising its term each time; when it rejoins, the leader's next AppendEntries meets that
+//! higher term and openraft's leader steps down (a `HigherVote` reply), although nothing
+//! was wrong with it. With pre-vote, a node whose timer fires first asks its peers
+//! whether they would vote for it in the next term ([`PreVoteRequest`]), without changing
+//! its own term, and starts the real election only if a majority (itself included) says
+//! yes and its own vote did not change meanwhile (had it voted for another candidate, its
+//! election would run one term higher than the one its peers approved). A peer says yes
+//! under openraft's own conditions for a real vote: it does not lead, it has not heard
+//! from a leader for the followers' lease, the candidate's vote for the next term is at
+//! least its own (so a peer that already voted in that term says no), and the
+//! candidate's last log id is at least its own. The thesis says "the minimum election
+//! timeout" for the lease; openraft's followers refuse real votes for
+//! `election_timeout_max_ms` after a heartbeat, and a pre-vote granted earlier would only
+//! lead to an election openraft then refuses. A cut-off node never gathers a majority,
+//! keeps its term, and rejoins quietly.
+//!
 //! Defaults are openraft's `Config` defaults: election timeout 150-300 ms, heartbeat
-//! 50 ms. openraft 0.9 has no pre-vote and no leadership transfer (both arrive in later
-//! versions), so a graceful step-down here stops heartbeats and elections on the
-//! resigning node and lets the other nodes' election timeout run.
+//! 50 ms; pre-vote is on, as in etcd (`etcd --pre-vote`, default true). openraft 0.9 has
+//! no leadership transfer, so a graceful step-down here stops heartbeats and elections on
+//! the resigning node and lets the other nodes' election timeout run.
 //!
 //! Durability: the log, vote and state machine live in a [`RaftDisk`] that the caller
 //! keeps across restarts, the way files on a disk survive `kill -9`.
@@ -46,7 +80,7 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
     VoteRequest, VoteResponse,
 };
-use openraft::{EmptyNode, Raft, RaftNetwork, RaftNetworkFactory, ServerState};
+use openraft::{EmptyNode, LogId, Raft, RaftNetwork, RaftNetworkFactory, ServerState, Vote};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use runtime::MadsimRuntime;
@@ -126,6 +160,9 @@ pub struct RaftConfig {
     pub leader_lease_ms: u64,
     /// Where the sequencer's numbers are made: `resource` or `log`.
     pub sequencer: SequencerPath,
+    /// Run a pre-vote round before each election (Raft thesis, section 9.6): a node
+    /// raises its term only if a majority would vote for it. `false` elects directly.
+    pub pre_vote: bool,
     /// A deliberately broken variant (`none` for the real protocol).
     pub canary: RaftCanary,
 }
@@ -138,6 +175,7 @@ impl Default for RaftConfig {
             heartbeat_interval_ms: 50,
             leader_lease_ms: 100,
             sequencer: SequencerPath::Resource,
+            pre_vote: true,
             canary: RaftCanary::None,
         }
     }
@@ -159,6 +197,28 @@ pub enum RaftMsg {
     Vote(VoteRequest<u64>),
     /// InstallSnapshot (one chunk).
     Snapshot(InstallSnapshotRequest<TypeConfig>),
+    /// Pre-vote: would the peer vote for the sender in the next term?
+    PreVote(PreVoteRequest),
+}
+
+/// A pre-vote request (Raft thesis, section 9.6). It changes nothing at the receiver.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PreVoteRequest {
+    /// The term the candidate would campaign in: its current term + 1.
+    pub term: u64,
+    /// The candidate's id.
+    pub candidate: u64,
+    /// The candidate's last log id, compared as in a real vote.
+    pub last_log_id: Option<LogId<u64>>,
+}
+
+/// The answer to a [`PreVoteRequest`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PreVoteResponse {
+    /// The peer would vote for the candidate.
+    pub granted: bool,
+    /// The peer's current term (for the reader of a trace).
+    pub term: u64,
 }
 
 /// The answer to a [`RaftMsg`].
@@ -170,6 +230,8 @@ pub enum RaftReply {
     Vote(Result<VoteResponse<u64>, RaftError<u64>>),
     /// To InstallSnapshot.
     Snapshot(Result<InstallSnapshotResponse<u64>, RaftError<u64, InstallSnapshotError>>),
+    /// To PreVote.
+    PreVote(PreVoteResponse),
     /// The node has not finished starting its Raft instance.
     NotReady,
 }
@@ -279,6 +341,22 @@ struct State {
     candidate_term: Option<u64>,
     /// The log index openraft last reported applied.
     last_applied: Option<u64>,
+    /// Local time of the last AppendEntries openraft accepted (or of start-up with a
+    /// leader's vote on disk): openraft's followers' lease runs from here.
+    lease_from_us: Option<i64>,
+    /// When the election timer fires, in local microseconds.
+    election_deadline_us: i64,
+    /// This node's vote as openraft last reported it.
+    vote: Option<Vote<u64>>,
+}
+
+/// Why the election timer restarts; it decides whether the followers' lease comes first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimerReset {
+    /// openraft accepted a leader's AppendEntries: lease, then a timeout.
+    LeaderContact,
+    /// This node granted its vote, or just tried an election: a timeout.
+    Election,
 }
 
 /// The `raft` elector of one node.
@@ -290,11 +368,13 @@ pub struct RaftElector {
     raft: tokio::sync::OnceCell<Raft<TypeConfig>>,
     state: Mutex<State>,
     changed: Notify,
-    /// Draws each election's extra random timeout (see `on_metrics`).
+    /// Draws every election timeout (see the module doc).
     rng: Mutex<ChaCha8Rng>,
     log: Arc<dyn ElectionLog>,
     /// The node's durable state; its state machine answers leased reads.
     disk: Arc<RaftDisk>,
+    /// Reaches the peers, for pre-votes (openraft gets its own handle).
+    transport: Arc<dyn RaftTransport>,
 }
 
 impl RaftElector {
@@ -329,18 +409,21 @@ impl RaftElector {
             rng: Mutex::new(own),
             log,
             disk: disk.clone(),
+            transport,
         });
         let e2 = e.clone();
-        madsim::task::spawn(async move { e2.boot(transport, disk).await });
+        madsim::task::spawn(async move { e2.boot(disk).await });
         e
     }
 
-    async fn boot(self: Arc<Self>, transport: Arc<dyn RaftTransport>, disk: Arc<RaftDisk>) {
+    async fn boot(self: Arc<Self>, disk: Arc<RaftDisk>) {
         let config = openraft::Config {
             cluster_name: "baton".into(),
             election_timeout_min: self.cfg.election_timeout_min_ms,
             election_timeout_max: self.cfg.election_timeout_max_ms,
             heartbeat_interval: self.cfg.heartbeat_interval_ms,
+            // The elector's timer starts elections (see the module doc).
+            enable_elect: false,
             // The log stays small in a run: no snapshots, so no snapshot transfer.
             snapshot_policy: openraft::SnapshotPolicy::Never,
             ..Default::default()
@@ -361,7 +444,7 @@ impl RaftElector {
         let raft = Raft::new(
             self.me,
             config,
-            Net(transport),
+            Net(self.transport.clone()),
             store::LogStore(disk.clone()),
             store::StateMachine {
                 disk,
@@ -378,8 +461,17 @@ impl RaftElector {
             let _ = raft.initialize(members).await;
         }
         let _ = self.raft.set(raft.clone());
+        // openraft restarts its followers' lease at start-up when the stored vote is a
+        // leader's (its `vote_last_modified` is the boot instant), and so does the timer.
+        if raft.metrics().borrow().vote.is_committed() {
+            self.reset_timer(TimerReset::LeaderContact);
+        } else {
+            self.reset_timer(TimerReset::Election);
+        }
         let e = self.clone();
         madsim::task::spawn(async move { e.lease_loop().await });
+        let e = self.clone();
+        madsim::task::spawn(async move { e.election_timer().await });
         let mut rx = raft.metrics();
         loop {
             let m = rx.borrow_and_update().clone();
@@ -393,12 +485,19 @@ impl RaftElector {
     /// Follows openraft's view: who leads, and whether this node still does.
     fn on_metrics(&self, m: &openraft::RaftMetrics<u64, EmptyNode>) {
         let mut st = self.state.lock().unwrap();
+        // openraft restarts its timer whenever its vote changes (`vote_last_modified`):
+        // a vote granted, an election begun, or a higher vote seen in a reply (a leader
+        // or candidate stepping down). A leader's committed vote is reset where its
+        // AppendEntries arrive instead, lease first.
+        let vote_changed = st.vote.replace(m.vote).is_some_and(|v| v != m.vote);
         st.leader = m.current_leader.map(|l| (l, m.current_term));
         st.last_applied = m.last_applied.map(|l| l.index);
         if m.state == ServerState::Candidate && st.candidate_term != Some(m.current_term) {
             st.candidate_term = Some(m.current_term);
-            self.log.election_started();
-            self.schedule_reelection(m.current_term);
+            // With pre-vote the campaign began with the pre-vote round, logged there.
+            if !self.cfg.pre_vote {
+                self.log.election_started();
+            }
         }
         let mine = m.state == ServerState::Leader && m.current_leader == Some(self.me);
         st.raft_leader_term = mine.then_some(m.current_term);
@@ -410,33 +509,125 @@ impl RaftElector {
             }
         }
         drop(st);
+        if vote_changed && !m.vote.is_committed() {
+            self.reset_timer(TimerReset::Election);
+        }
         self.changed.notify_waiters();
     }
 
-    /// Raft draws a fresh random election timeout for every election (Raft paper,
-    /// section 5.2); openraft 0.9 draws one per Raft instance and checks it on a tick that
-    /// starts at the same instant on every node of a simulated fleet, so two candidates
-    /// whose draws round to the same tick split every vote, forever. As the paper does,
-    /// each election here gets its own timeout, drawn from the node's seeded RNG: if the
-    /// node still campaigns in `term` once it passes, it starts the next election.
-    fn schedule_reelection(&self, term: u64) {
+    /// Restarts the election timer with a fresh random timeout (Raft paper, section 5.2),
+    /// after the followers' lease when a leader was just heard from.
+    fn reset_timer(&self, why: TimerReset) {
         let (min, max) = (
             self.cfg.election_timeout_min_ms,
             self.cfg.election_timeout_max_ms,
         );
-        let wait_ms = self.rng.lock().unwrap().gen_range(min..max);
-        let Some(raft) = self.raft.get().cloned() else {
-            return;
-        };
-        let clock = self.clock.clone();
-        let mut rx = raft.metrics();
-        madsim::task::spawn(async move {
-            sleep_local(clock.as_ref(), Duration::from_millis(wait_ms)).await;
-            let m = rx.borrow_and_update().clone();
-            if m.state == ServerState::Candidate && m.current_term == term {
-                let _ = raft.trigger().elect().await;
+        let mut wait_ms = self.rng.lock().unwrap().gen_range(min..max);
+        if why == TimerReset::LeaderContact {
+            wait_ms += max;
+        }
+        let now = self.clock.now_us();
+        let mut st = self.state.lock().unwrap();
+        if why == TimerReset::LeaderContact {
+            st.lease_from_us = Some(now);
+        }
+        st.election_deadline_us = now + wait_ms as i64 * 1000;
+    }
+
+    /// The election timer: when it fires on a node that is not leading and takes part,
+    /// the node campaigns (after a pre-vote round when `pre_vote` is on). Every attempt
+    /// restarts the timer, so a split vote or a refused pre-vote is retried after a
+    /// fresh timeout.
+    async fn election_timer(self: Arc<Self>) {
+        let raft = self
+            .raft
+            .get()
+            .expect("set before the timer starts")
+            .clone();
+        loop {
+            let deadline_us = self.state.lock().unwrap().election_deadline_us;
+            sleep_until_local(self.clock.as_ref(), deadline_us).await;
+            if self.clock.now_us() < self.state.lock().unwrap().election_deadline_us {
+                continue; // restarted while asleep
             }
-        });
+            self.reset_timer(TimerReset::Election);
+            let leading = raft.metrics().borrow().state == ServerState::Leader;
+            if leading || !self.state.lock().unwrap().participating {
+                continue;
+            }
+            if self.cfg.pre_vote && !self.pre_vote_round(&raft).await {
+                continue;
+            }
+            let _ = raft.trigger().elect().await;
+        }
+    }
+
+    /// Asks every peer whether it would vote for this node in the next term. True when
+    /// a majority, this node included, would, and nothing changed here meanwhile: no
+    /// leader heard from, and this node's own vote (so its term) is the one it asked for.
+    async fn pre_vote_round(&self, raft: &Raft<TypeConfig>) -> bool {
+        self.log.election_started();
+        let vote_before = raft.metrics().borrow().vote;
+        let req = PreVoteRequest {
+            term: vote_before.leader_id().term + 1,
+            candidate: self.me,
+            last_log_id: raft.data_metrics().borrow().last_log,
+        };
+        let n = self.names.len() as u64;
+        let quorum = n / 2 + 1;
+        let lease_before = self.state.lock().unwrap().lease_from_us;
+        // One task per peer; answers arrive in the order the simulation delivers them.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        for to in (1..=n).filter(|&to| to != self.me) {
+            let (t, req, tx) = (self.transport.clone(), req.clone(), tx.clone());
+            let timeout_ms = self.cfg.election_timeout_min_ms;
+            madsim::task::spawn(async move {
+                let granted = matches!(
+                    t.call(to, RaftMsg::PreVote(req), timeout_ms).await,
+                    Ok(RaftReply::PreVote(PreVoteResponse { granted: true, .. }))
+                );
+                let _ = tx.send(granted);
+            });
+        }
+        drop(tx);
+        let mut granted = 1;
+        while granted < quorum {
+            match rx.recv().await {
+                Some(true) => granted += 1,
+                Some(false) => {}
+                None => return false, // every peer answered or timed out
+            }
+        }
+        self.state.lock().unwrap().lease_from_us == lease_before
+            && raft.metrics().borrow().vote == vote_before
+    }
+
+    /// Whether this node would vote for `req`'s candidate now, by openraft's own rules
+    /// for a real vote: it does not lead, has not heard from a leader for the followers'
+    /// lease, the candidate's vote is at least its own, and the candidate's log is at
+    /// least as up to date as its own.
+    fn answer_pre_vote(&self, raft: &Raft<TypeConfig>, req: &PreVoteRequest) -> PreVoteResponse {
+        let (vote, leading) = {
+            let m = raft.metrics();
+            let m = m.borrow();
+            (m.vote, m.state == ServerState::Leader)
+        };
+        let last_log_id = raft.data_metrics().borrow().last_log;
+        let lease_us = self.cfg.election_timeout_max_ms as i64 * 1000;
+        let now = self.clock.now_us();
+        let leader_heard = self
+            .state
+            .lock()
+            .unwrap()
+            .lease_from_us
+            .is_some_and(|t| now <= t + lease_us);
+        // Votes are partially ordered: two candidates of one term are incomparable, so
+        // a peer that voted in `req.term` for someone else says no.
+        let asked = Vote::new(req.term, req.candidate);
+        PreVoteResponse {
+            granted: !leading && !leader_heard && asked >= vote && req.last_log_id >= last_log_id,
+            term: vote.leader_id().term,
+        }
     }
 
     /// While openraft says this node leads, renews the leader lease every heartbeat
@@ -538,9 +729,24 @@ impl RaftElector {
             return RaftReply::NotReady;
         };
         match msg {
-            RaftMsg::Append(r) => RaftReply::Append(raft.append_entries(r).await),
-            RaftMsg::Vote(r) => RaftReply::Vote(raft.vote(r).await),
+            RaftMsg::Append(r) => {
+                let res = raft.append_entries(r).await;
+                // Only a leader openraft accepted (its vote is at least ours) restarts
+                // the timer; a `HigherVote` reply means the sender is no leader of ours.
+                if matches!(&res, Ok(r) if !matches!(r, AppendEntriesResponse::HigherVote(_))) {
+                    self.reset_timer(TimerReset::LeaderContact);
+                }
+                RaftReply::Append(res)
+            }
+            RaftMsg::Vote(r) => {
+                let res = raft.vote(r).await;
+                if matches!(&res, Ok(r) if r.vote_granted) {
+                    self.reset_timer(TimerReset::Election);
+                }
+                RaftReply::Vote(res)
+            }
             RaftMsg::Snapshot(r) => RaftReply::Snapshot(raft.install_snapshot(r).await),
+            RaftMsg::PreVote(r) => RaftReply::PreVote(self.answer_pre_vote(raft, &r)),
         }
     }
 
@@ -580,8 +786,9 @@ impl Elector for RaftElector {
         let Some(raft) = self.raft.get().cloned() else {
             return Ok(());
         };
-        // openraft 0.9 has no leadership transfer: stop heartbeats and elections here and
-        // let the others' election timeout run, until someone else leads (or 2 s pass).
+        // openraft 0.9 has no leadership transfer: stop heartbeats and elections here (the
+        // election timer skips a node that does not take part) and let the others'
+        // election timeout run, until someone else leads (or 2 s pass).
         {
             let mut st = self.state.lock().unwrap();
             st.participating = false;
@@ -590,7 +797,6 @@ impl Elector for RaftElector {
             }
         }
         raft.runtime_config().heartbeat(false);
-        raft.runtime_config().elect(false);
         let until = self.clock.now_us() + 2_000_000;
         loop {
             let notified = self.changed.notified();
@@ -614,7 +820,6 @@ impl Elector for RaftElector {
             }
         }
         raft.runtime_config().heartbeat(true);
-        raft.runtime_config().elect(true);
         self.state.lock().unwrap().participating = true;
         self.changed.notify_waiters();
         Ok(())

@@ -23,6 +23,7 @@ pub mod sequence;
 pub mod sometimes;
 pub mod stale_read;
 pub mod stale_token;
+pub mod wins;
 
 use crate::scenario::Resolved;
 use crate::timeline::Role;
@@ -248,6 +249,8 @@ pub struct Findings {
     pub liveness: liveness::LivenessSummary,
     /// Leased reads and how many were stale (`reads`).
     pub reads: stale_read::StaleReadSummary,
+    /// Wins by node, starved nodes and leaderless spans (`elections`).
+    pub elections: wins::WinsSummary,
 }
 
 impl Findings {
@@ -297,6 +300,7 @@ pub fn check(input: &CheckInput) -> Findings {
         sometimes,
         liveness,
         reads,
+        elections: wins::check(input),
     }
 }
 

@@ -139,6 +139,10 @@ pub struct ElectorCtx<'a> {
     pub timeline: Timeline,
     /// The node's "disk": state that survives kill and restart (see [`DiskSlot`]).
     pub disk: &'a DiskSlot,
+    /// The world's count of requests the backend served (`backend_requests`). A
+    /// peer-to-peer protocol whose peers are its backend may count the election requests
+    /// they serve here (raft does; bully and ring count nothing).
+    pub requests: Arc<AtomicU64>,
 }
 
 /// A node's durable storage, owned by the world's [`crate::node::NodeControl`] so that

@@ -110,8 +110,13 @@ impl Protocol for RaftProtocol {
                 node: ctx.node.to_string(),
             }),
         );
-        let h = e.clone();
+        let (h, requests) = (e.clone(), ctx.requests.clone());
         ctx.ep.add_rpc_handler(move |r: RaftRpc| {
+            // Raft's "backend" is its peers: the election requests they serve (votes and
+            // pre-votes, not heartbeats) are the load an election puts on them.
+            if matches!(r.0, RaftMsg::Vote(_) | RaftMsg::PreVote(_)) {
+                requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let h = h.clone();
             async move { h.handle(r.0).await }
         });
@@ -119,25 +124,27 @@ impl Protocol for RaftProtocol {
     }
 
     /// A killed leader's last heartbeat left no earlier than its last write. Its
-    /// followers refuse other candidates for their lease (election timeout max) and then
-    /// wait a random election timeout (at most the max), checked on openraft's tick. Two
-    /// followers that time out together split the vote; each re-election after a fresh
-    /// random timeout costs at most the max again. Splits are chance events, so no hard
-    /// bound exists: this one allows two (over seeds 0..100 of clean-kill, at most two
-    /// happened). The winner then needs a vote round trip, a quorum heartbeat round for
-    /// its own lease, and a claim round trip at the resource.
+    /// followers refuse other candidates for their lease (election timeout max) and their
+    /// timers first wait out that lease, then a random election timeout (at most the
+    /// max). Two followers that time out together split the vote; each re-election after
+    /// a fresh random timeout costs at most the max again. Splits are chance events, so
+    /// no hard bound exists: this one allows two (over seeds 0..100 of clean-kill, at
+    /// most two happened). The winner then needs a pre-vote round trip (when on), a vote
+    /// round trip, a quorum heartbeat round for its own lease, and a claim round trip at
+    /// the resource.
     fn failover_bound(&self, s: &Scenario) -> Bound {
         let c = &self.0;
         let lat = s.network.latency_ms_max;
-        let ms = 4 * c.election_timeout_max_ms + c.tick_ms() + 6 * lat;
+        let trips = if c.pre_vote { 4 } else { 3 };
+        let ms = 4 * c.election_timeout_max_ms + trips * 2 * lat;
         Bound {
             ms,
             formula: format!(
-                "followers' lease + election timeout max + two split votes = followers' lease {} ms + election timeout {} ms + tick {} ms + re-elections after two split votes (2 x {} ms) + vote, lease and claim round trips (3 x {} ms)",
+                "followers' lease + election timeout max + two split votes = followers' lease {} ms + election timeout {} ms + re-elections after two split votes (2 x {} ms) + {}vote, lease and claim round trips ({trips} x {} ms)",
                 c.election_timeout_max_ms,
                 c.election_timeout_max_ms,
-                c.tick_ms(),
                 c.election_timeout_max_ms,
+                if c.pre_vote { "pre-vote, " } else { "" },
                 2 * lat
             ),
         }
