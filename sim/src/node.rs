@@ -203,7 +203,15 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
             role: Role::Leader,
             token: Some(token),
         });
-        let reason = lead(&ctl, &env, &ep, &leadership, &work, elector.replicated_log()).await;
+        let reason = lead(
+            &ctl,
+            &env,
+            &ep,
+            &leadership,
+            &work,
+            elector.replicated_log(),
+        )
+        .await;
         leadership.end(reason);
         // Every protected write has completed or timed out by now: lead() is the only
         // writer and it has returned. Only then is leadership released.

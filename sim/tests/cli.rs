@@ -121,6 +121,11 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "kindkeys.toml:5: key `faults.0.duration_ms`: not a key of kind `kill` (it takes: target)",
         ),
         (
+            "zero.toml",
+            "protocol = \"ring\"\n[ring]\nhop_timeout_ms = 0\n",
+            "zero.toml:3: key `ring.hop_timeout_ms`: must be at least 1",
+        ),
+        (
             "reads.toml",
             "protocol = \"etcd-lease\"\n[work]\nread_rate_per_s = 10\n",
             "reads.toml:3: key `work.read_rate_per_s`: 10: reads are answered from a replicated log, which etcd-lease does not keep here; allowed: 0, or protocol = \"raft\" with [raft] sequencer = \"log\"",

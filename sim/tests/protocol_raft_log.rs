@@ -19,21 +19,33 @@ fn log_sequencer_fails_over_in_time_and_never_reuses_a_number() {
     let a = run("clean-kill", 1, &LOG);
     let r = report(&a);
     assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
-    assert!(r["client"]["ok"].as_u64().unwrap() > 10_000, "{}", a.summary_txt);
+    assert!(
+        r["client"]["ok"].as_u64().unwrap() > 10_000,
+        "{}",
+        a.summary_txt
+    );
     assert_eq!(r["sequence"]["client_reused"], 0);
     assert_eq!(r["sequence"]["non_increasing_steps"], 0);
     // Batches count as the leader's acts, so failover is timed from the old leader's
     // last committed batch, not from a batch the new leader committed for it.
     for f in r["failover_ms"].as_array().unwrap() {
         let f = f.as_f64().unwrap();
-        assert!((100.0..1500.0).contains(&f), "failover {f}:\n{}", a.summary_txt);
+        assert!(
+            (100.0..1500.0).contains(&f),
+            "failover {f}:\n{}",
+            a.summary_txt
+        );
     }
     // A paused leader's batch cannot commit once another term began: the log fences it.
     for seed in [1, 2] {
         let a = run("gc-pause-unfenced", seed, &LOG);
         let r = report(&a);
         assert_eq!(r["sequence"]["client_reused"], 0, "{}", a.summary_txt);
-        assert_eq!(r["sequence"]["non_increasing_steps"], 0, "{}", a.summary_txt);
+        assert_eq!(
+            r["sequence"]["non_increasing_steps"], 0,
+            "{}",
+            a.summary_txt
+        );
     }
 }
 
@@ -43,7 +55,11 @@ fn read_lease_inside_the_drift_bound_serves_no_stale_read() {
         let a = run("raft/read-lease-inside", seed, &[]);
         let r = report(&a);
         assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
-        assert!(r["reads"]["served"].as_u64().unwrap() > 1000, "{}", a.summary_txt);
+        assert!(
+            r["reads"]["served"].as_u64().unwrap() > 1000,
+            "{}",
+            a.summary_txt
+        );
         assert_eq!(r["reads"]["stale"], 0);
         assert!(
             a.summary_txt.contains("drift no slower than -666667 ppm"),
@@ -58,7 +74,11 @@ fn read_lease_beyond_the_drift_bound_serves_stale_reads() {
     let a = run("raft/read-lease-beyond", 0, &[]);
     let r = report(&a);
     assert_eq!(r["verdict"], "fail", "{}", a.summary_txt);
-    assert!(properties(&a).contains(&"stale_read".to_string()), "{}", a.summary_txt);
+    assert!(
+        properties(&a).contains(&"stale_read".to_string()),
+        "{}",
+        a.summary_txt
+    );
     assert!(r["reads"]["stale"].as_u64().unwrap() > 0);
     // The cut-off leader's writes are still fenced: only the read path is split.
     assert_eq!(r["double_leader_acting_incidents"], 0, "{}", a.summary_txt);

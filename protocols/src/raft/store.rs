@@ -199,8 +199,13 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                     d.value = d.value.saturating_add(b.count);
                     if b.count > 0 {
                         let id = e.log_id;
-                        self.log
-                            .batch_applied(id.index, id.leader_id.term, b.leader, first, d.value);
+                        self.log.batch_applied(
+                            id.index,
+                            id.leader_id.term,
+                            b.leader,
+                            first,
+                            d.value,
+                        );
                     }
                 }
                 EntryPayload::Membership(m) => {

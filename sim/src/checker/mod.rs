@@ -382,7 +382,8 @@ pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
             Event::BatchCommitted {
                 node, token, first, ..
             } if !handed_out.contains(&(node.as_str(), *token, *first)) => {}
-            Event::WriteAccepted { node, token, .. } | Event::BatchCommitted { node, token, .. } => {
+            Event::WriteAccepted { node, token, .. }
+            | Event::BatchCommitted { node, token, .. } => {
                 let op = match &e.event {
                     Event::WriteAccepted { op, .. } => *op,
                     Event::BatchCommitted { first, last, .. } => WriteOp::Seq {

@@ -33,14 +33,12 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> Vec<SometimesResul
     let mut results = vec![];
     for &expectation in &input.resolved.scenario.expect.sometimes {
         let met = match expectation {
-            Sometimes::StaleWriteRejected => entries
-                .iter()
-                .any(|e| {
-                    matches!(
-                        e.event,
-                        Event::WriteRejected { .. } | Event::BatchRefused { .. }
-                    )
-                }),
+            Sometimes::StaleWriteRejected => entries.iter().any(|e| {
+                matches!(
+                    e.event,
+                    Event::WriteRejected { .. } | Event::BatchRefused { .. }
+                )
+            }),
             Sometimes::LeaderChanged => {
                 // Two leaderships wrote (told apart by node and win, not token alone, so a
                 // protocol without tokens can change leader too).

@@ -162,7 +162,11 @@ mod tests {
         assert_eq!(s.max_numbers_behind, 10);
         assert_eq!(out.len(), 1, "one violation for n1's term 1: {out:?}");
         assert_eq!(out[0].property(), "stale_read");
-        assert!(out[0].detail().contains("n2's in term 2"), "{}", out[0].detail());
+        assert!(
+            out[0].detail().contains("n2's in term 2"),
+            "{}",
+            out[0].detail()
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `consul-session` in the simulator: the Consul-like server as the backend, and the
 //! simulated side of the [`ConsulApi`] seam (RPCs to it) under the lock recipe.
 
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::consul;
@@ -173,19 +173,14 @@ impl Protocol for ConsulSession {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let c = &self.0;
-        let positive = [
+        require_positive(&[
             ("session_ttl_ms", c.session_ttl_ms),
             ("lock_wait_time_ms", c.lock_wait_time_ms),
             ("lock_retry_time_ms", c.lock_retry_time_ms),
             ("monitor_retry_time_ms", c.monitor_retry_time_ms),
             ("rpc_timeout_ms", c.rpc_timeout_ms),
             ("ttl_check_interval_ms", c.ttl_check_interval_ms),
-        ];
-        for (key, v) in positive {
-            if v == 0 {
-                return Err((key.into(), "must be at least 1".into()));
-            }
-        }
+        ])?;
         // Consul refuses lock-delays above 60 s.
         if c.lock_delay_ms > 60_000 {
             return Err((

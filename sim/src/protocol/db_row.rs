@@ -1,7 +1,7 @@
 //! `db-row` in the simulator: a single-node database holding the `leader` row as the
 //! backend, and the simulated side of the [`DbApi`] seam (RPCs to it).
 
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::db;
@@ -113,16 +113,11 @@ impl Protocol for DbRow {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let c = &self.0;
-        let positive = [
+        require_positive(&[
             ("lease_ttl_ms", c.lease_ttl_ms),
             ("poll_interval_ms", c.poll_interval_ms),
             ("statement_timeout_ms", c.statement_timeout_ms),
-        ];
-        for (key, v) in positive {
-            if v == 0 {
-                return Err((key.into(), "must be at least 1".into()));
-            }
-        }
+        ])?;
         Ok(())
     }
 

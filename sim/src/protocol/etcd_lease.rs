@@ -11,7 +11,7 @@ use baton_protocols::etcd_api::{
 use madsim::net::Endpoint;
 use std::sync::Arc;
 
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::scenario::Scenario;
 use crate::service::etcd;
 use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
@@ -116,16 +116,11 @@ impl Protocol for EtcdLease {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let c = &self.0;
-        let positive = [
+        require_positive(&[
             ("lease_ttl_ms", c.lease_ttl_ms),
             ("rpc_timeout_ms", c.rpc_timeout_ms),
             ("expiry_check_interval_ms", c.expiry_check_interval_ms),
-        ];
-        for (key, v) in positive {
-            if v == 0 {
-                return Err((key.into(), "must be at least 1".into()));
-            }
-        }
+        ])?;
         let bounded = [
             ("lease_ttl_ms", c.lease_ttl_ms),
             ("keepalive_interval_ms", c.keepalive_interval_ms),

@@ -145,6 +145,15 @@ pub struct ElectorCtx<'a> {
     pub requests: Arc<AtomicU64>,
 }
 
+/// Checks a protocol table's durations and counts that must not be 0: the first one that
+/// is comes back as `(key, "must be at least 1")`, for [`Protocol::validate`].
+pub(crate) fn require_positive(fields: &[(&str, u64)]) -> Result<(), (String, String)> {
+    match fields.iter().find(|(_, v)| *v == 0) {
+        Some((key, _)) => Err((key.to_string(), "must be at least 1".into())),
+        None => Ok(()),
+    }
+}
+
 /// A node's durable storage, owned by the world's [`crate::node::NodeControl`] so that
 /// it outlives the node's tasks: a kill loses nothing stored here and a restart finds it,
 /// as a real node finds its fsynced files. Empty until a protocol that persists state

@@ -3,7 +3,7 @@
 //! kill and restart.
 
 use super::peer::{names, TimelineLog};
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::rpc::{call, node_addr, request};
 use crate::scenario::Scenario;
 use async_trait::async_trait;
@@ -47,16 +47,11 @@ impl Protocol for RaftProtocol {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let c = &self.0;
-        let positive = [
+        require_positive(&[
             ("election_timeout_min_ms", c.election_timeout_min_ms),
             ("heartbeat_interval_ms", c.heartbeat_interval_ms),
             ("leader_lease_ms", c.leader_lease_ms),
-        ];
-        for (key, v) in positive {
-            if v == 0 {
-                return Err((key.into(), "must be at least 1".into()));
-            }
-        }
+        ])?;
         // openraft's own Config::validate rules, checked here so a scenario fails with a
         // key instead of a panic inside a node.
         if c.election_timeout_max_ms <= c.election_timeout_min_ms {

@@ -1,7 +1,7 @@
 //! `redis-naive` and `redis-fenced` in the simulator: one simulated Redis instance as the
 //! backend, and the simulated side of the [`RedisApi`] seam (RPCs to it).
 
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::redis;
@@ -147,16 +147,11 @@ impl RedisApi for SimRedisClient {
 }
 
 fn validate(c: &RedisLockConfig) -> Result<(), (String, String)> {
-    let positive = [
+    require_positive(&[
         ("lock_ttl_ms", c.lock_ttl_ms),
         ("retry_interval_ms", c.retry_interval_ms),
         ("rpc_timeout_ms", c.rpc_timeout_ms),
-    ];
-    for (key, v) in positive {
-        if v == 0 {
-            return Err((key.into(), "must be at least 1".into()));
-        }
-    }
+    ])?;
     if c.key.is_empty() {
         return Err(("key".into(), "must not be empty".into()));
     }

@@ -2,7 +2,7 @@
 //! messages, and each node's endpoint hands them to its elector.
 
 use super::peer::{names, TimelineLog};
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::rpc::{call, node_addr, request};
 use crate::scenario::Scenario;
 use async_trait::async_trait;
@@ -49,17 +49,12 @@ impl Protocol for Ring {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let c = &self.0;
-        let positive = [
+        require_positive(&[
             ("heartbeat_interval_ms", c.heartbeat_interval_ms),
             ("failure_timeout_ms", c.failure_timeout_ms),
             ("hop_timeout_ms", c.hop_timeout_ms),
             ("election_timeout_ms", c.election_timeout_ms),
-        ];
-        for (key, v) in positive {
-            if v == 0 {
-                return Err((key.into(), "must be at least 1".into()));
-            }
-        }
+        ])?;
         if c.failure_timeout_ms <= c.heartbeat_interval_ms {
             return Err((
                 "failure_timeout_ms".into(),

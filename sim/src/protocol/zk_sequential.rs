@@ -1,7 +1,7 @@
 //! `zk-sequential` in the simulator: the ZooKeeper-like service as the backend, and the
 //! simulated side of the [`ZkApi`] seam (RPCs to it) under the election recipe.
 
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::zk::{self, ZkSettings};
@@ -198,16 +198,11 @@ impl Protocol for ZkSequential {
 
     fn validate(&self) -> Result<(), (String, String)> {
         let c = &self.0;
-        let positive = [
+        require_positive(&[
             ("session_timeout_ms", c.session_timeout_ms),
             ("rpc_timeout_ms", c.rpc_timeout_ms),
             ("tick_time_ms", c.tick_time_ms),
-        ];
-        for (key, v) in positive {
-            if v == 0 {
-                return Err((key.into(), "must be at least 1".into()));
-            }
-        }
+        ])?;
         if c.effective_min_session_timeout_ms() > c.effective_max_session_timeout_ms() {
             return Err((
                 "min_session_timeout_ms".into(),
