@@ -1,42 +1,18 @@
 //! `bully` in the simulator: no backend; the nodes' RPCs to each other carry the bully
 //! messages, and each node's endpoint hands them to its elector.
 
-use super::peer::{names, TimelineLog};
+use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
-use crate::rpc::{call, node_addr, request};
 use crate::scenario::Scenario;
-use async_trait::async_trait;
 use baton_protocols::bully::{BullyConfig, BullyElector, BullyMsg, BullyReply};
-use baton_protocols::peer::{PeerNet, PeerTimeout};
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// A bully message between two nodes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BullyRpc(pub BullyMsg);
-request!(BullyRpc => BullyReply);
-
-/// The peers as one node reaches them.
-pub struct SimBullyNet {
-    ep: Arc<Endpoint>,
-}
-
-#[async_trait]
-impl PeerNet<BullyMsg, BullyReply> for SimBullyNet {
-    async fn call(
-        &self,
-        to: usize,
-        msg: BullyMsg,
-        timeout_ms: u64,
-    ) -> Result<BullyReply, PeerTimeout> {
-        call(&self.ep, node_addr(to), BullyRpc(msg), timeout_ms)
-            .await
-            .map_err(|_| PeerTimeout)
-    }
-}
+peer_rpc!(
+    /// A bully message between two nodes.
+    BullyRpc(BullyMsg) => BullyReply
+);
 
 /// The bully protocol with its scenario table.
 #[derive(Clone, Debug)]
@@ -72,24 +48,16 @@ impl Protocol for Bully {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let net = Arc::new(SimBullyNet { ep: ctx.ep.clone() });
-        let log = Arc::new(TimelineLog {
-            timeline: ctx.timeline.clone(),
-            node: ctx.node.to_string(),
-        });
         let e = Arc::new(BullyElector::new(
             ctx.index,
             names(ctx.nodes),
-            net,
-            ctx.clock,
+            SimPeerNet::<BullyRpc>::new(&ctx),
+            ctx.clock.clone(),
             self.0.clone(),
-            log,
+            TimelineLog::new(&ctx),
         ));
         let h = e.clone();
-        ctx.ep.add_rpc_handler(move |r: BullyRpc| {
-            let reply = h.handle(r.0);
-            async move { reply }
-        });
+        serve::<BullyRpc>(&ctx.ep, move |m| h.handle(m));
         e
     }
 

@@ -90,6 +90,7 @@ impl Protocol for RaftProtocol {
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
         let net = Arc::new(SimRaftNet { ep: ctx.ep.clone() });
+        let log = TimelineLog::new(&ctx);
         let disk = ctx.disk.get_or_default::<RaftDisk>();
         let rng = crate::seed::fork(ctx.seed, &format!("raft/{}/{}", ctx.node, ctx.incarnation));
         let e = RaftElector::start(
@@ -100,10 +101,7 @@ impl Protocol for RaftProtocol {
             rng,
             disk,
             self.0.clone(),
-            Arc::new(TimelineLog {
-                timeline: ctx.timeline.clone(),
-                node: ctx.node.to_string(),
-            }),
+            log,
         );
         let (h, requests) = (e.clone(), ctx.requests.clone());
         ctx.ep.add_rpc_handler(move |r: RaftRpc| {

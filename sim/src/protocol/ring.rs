@@ -1,42 +1,18 @@
 //! `ring` in the simulator: no backend; the nodes' RPCs to each other carry the ring
 //! messages, and each node's endpoint hands them to its elector.
 
-use super::peer::{names, TimelineLog};
+use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
-use crate::rpc::{call, node_addr, request};
 use crate::scenario::Scenario;
-use async_trait::async_trait;
-use baton_protocols::peer::{PeerNet, PeerTimeout};
 use baton_protocols::ring::{RingConfig, RingElector, RingMsg, RingReply};
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// A ring message between two nodes.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RingRpc(pub RingMsg);
-request!(RingRpc => RingReply);
-
-/// The peers as one node reaches them.
-pub struct SimRingNet {
-    ep: Arc<Endpoint>,
-}
-
-#[async_trait]
-impl PeerNet<RingMsg, RingReply> for SimRingNet {
-    async fn call(
-        &self,
-        to: usize,
-        msg: RingMsg,
-        timeout_ms: u64,
-    ) -> Result<RingReply, PeerTimeout> {
-        call(&self.ep, node_addr(to), RingRpc(msg), timeout_ms)
-            .await
-            .map_err(|_| PeerTimeout)
-    }
-}
+peer_rpc!(
+    /// A ring message between two nodes.
+    RingRpc(RingMsg) => RingReply
+);
 
 /// The ring protocol with its scenario table.
 #[derive(Clone, Debug)]
@@ -72,24 +48,16 @@ impl Protocol for Ring {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let net = Arc::new(SimRingNet { ep: ctx.ep.clone() });
-        let log = Arc::new(TimelineLog {
-            timeline: ctx.timeline.clone(),
-            node: ctx.node.to_string(),
-        });
         let e = Arc::new(RingElector::new(
             ctx.index,
             names(ctx.nodes),
-            net,
-            ctx.clock,
+            SimPeerNet::<RingRpc>::new(&ctx),
+            ctx.clock.clone(),
             self.0.clone(),
-            log,
+            TimelineLog::new(&ctx),
         ));
         let h = e.clone();
-        ctx.ep.add_rpc_handler(move |r: RingRpc| {
-            let reply = h.handle(r.0);
-            async move { reply }
-        });
+        serve::<RingRpc>(&ctx.ep, move |m| h.handle(m));
         e
     }
 
