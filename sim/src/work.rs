@@ -3,9 +3,15 @@
 //! One task does all of a leader's protected writes, one at a time, so that when it
 //! returns no write it sent is still awaiting an answer: the node can then release
 //! leadership knowing it has stopped. A write that timed out may still be in the network
-//! and land later; nothing but the fence at the resource can stop that one. Sequencer requests are batched: each batch is one fenced write of the
-//! `sequence` row (`last_seq` advanced by the batch size), and only once the resource
-//! accepted it are the numbers handed out.
+//! and land later; nothing but the fence at the resource can stop that one.
+//!
+//! Sequencer requests are batched: each batch is one fenced write of the `sequence` row
+//! (`last_seq` advanced by the batch size), and only once the resource accepted it are
+//! the numbers handed out.
+//!
+//! A protocol with its own replicated log (raft with `sequencer = "log"`) takes the batches
+//! instead: each is a log entry, the state machine assigns its numbers, and they are
+//! handed out once it is committed. The claim and the ticks still go to the resource.
 
 use crate::node::{NodeControl, NodeEnv};
 use crate::rpc::{call, FencedWrite, NextReply, WriteReply, RESOURCE_ADDR};
