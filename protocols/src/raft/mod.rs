@@ -17,7 +17,8 @@
 //! it: a leader that has a heartbeat acknowledged by a quorum, sent at local time `t`,
 //! knows no other leader can exist before `t + lease`, as long as `lease` is below the
 //! followers' lease. Here every `heartbeat_interval_ms` the leader runs a quorum round
-//! (`Raft::is_leader`, which sends a heartbeat to every voter and waits for a majority)
+//! (`Raft::is_leader`, or `get_read_log_id` in log mode: both send a heartbeat to every
+//! voter and wait for a majority)
 //! and extends its leadership to the local time just before that round was sent +
 //! `leader_lease_ms`. It acts only while that holds on its own clock, and stops the
 //! moment it lapses, even if openraft still believes it leads. `leader_lease_ms` must
@@ -62,6 +63,16 @@
 //! 50 ms; pre-vote is on, as in etcd (`etcd --pre-vote`, default true). openraft 0.9 has
 //! no leadership transfer, so a graceful step-down here stops heartbeats and elections on
 //! the resigning node and lets the other nodes' election timeout run.
+//!
+//! **Sequencer in the log** (`sequencer = "log"`, [`SequencerPath`]). A batch of sequence
+//! numbers is one entry ([`SeqBatch`]); the state machine assigns its numbers in log order
+//! and `client_write` returns them once the entry is committed and applied here. The
+//! leader also answers reads from its state machine while its lease holds (a lease read,
+//! Raft thesis section 6.4.1), with no round trip; for that the lease round also waits
+//! until everything committed before it is applied (what `ensure_linearizable` does, see
+//! `linearizable_round`). A lease read is linearizable only while the leader's lease ends,
+//! in real time, before a follower's: `leader_lease_ms / leader clock rate <=
+//! election_timeout_max_ms / follower clock rate`.
 //!
 //! Durability: the log, vote and state machine live in a [`RaftDisk`] that the caller
 //! keeps across restarts, the way files on a disk survive `kill -9`.
