@@ -1,7 +1,7 @@
 //! Double-leader-acting incidents: two leaderships' writes both took effect, interleaved.
 //!
 //! Leaderships are ordered by token, then by when each first had a write accepted (see
-//! [`super::Succession`]). An accepted write from a leadership older than one that has
+//! `Succession` in the checker module). An accepted write from a leadership older than one that has
 //! already written means an old leader acted after a newer one. Two ways it happens:
 //!
 //! - **Stale token.** The write's token is below one already accepted: a paused or

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// A peer protocol's message as it travels between nodes: a madsim RPC wrapping the
-/// protocol's own message type. Declare one with [`peer_rpc!`](crate::protocol::peer_rpc).
+/// protocol's own message type. Declare one with the `peer_rpc!` macro of this module.
 pub trait PeerRpc: Request {
     /// The protocol's message.
     type Msg: Send + 'static;
