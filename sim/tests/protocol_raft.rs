@@ -22,10 +22,11 @@ fn every_scenario_runs_with_the_verdicts_the_semantics_predict() {
         // Fails by design for every protocol: the pause strikes after the lease check,
         // so the woken leader's write lands without fencing.
         ("gc-pause-unfenced", "fail"),
-        // Its clock-drift fault targets the leader at 100 ms, before raft's first
-        // election ends (about 170 ms: an election timeout of 150-300 ms), so it is
-        // skipped, and so is the partition that follows it ("previous"): none of the
-        // scenario's expectations can be met.
+        // raft's leader lease (100 ms against the followers' 300 ms) absorbs a clock 40%
+        // slow: the cut-off leader stops before anyone else can be elected, so there is
+        // no belief overlap and no stale write to reject, and the scenario's trap
+        // expectations are never met (k8s-lease, with its RenewDeadline margin, mostly
+        // fails it the same way).
         ("slow-clock-partition", "fail"),
     ] {
         for seed in [0, 42] {
