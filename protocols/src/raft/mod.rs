@@ -77,21 +77,21 @@
 //! Durability: the log, vote and state machine live in a [`RaftDisk`] that the caller
 //! keeps across restarts, the way files on a disk survive `kill -9`.
 
+mod election;
+pub mod net;
 pub mod runtime;
 pub mod store;
 
 use crate::clock::{sleep_local, sleep_until_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
-use crate::peer::{ElectionLog, PeerTimeout};
+use crate::peer::ElectionLog;
 use async_trait::async_trait;
-use openraft::error::{InstallSnapshotError, NetworkError, RPCError, RaftError, RemoteError};
-use openraft::network::RPCOption;
-use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, InstallSnapshotRequest, InstallSnapshotResponse,
-    VoteRequest, VoteResponse,
-};
-use openraft::{EmptyNode, LogId, Raft, RaftNetwork, RaftNetworkFactory, ServerState, Vote};
+use election::TimerReset;
+use net::Net;
+pub use net::{PreVoteRequest, PreVoteResponse, RaftMsg, RaftReply, RaftTransport};
+use openraft::raft::AppendEntriesResponse;
+use openraft::{EmptyNode, Raft, ServerState, Vote};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use runtime::MadsimRuntime;
@@ -199,142 +199,6 @@ impl RaftConfig {
     }
 }
 
-/// A Raft message from one node to another.
-#[derive(Debug, Serialize, Deserialize)]
-pub enum RaftMsg {
-    /// AppendEntries (also the heartbeat).
-    Append(AppendEntriesRequest<TypeConfig>),
-    /// RequestVote.
-    Vote(VoteRequest<u64>),
-    /// InstallSnapshot (one chunk).
-    Snapshot(InstallSnapshotRequest<TypeConfig>),
-    /// Pre-vote: would the peer vote for the sender in the next term?
-    PreVote(PreVoteRequest),
-}
-
-/// A pre-vote request (Raft thesis, section 9.6). It changes nothing at the receiver.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PreVoteRequest {
-    /// The term the candidate would campaign in: its current term + 1.
-    pub term: u64,
-    /// The candidate's id.
-    pub candidate: u64,
-    /// The candidate's last log id, compared as in a real vote.
-    pub last_log_id: Option<LogId<u64>>,
-}
-
-/// The answer to a [`PreVoteRequest`].
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PreVoteResponse {
-    /// The peer would vote for the candidate.
-    pub granted: bool,
-    /// The peer's current term (for the reader of a trace).
-    pub term: u64,
-}
-
-/// The answer to a [`RaftMsg`].
-#[derive(Debug, Serialize, Deserialize)]
-pub enum RaftReply {
-    /// To AppendEntries.
-    Append(Result<AppendEntriesResponse<u64>, RaftError<u64>>),
-    /// To RequestVote.
-    Vote(Result<VoteResponse<u64>, RaftError<u64>>),
-    /// To InstallSnapshot.
-    Snapshot(Result<InstallSnapshotResponse<u64>, RaftError<u64, InstallSnapshotError>>),
-    /// To PreVote.
-    PreVote(PreVoteResponse),
-    /// The node has not finished starting its Raft instance.
-    NotReady,
-}
-
-/// The network seen from one node: a call to peer `to` (1-based id) that waits at most
-/// `timeout_ms`. The simulator implements it with RPCs between nodes.
-#[async_trait]
-pub trait RaftTransport: Send + Sync {
-    /// Sends `msg` to `to` and waits for its reply.
-    async fn call(&self, to: u64, msg: RaftMsg, timeout_ms: u64) -> Result<RaftReply, PeerTimeout>;
-}
-
-/// openraft's network factory over a [`RaftTransport`].
-struct Net(Arc<dyn RaftTransport>);
-
-/// One peer as openraft reaches it.
-struct Conn {
-    t: Arc<dyn RaftTransport>,
-    to: u64,
-}
-
-impl RaftNetworkFactory<TypeConfig> for Net {
-    type Network = Conn;
-    async fn new_client(&mut self, to: u64, _: &EmptyNode) -> Conn {
-        Conn {
-            t: self.0.clone(),
-            to,
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Silent;
-impl std::fmt::Display for Silent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no answer in time")
-    }
-}
-impl std::error::Error for Silent {}
-
-fn silent<E: std::error::Error>() -> RPCError<u64, EmptyNode, E> {
-    RPCError::Network(NetworkError::new(&Silent))
-}
-
-impl Conn {
-    async fn send(&self, msg: RaftMsg, option: &RPCOption) -> Option<RaftReply> {
-        let ms = (option.hard_ttl().as_millis() as u64).max(1);
-        match self.t.call(self.to, msg, ms).await {
-            Ok(RaftReply::NotReady) | Err(_) => None,
-            Ok(r) => Some(r),
-        }
-    }
-}
-
-type RpcResult<T, E = openraft::error::Infallible> =
-    Result<T, RPCError<u64, EmptyNode, RaftError<u64, E>>>;
-
-impl RaftNetwork<TypeConfig> for Conn {
-    async fn append_entries(
-        &mut self,
-        rpc: AppendEntriesRequest<TypeConfig>,
-        option: RPCOption,
-    ) -> RpcResult<AppendEntriesResponse<u64>> {
-        match self.send(RaftMsg::Append(rpc), &option).await {
-            Some(RaftReply::Append(r)) => r.map_err(|e| RemoteError::new(self.to, e).into()),
-            _ => Err(silent()),
-        }
-    }
-
-    async fn install_snapshot(
-        &mut self,
-        rpc: InstallSnapshotRequest<TypeConfig>,
-        option: RPCOption,
-    ) -> RpcResult<InstallSnapshotResponse<u64>, InstallSnapshotError> {
-        match self.send(RaftMsg::Snapshot(rpc), &option).await {
-            Some(RaftReply::Snapshot(r)) => r.map_err(|e| RemoteError::new(self.to, e).into()),
-            _ => Err(silent()),
-        }
-    }
-
-    async fn vote(
-        &mut self,
-        rpc: VoteRequest<u64>,
-        option: RPCOption,
-    ) -> RpcResult<VoteResponse<u64>> {
-        match self.send(RaftMsg::Vote(rpc), &option).await {
-            Some(RaftReply::Vote(r)) => r.map_err(|e| RemoteError::new(self.to, e).into()),
-            _ => Err(silent()),
-        }
-    }
-}
-
 /// A leadership with no lease (the canary) runs "forever": 100 years.
 const NO_LEASE_US: i64 = 100 * 365 * 86_400 * 1_000_000;
 
@@ -359,15 +223,6 @@ struct State {
     election_deadline_us: i64,
     /// This node's vote as openraft last reported it.
     vote: Option<Vote<u64>>,
-}
-
-/// Why the election timer restarts; it decides whether the followers' lease comes first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum TimerReset {
-    /// openraft accepted a leader's AppendEntries: lease, then a timeout.
-    LeaderContact,
-    /// This node granted its vote, or just tried an election: a timeout.
-    Election,
 }
 
 /// The `raft` elector of one node.
@@ -524,121 +379,6 @@ impl RaftElector {
             self.reset_timer(TimerReset::Election);
         }
         self.changed.notify_waiters();
-    }
-
-    /// Restarts the election timer with a fresh random timeout (Raft paper, section 5.2),
-    /// after the followers' lease when a leader was just heard from.
-    fn reset_timer(&self, why: TimerReset) {
-        let (min, max) = (
-            self.cfg.election_timeout_min_ms,
-            self.cfg.election_timeout_max_ms,
-        );
-        let mut wait_ms = self.rng.lock().unwrap().gen_range(min..max);
-        if why == TimerReset::LeaderContact {
-            wait_ms += max;
-        }
-        let now = self.clock.now_us();
-        let mut st = self.state.lock().unwrap();
-        if why == TimerReset::LeaderContact {
-            st.lease_from_us = Some(now);
-        }
-        st.election_deadline_us = now + wait_ms as i64 * 1000;
-    }
-
-    /// The election timer: when it fires on a node that is not leading and takes part,
-    /// the node campaigns (after a pre-vote round when `pre_vote` is on). Every attempt
-    /// restarts the timer, so a split vote or a refused pre-vote is retried after a
-    /// fresh timeout.
-    async fn election_timer(self: Arc<Self>) {
-        let raft = self
-            .raft
-            .get()
-            .expect("set before the timer starts")
-            .clone();
-        loop {
-            let deadline_us = self.state.lock().unwrap().election_deadline_us;
-            sleep_until_local(self.clock.as_ref(), deadline_us).await;
-            if self.clock.now_us() < self.state.lock().unwrap().election_deadline_us {
-                continue; // restarted while asleep
-            }
-            self.reset_timer(TimerReset::Election);
-            let leading = raft.metrics().borrow().state == ServerState::Leader;
-            if leading || !self.state.lock().unwrap().participating {
-                continue;
-            }
-            if self.cfg.pre_vote && !self.pre_vote_round(&raft).await {
-                continue;
-            }
-            let _ = raft.trigger().elect().await;
-        }
-    }
-
-    /// Asks every peer whether it would vote for this node in the next term. True when
-    /// a majority, this node included, would, and nothing changed here meanwhile: no
-    /// leader heard from, and this node's own vote (so its term) is the one it asked for.
-    async fn pre_vote_round(&self, raft: &Raft<TypeConfig>) -> bool {
-        self.log.election_started();
-        let vote_before = raft.metrics().borrow().vote;
-        let req = PreVoteRequest {
-            term: vote_before.leader_id().term + 1,
-            candidate: self.me,
-            last_log_id: raft.data_metrics().borrow().last_log,
-        };
-        let n = self.names.len() as u64;
-        let quorum = n / 2 + 1;
-        let lease_before = self.state.lock().unwrap().lease_from_us;
-        // One task per peer; answers arrive in the order the simulation delivers them.
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        for to in (1..=n).filter(|&to| to != self.me) {
-            let (t, req, tx) = (self.transport.clone(), req.clone(), tx.clone());
-            let timeout_ms = self.cfg.election_timeout_min_ms;
-            madsim::task::spawn(async move {
-                let granted = matches!(
-                    t.call(to, RaftMsg::PreVote(req), timeout_ms).await,
-                    Ok(RaftReply::PreVote(PreVoteResponse { granted: true, .. }))
-                );
-                let _ = tx.send(granted);
-            });
-        }
-        drop(tx);
-        let mut granted = 1;
-        while granted < quorum {
-            match rx.recv().await {
-                Some(true) => granted += 1,
-                Some(false) => {}
-                None => return false, // every peer answered or timed out
-            }
-        }
-        self.state.lock().unwrap().lease_from_us == lease_before
-            && raft.metrics().borrow().vote == vote_before
-    }
-
-    /// Whether this node would vote for `req`'s candidate now, by openraft's own rules
-    /// for a real vote: it does not lead, has not heard from a leader for the followers'
-    /// lease, the candidate's vote is at least its own, and the candidate's log is at
-    /// least as up to date as its own.
-    fn answer_pre_vote(&self, raft: &Raft<TypeConfig>, req: &PreVoteRequest) -> PreVoteResponse {
-        let (vote, leading) = {
-            let m = raft.metrics();
-            let m = m.borrow();
-            (m.vote, m.state == ServerState::Leader)
-        };
-        let last_log_id = raft.data_metrics().borrow().last_log;
-        let lease_us = self.cfg.election_timeout_max_ms as i64 * 1000;
-        let now = self.clock.now_us();
-        let leader_heard = self
-            .state
-            .lock()
-            .unwrap()
-            .lease_from_us
-            .is_some_and(|t| now <= t + lease_us);
-        // Votes are partially ordered: two candidates of one term are incomparable, so
-        // a peer that voted in `req.term` for someone else says no.
-        let asked = Vote::new(req.term, req.candidate);
-        PreVoteResponse {
-            granted: !leading && !leader_heard && asked >= vote && req.last_log_id >= last_log_id,
-            term: vote.leader_id().term,
-        }
     }
 
     /// While openraft says this node leads, renews the leader lease every heartbeat
