@@ -434,7 +434,7 @@ impl RaftElector {
     /// the state machine has applied everything committed before it. openraft's own wait
     /// waits on its metrics channel, and tokio's watch channel files each waiter under a
     /// slot drawn from tokio's RNG, which madsim does not seed: with several waiters, they
-    /// woke in a different order each run (seen: 4 of 8 seeds differed). This waits on the
+    /// woke in a different order each run (`sim check-determinism` caught it). This waits on the
     /// elector's own `Notify` (woken, in order, on every metrics change) instead, and has
     /// no timer of its own: the caller bounds it.
     async fn linearizable_round(&self, raft: &Raft<TypeConfig>) -> bool {
