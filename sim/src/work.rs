@@ -109,46 +109,22 @@ pub async fn lead(
             return LossReason::Resigned;
         }
         let batch = work.take();
-        if let (Some(log), false) = (seq_log, batch.is_empty()) {
-            let outcome = commit(ctl, env, l, log, batch.len() as u64).await;
-            let numbers = match outcome {
-                Ok((first, last)) => {
-                    env.timeline.record(Event::BatchHandedOut {
-                        node: ctl.name.clone(),
-                        token: l.token,
-                        first,
-                        last,
-                    });
-                    first..
-                }
-                Err(_) => 0..,
-            };
-            for (seq, tx) in numbers.zip(batch) {
-                let reply = match outcome {
-                    Ok(_) => NextReply::Ok {
-                        token: l.token,
-                        seq,
-                    },
-                    Err(Outcome::TimedOut) => NextReply::Unavailable,
-                    Err(_) => NextReply::NotLeader { hint: None },
-                };
-                let _ = tx.send(reply);
-            }
-            match outcome {
-                Err(Outcome::NotActing) => return l.loss_reason(),
-                Err(Outcome::Fenced) => return LossReason::Fenced,
-                _ => continue,
-            }
-        }
         if !batch.is_empty() {
-            let (first, last) = (last_seq + 1, last_seq + batch.len() as u64);
-            let outcome = write(ctl, env, ep, l, WriteOp::Seq { first, last }).await;
-            // A timed-out write may still have landed: skip its numbers rather than risk
-            // handing them out twice. Gaps are allowed; reuse is not.
-            if matches!(outcome, Outcome::Written(_) | Outcome::TimedOut) {
-                last_seq = last;
-            }
-            for (seq, tx) in (first..=last).zip(batch) {
+            let count = batch.len() as u64;
+            let (first, outcome) = match seq_log {
+                Some(log) => commit(ctl, env, l, log, count).await,
+                None => {
+                    let (first, last) = (last_seq + 1, last_seq + count);
+                    let outcome = write(ctl, env, ep, l, WriteOp::Seq { first, last }).await;
+                    // A timed-out write may still have landed: skip its numbers rather
+                    // than risk handing them out twice. Gaps are allowed; reuse is not.
+                    if matches!(outcome, Outcome::Written(_) | Outcome::TimedOut) {
+                        last_seq = last;
+                    }
+                    (first, outcome)
+                }
+            };
+            for (seq, tx) in (first..).zip(batch) {
                 let reply = match outcome {
                     Outcome::Written(_) => NextReply::Ok {
                         token: l.token,
@@ -217,34 +193,43 @@ async fn write(
 }
 
 /// One sequencer batch of `count` numbers through the replicated log: check the lease,
-/// then propose. The numbers are the state machine's, assigned in log order; a batch that
-/// timed out may still commit later, and then its numbers are simply never handed out.
-/// An entry proposed by a deposed leader never commits: the log is its own fence, so a
-/// refusal is reported as `Fenced`.
+/// then propose. Returns the batch's first number (0 unless written) and the outcome,
+/// `Written(last)` once committed. The numbers are the state machine's, assigned in log
+/// order; a batch that timed out may still commit later, and then its numbers are simply
+/// never handed out. An entry proposed by a deposed leader never commits: the log is its
+/// own fence, so a refusal is reported as `Fenced`.
 async fn commit(
     ctl: &NodeControl,
     env: &NodeEnv,
     l: &Leadership,
     log: &dyn ReplicatedLog,
     count: u64,
-) -> Result<(u64, u64), Outcome> {
+) -> (u64, Outcome) {
     if !l.acting() {
-        return Err(Outcome::NotActing);
+        return (0, Outcome::NotActing);
     }
     // The batch's numbers are known only once applied: the log records the effect
     // (`BatchCommitted`), so there is no attempt to record here.
     strike_armed_pause(ctl, env).await;
     let bound = std::time::Duration::from_millis(env.resource_timeout_ms);
     match madsim::time::timeout(bound, log.advance(l.token, count)).await {
-        Ok(Ok(batch)) => Ok(batch),
+        Ok(Ok((first, last))) => {
+            env.timeline.record(Event::BatchHandedOut {
+                node: ctl.name.clone(),
+                token: l.token,
+                first,
+                last,
+            });
+            (first, Outcome::Written(last))
+        }
         Ok(Err(_)) => {
             env.timeline.record(Event::BatchRefused {
                 node: ctl.name.clone(),
                 token: l.token,
             });
-            Err(Outcome::Fenced)
+            (0, Outcome::Fenced)
         }
-        Err(_) => Err(Outcome::TimedOut),
+        Err(_) => (0, Outcome::TimedOut),
     }
 }
 
