@@ -210,6 +210,13 @@ impl Core {
         st.epoch_seen = st.epoch_seen.max(epoch);
         st.coordinator = Some(c);
         st.election_since_us = None;
+        // Two rounds can overlap (the failure detector gives up on a slow round and starts
+        // another), so a leader may win again with a higher epoch, which its peers now
+        // follow. Its leadership under the old epoch ends here: otherwise nothing would
+        // ever end it, and the node would act under both.
+        if let Some((_, old)) = st.leading.take() {
+            old.end(LossReason::Revoked);
+        }
         let deadline = self.clock.now_us() + NO_LEASE_US;
         st.leading = Some((c, LeaseHandle::new(self.clock.clone(), deadline, true)));
         drop(st);
@@ -481,4 +488,50 @@ pub(crate) fn core(
         failure_timeout_ms,
         election_timeout_ms,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: a bare `Core` on a frozen clock, driven by hand.
+    use super::*;
+
+    struct Frozen;
+    impl Clock for Frozen {
+        fn now_us(&self) -> i64 {
+            0
+        }
+        fn global_duration_for(&self, local: Duration) -> Duration {
+            local
+        }
+    }
+
+    struct NoLog;
+    impl ElectionLog for NoLog {
+        fn election_started(&self) {}
+    }
+
+    #[test]
+    fn winning_again_with_a_higher_epoch_ends_the_older_leadership() {
+        // Seen in gc-pause-unfenced under bully (seed 14): two overlapping rounds of one
+        // node both won; the second replaced the first's leadership without ending it,
+        // and the node kept acting under the old epoch after a higher coordinator
+        // deposed the new one.
+        let names = vec!["n1".to_string(), "n2".into(), "n3".into()];
+        let core = core(
+            3,
+            names,
+            Arc::new(Frozen),
+            Arc::new(NoLog),
+            1000,
+            3000,
+            4000,
+        );
+        core.join();
+        let first = core.become_leader(3).expect("leads");
+        let h3 = core.lease_of(first).expect("held");
+        let second = core.become_leader(4).expect("leads again");
+        assert!(!h3.valid(), "the epoch-3 leadership must end");
+        assert!(core.lease_of(first).is_none());
+        assert!(core.lease_of(second).is_some());
+    }
 }
