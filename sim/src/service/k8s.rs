@@ -22,16 +22,17 @@ use crate::clock::NodeClock;
 use crate::protocol::k8s_lease::{ApiStatus, K8sLeaseCreate, K8sLeaseGet, K8sLeaseUpdate};
 use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
-use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::k8s_lease::Lease;
 use madsim::net::Endpoint;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-/// How often the server looks for Leases left unrenewed past their duration (for the
-/// timeline note only).
+/// How often, at most, the server looks for Leases left unrenewed past their duration
+/// (for the timeline note only); it also looks exactly when the earliest one falls due,
+/// so the note is never later than the vacancy (a candidate, which waits the duration on
+/// its own clock after seeing the last renewal, cannot win before it on a true clock).
 const VACANCY_CHECK_INTERVAL_MS: u64 = 100;
 
 struct Stored {
@@ -89,10 +90,12 @@ pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64
         let out = s.update(r.0);
         async move { out }
     });
-    let interval = Duration::from_millis(VACANCY_CHECK_INTERVAL_MS);
+    let interval_us = VACANCY_CHECK_INTERVAL_MS as i64 * 1000;
     loop {
-        sleep_local(&svc.clock, interval).await;
-        svc.note_vacancies();
+        let next_due_us = svc.note_vacancies();
+        let now_us = svc.clock.now_us();
+        let until_us = next_due_us.map_or(now_us + interval_us, |d| d.min(now_us + interval_us));
+        sleep_until_local(&svc.clock, until_us).await;
     }
 }
 
@@ -152,12 +155,17 @@ impl Service {
         lease
     }
 
-    /// Notes each held Lease that went unrenewed for its duration on this clock.
-    fn note_vacancies(&self) {
+    /// Notes each held Lease that went unrenewed for its duration on this clock; returns
+    /// when the earliest other held Lease falls due.
+    fn note_vacancies(&self) -> Option<i64> {
         let now = self.clock.now_us();
         let mut st = self.store.lock().unwrap();
+        let mut next_due = None;
         for (name, s) in st.leases.iter_mut() {
             let due = s.written_at_us + s.lease.spec.lease_duration_ms as i64 * 1000;
+            if !s.vacancy_noted && now < due {
+                next_due = Some(next_due.map_or(due, |d: i64| d.min(due)));
+            }
             if !s.vacancy_noted && now >= due {
                 s.vacancy_noted = true;
                 self.timeline.record(Event::SeatVacated {
@@ -167,5 +175,6 @@ impl Service {
                 });
             }
         }
+        next_due
     }
 }
