@@ -3,19 +3,36 @@
 //! protocol serves them, `read`s of the last number at their own rate (the stale-read
 //! checker judges those from the timeline, where the leader records each answer).
 //!
+//! **Load per quantum.** Requests arrive at the client at the scenario's rate. Every
+//! `client_quantum_ms` (1 ms by default) the client sends the requests that arrived in
+//! that quantum as one message, a [`NextBatch`] of `count` requests, and the node answers
+//! the batch as a whole. Each request keeps its own accounting: it is sent, and then
+//! answered with its own number, told "not the leader", or timed out, one by one in the
+//! counts below. Why this is faithful: a node treats the requests of one batch exactly as
+//! it treated the same requests arriving one by one within a millisecond (a leader puts
+//! every request waiting when its write starts into that write), so the numbers handed
+//! out, the writes at the resource and every timeline event are what they would be. What
+//! it gives up: requests of one quantum travel with one latency draw instead of one each,
+//! wait up to one quantum at the client before they leave, and share their fate (lost,
+//! timed out, or sent to the wrong node together). Timeouts are judged per batch against
+//! its send time. The cost of the load is then per quantum, not per request: 50,000
+//! requests a second cost what 1,000 do.
+//!
 //! Requests are concurrent and replies cross a network with random latency, so the order
 //! replies arrive in says nothing about the order numbers were handed out; the client
 //! checks reuse only. Order is checked at the resource, batch by batch.
 
 use crate::clock::global_now_us;
-use crate::rpc::{call, node_addr, Next, NextReply, Read, ReadReply, CLIENT_ADDR};
-use madsim::net::Endpoint;
+use crate::net::Endpoint;
+use crate::rpc::{
+    node_addr, NextAnswers, NextBatch, NextReply, ReadAnswer, ReadBatch, ReadReply, CLIENT_ADDR,
+};
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// What the client saw over the run.
+/// What the client saw over the run, counted per request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ClientStats {
     /// Requests sent.
@@ -34,156 +51,268 @@ pub struct ClientStats {
     pub reads_ok: u64,
 }
 
+/// The sequence numbers handed out so far, as disjoint ranges: numbers come in long runs,
+/// so this stays a handful of ranges however long the run.
 #[derive(Default)]
+struct Ranges(BTreeMap<u64, u64>);
+
+impl Ranges {
+    /// Adds `first..=last`; returns how many of those numbers were already in.
+    fn insert(&mut self, first: u64, last: u64) -> u64 {
+        let (mut lo, mut hi, mut overlap) = (first, last, 0);
+        // Every range that overlaps or touches first..=last starts at or before last + 1
+        // and ends at or after first - 1.
+        let touching: Vec<(u64, u64)> = self
+            .0
+            .range(..=last.saturating_add(1))
+            .rev()
+            .take_while(|(_, &e)| e.saturating_add(1) >= first)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (s, e) in touching {
+            let (a, b) = (s.max(first), e.min(last));
+            if a <= b {
+                overlap += b - a + 1;
+            }
+            lo = lo.min(s);
+            hi = hi.max(e);
+            self.0.remove(&s);
+        }
+        self.0.insert(lo, hi);
+        overlap
+    }
+}
+
+/// A batch awaiting its answer.
+struct Outstanding {
+    count: u64,
+    /// The node (0-based) it went to.
+    target: usize,
+    /// When the client gives up on it (global µs).
+    deadline_us: i64,
+}
+
+/// The requests of one kind (`next` or reads) in flight, and where they go.
+struct Stream {
+    /// Batches awaiting an answer, by id; ids rise with send time and every batch has the
+    /// same timeout, so the first ones are the first to expire.
+    outstanding: BTreeMap<u64, Outstanding>,
+    /// The node (0-based) the client believes leads, following this stream's answers.
+    target: usize,
+    /// Requests owed, in units of 1/1,000,000 request.
+    credit: u64,
+}
+
+impl Stream {
+    fn new() -> Self {
+        Stream {
+            outstanding: BTreeMap::new(),
+            target: 0,
+            credit: 0,
+        }
+    }
+
+    /// Moves the target on from node `t` (0-based), which did not answer as leader: to
+    /// the hinted node if there is a usable hint, else to the next node unless an answer
+    /// already moved it.
+    fn follow(&mut self, t: usize, hint: Option<&str>, nodes: usize) {
+        let hinted = hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
+        match hinted {
+            Some(i) if (1..=nodes).contains(&i) && i - 1 != t => self.target = i - 1,
+            _ if self.target == t => self.target = (t + 1) % nodes,
+            _ => {}
+        }
+    }
+
+    /// Takes the batch `id` if it is still awaited and its deadline has not passed at
+    /// `now_us`; a late answer is one the client has already given up on.
+    fn settle(&mut self, id: u64, now_us: i64) -> Option<Outstanding> {
+        let o = self.outstanding.remove(&id)?;
+        if now_us > o.deadline_us {
+            // Expire it now, as the next quantum would have.
+            self.outstanding.insert(id, o);
+            return None;
+        }
+        Some(o)
+    }
+
+    /// Removes every batch whose deadline has passed; returns their requests, following
+    /// the target away from each silent node.
+    fn expire(&mut self, now_us: i64, nodes: usize) -> u64 {
+        let mut timed_out = 0;
+        while let Some(entry) = self.outstanding.first_entry() {
+            if entry.get().deadline_us >= now_us {
+                break;
+            }
+            let o = entry.remove();
+            timed_out += o.count;
+            self.follow(o.target, None, nodes);
+        }
+        timed_out
+    }
+
+    /// Adds the requests that arrived over `elapsed_us`; returns how many are due now.
+    fn due(&mut self, rate_per_s: u64, elapsed_us: u64) -> u64 {
+        self.credit += rate_per_s * elapsed_us;
+        let n = self.credit / 1_000_000;
+        self.credit %= 1_000_000;
+        n
+    }
+}
+
 struct Seen {
     stats: ClientStats,
-    /// Membership only, never iterated: the order of a HashSet never reaches output.
-    handed_out: HashSet<u64>,
+    handed_out: Ranges,
+    next: Stream,
+    reads: Stream,
+    nodes: usize,
 }
 
 /// The client's shared record, read by the run at the end.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ClientRecord(Arc<Mutex<Seen>>);
 
 impl ClientRecord {
+    /// A record for a client of a fleet of `nodes`.
+    pub fn new(nodes: usize) -> Self {
+        ClientRecord(Arc::new(Mutex::new(Seen {
+            stats: ClientStats::default(),
+            handed_out: Ranges::default(),
+            next: Stream::new(),
+            reads: Stream::new(),
+            nodes,
+        })))
+    }
+
     /// The counts so far.
     pub fn stats(&self) -> ClientStats {
         self.0.lock().unwrap().stats.clone()
     }
+
+    fn on_next(&self, answers: NextAnswers) {
+        let now_us = global_now_us();
+        let mut guard = self.0.lock().unwrap();
+        let seen = &mut *guard;
+        for (id, reply) in answers.0 {
+            let Some(o) = seen.next.settle(id, now_us) else {
+                continue;
+            };
+            match reply {
+                NextReply::Ok { first, last, .. } => {
+                    debug_assert_eq!(last + 1 - first, o.count, "one number per request");
+                    seen.stats.ok += o.count;
+                    seen.stats.reused += seen.handed_out.insert(first, last);
+                }
+                NextReply::NotLeader { hint } => {
+                    seen.stats.not_leader += o.count;
+                    seen.next.follow(o.target, hint.as_deref(), seen.nodes);
+                }
+                NextReply::Unavailable => seen.stats.timeouts += o.count,
+            }
+        }
+    }
+
+    fn on_read(&self, answer: ReadAnswer) {
+        let now_us = global_now_us();
+        let mut guard = self.0.lock().unwrap();
+        let seen = &mut *guard;
+        let ReadAnswer(id, reply) = answer;
+        let Some(o) = seen.reads.settle(id, now_us) else {
+            return;
+        };
+        match reply {
+            ReadReply::Value { .. } => seen.stats.reads_ok += o.count,
+            ReadReply::NotLeader { hint } => {
+                seen.reads.follow(o.target, hint.as_deref(), seen.nodes)
+            }
+        }
+    }
 }
 
-/// Ports the client's endpoints cycle through.
-const CLIENT_PORTS: std::ops::Range<u64> = 10_000..60_000;
-
-/// How long one client endpoint takes new requests before the next one takes over.
-const ENDPOINT_ROTATE_MS: u64 = 10;
-
-/// Sends `rate_per_s` `next` requests and `read_rate_per_s` reads per second to `nodes`
-/// nodes until the node is killed.
-///
-/// A madsim endpoint never forgets a timed-out call: its reply slot stays registered (and
-/// a late reply is kept forever), and every delivery scans them. With one endpoint for the
-/// whole run the simulation slows quadratically with the number of timeouts. So the
-/// client opens a fresh endpoint every 10 ms of simulated time, as a real client opens
-/// new connections; each old one is dropped, with its dead slots, once its last request
-/// is done. Ports rotate through 50,000 values, far more than are ever in use at once.
+/// Sends `rate_per_s` `next` requests and `read_rate_per_s` reads per second, one batch of
+/// each per `quantum_ms`, until the node is killed.
 pub async fn run(
     record: ClientRecord,
-    nodes: usize,
     rate_per_s: u64,
     read_rate_per_s: u64,
     timeout_ms: u64,
+    quantum_ms: u64,
 ) {
     if rate_per_s == 0 && read_rate_per_s == 0 {
         return futures::future::pending().await;
     }
-    // Index (0-based) of the node the client believes leads, for writes and for reads:
-    // each follows its own answers.
-    let target = Arc::new(Mutex::new(0usize));
-    let read_target = Arc::new(Mutex::new(0usize));
-    let mut read_credit = 0u64;
-    let mut opened = 0u64;
-    let mut ep = Arc::new(open(opened).await);
-    let mut ep_opened_us = global_now_us();
-    // Requests owed, in units of 1/1,000,000 request: credit accrues with the simulated
-    // time that actually passed (binding an endpoint takes some), so the rate holds.
-    let mut credit = 0u64;
+    let ep = Endpoint::bind(CLIENT_ADDR).expect("the client address is free");
+    let r = record.clone();
+    ep.add_message_handler(move |a: NextAnswers, _| r.on_next(a));
+    let r = record.clone();
+    ep.add_message_handler(move |a: ReadAnswer, _| r.on_read(a));
+    let timeout_us = timeout_ms as i64 * 1000;
+    let mut batch = 0u64;
     let mut last_us = global_now_us();
     loop {
-        madsim::time::sleep(Duration::from_millis(1)).await;
+        madsim::time::sleep(Duration::from_millis(quantum_ms)).await;
         let now_us = global_now_us();
-        credit += rate_per_s * (now_us - last_us) as u64;
-        read_credit += read_rate_per_s * (now_us - last_us) as u64;
+        // Credit accrues with the simulated time that actually passed, so the rate holds.
+        let elapsed_us = (now_us - last_us) as u64;
         last_us = now_us;
-        for _ in 0..credit / 1_000_000 {
-            let (ep, target, record) = (ep.clone(), target.clone(), record.clone());
-            madsim::task::spawn(async move { one(&ep, target, record, nodes, timeout_ms).await });
-        }
-        credit %= 1_000_000;
-        for _ in 0..read_credit / 1_000_000 {
-            let (ep, target, record) = (ep.clone(), read_target.clone(), record.clone());
-            madsim::task::spawn(
-                async move { one_read(&ep, target, record, nodes, timeout_ms).await },
+        let mut guard = record.0.lock().unwrap();
+        let seen = &mut *guard;
+        let nodes = seen.nodes;
+        seen.stats.timeouts += seen.next.expire(now_us, nodes);
+        seen.reads.expire(now_us, nodes);
+        let count = seen.next.due(rate_per_s, elapsed_us);
+        if count > 0 {
+            batch += 1;
+            let target = seen.next.target;
+            seen.stats.sent += count;
+            seen.next.outstanding.insert(
+                batch,
+                Outstanding {
+                    count,
+                    target,
+                    deadline_us: now_us + timeout_us,
+                },
             );
+            ep.send(node_addr(target + 1), NextBatch { batch, count });
         }
-        read_credit %= 1_000_000;
-        if now_us - ep_opened_us >= ENDPOINT_ROTATE_MS as i64 * 1000 {
-            opened += 1;
-            ep = Arc::new(open(opened).await);
-            ep_opened_us = now_us;
+        let count = seen.reads.due(read_rate_per_s, elapsed_us);
+        if count > 0 {
+            batch += 1;
+            let target = seen.reads.target;
+            seen.stats.reads_sent += count;
+            seen.reads.outstanding.insert(
+                batch,
+                Outstanding {
+                    count,
+                    target,
+                    deadline_us: now_us + timeout_us,
+                },
+            );
+            let msg = ReadBatch {
+                batch,
+                count,
+                sent_at_us: now_us,
+            };
+            ep.send(node_addr(target + 1), msg);
         }
     }
 }
 
-async fn open(n: u64) -> Endpoint {
-    let port = (CLIENT_PORTS.start + n % (CLIENT_PORTS.end - CLIENT_PORTS.start)) as u16;
-    match Endpoint::bind((CLIENT_ADDR.ip(), port)).await {
-        Ok(ep) => ep,
-        Err(_) => Endpoint::bind((CLIENT_ADDR.ip(), 0))
-            .await
-            .expect("a free client port"),
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Moves `target` on from node `t` (0-based), which did not answer as leader: to the
-/// hinted node if there is a usable hint, else to the next node unless another request
-/// already moved it.
-fn follow(target: &Mutex<usize>, t: usize, hint: Option<String>, nodes: usize) {
-    let hinted = hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
-    let mut cur = target.lock().unwrap();
-    match hinted {
-        Some(i) if (1..=nodes).contains(&i) && i - 1 != t => *cur = i - 1,
-        _ if *cur == t => *cur = (t + 1) % nodes,
-        _ => {}
-    }
-}
-
-/// One read: the answer itself is judged from the timeline, where the leader recorded it.
-async fn one_read(
-    ep: &Endpoint,
-    target: Arc<Mutex<usize>>,
-    record: ClientRecord,
-    nodes: usize,
-    timeout_ms: u64,
-) {
-    let t = *target.lock().unwrap();
-    record.0.lock().unwrap().stats.reads_sent += 1;
-    let req = Read {
-        sent_at_us: global_now_us(),
-    };
-    match call(ep, node_addr(t + 1), req, timeout_ms).await {
-        Ok(ReadReply::Value { .. }) => record.0.lock().unwrap().stats.reads_ok += 1,
-        Ok(ReadReply::NotLeader { hint }) => follow(&target, t, hint, nodes),
-        Err(_) => follow(&target, t, None, nodes),
-    }
-}
-
-async fn one(
-    ep: &Endpoint,
-    target: Arc<Mutex<usize>>,
-    record: ClientRecord,
-    nodes: usize,
-    timeout_ms: u64,
-) {
-    let t = *target.lock().unwrap();
-    record.0.lock().unwrap().stats.sent += 1;
-    let reply = call(ep, node_addr(t + 1), Next, timeout_ms).await;
-    let mut seen = record.0.lock().unwrap();
-    match reply {
-        Ok(NextReply::Ok { seq, .. }) => {
-            seen.stats.ok += 1;
-            if !seen.handed_out.insert(seq) {
-                seen.stats.reused += 1;
-            }
-        }
-        Ok(NextReply::NotLeader { hint }) => {
-            seen.stats.not_leader += 1;
-            follow(&target, t, hint, nodes);
-        }
-        Ok(NextReply::Unavailable) => seen.stats.timeouts += 1,
-        Err(_) => {
-            seen.stats.timeouts += 1;
-            follow(&target, t, None, nodes);
-        }
+    #[test]
+    fn ranges_count_overlap_and_merge() {
+        let mut r = Ranges::default();
+        assert_eq!(r.insert(1, 10), 0);
+        assert_eq!(r.insert(11, 20), 0);
+        assert_eq!(r.0.len(), 1, "touching ranges merge");
+        assert_eq!(r.insert(30, 40), 0);
+        assert_eq!(r.insert(5, 35), 16 + 6, "5..=20 and 30..=35 were in");
+        assert_eq!(r.0.len(), 1);
+        assert_eq!(r.0.get(&1), Some(&40));
+        assert_eq!(r.insert(41, 41), 0);
+        assert_eq!(r.insert(40, 40), 1);
     }
 }

@@ -13,6 +13,7 @@ pub mod driver;
 pub mod experiment;
 pub mod fault;
 pub mod matrix;
+pub mod net;
 pub mod node;
 pub mod output;
 pub mod plot;

@@ -7,13 +7,13 @@
 //! fenced resource is for.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::protocol::{DiskSlot, ElectorCtx, Protocol};
-use crate::rpc::{node_addr, Next, Read, ReadReply};
+use crate::rpc::{node_addr, NextBatch, ReadAnswer, ReadBatch, ReadReply};
 use crate::timeline::{Event, Role, Timeline};
 use crate::work::{lead, LeaderWork};
 use baton_protocols::clock::sleep_local;
 use baton_protocols::{Clock, Elector, LossReason};
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use rand::Rng;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -117,11 +117,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let incarnation = ctl.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
     ctl.set_status(Role::Follower, None);
     ctl.resign_requested.store(false, Ordering::SeqCst);
-    let ep = Arc::new(
-        Endpoint::bind(node_addr(ctl.index))
-            .await
-            .expect("node address is free"),
-    );
+    let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
     let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
         node: &ctl.name,
@@ -135,19 +131,17 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         disk: &ctl.disk,
         requests: env.backend_requests.clone(),
     });
-    let work = Arc::new(LeaderWork::default());
+    let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
     let w = work.clone();
-    ep.add_rpc_handler(move |_: Next| {
-        let w = w.clone();
-        async move { w.handle_next().await }
-    });
-    let (e, w, tl, name) = (
+    ep.add_message_handler(move |b: NextBatch, from| w.handle_next(b, from));
+    let (e, w, tl, name, reply_ep) = (
         elector.clone(),
         work.clone(),
         env.timeline.clone(),
         ctl.name.clone(),
+        ep.as_ref().clone(),
     );
-    ep.add_rpc_handler(move |r: Read| {
+    ep.add_message_handler(move |r: ReadBatch, from| {
         let reply = match e.replicated_log().and_then(|log| log.leased_read()) {
             Some((token, value)) => {
                 tl.record(Event::ReadServed {
@@ -155,6 +149,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
                     token,
                     value,
                     sent_at_us: r.sent_at_us,
+                    count: r.count,
                 });
                 ReadReply::Value { token, value }
             }
@@ -162,7 +157,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
                 hint: w.hint.lock().unwrap().clone(),
             },
         };
-        async move { reply }
+        reply_ep.send(from, ReadAnswer(r.batch, reply));
     });
     // Followers answer `next` with a hint; keep it fresh the way a client library would,
     // by observing the election now and then rather than on every request.

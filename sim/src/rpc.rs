@@ -1,14 +1,15 @@
-//! The messages that cross madsim's simulated network, and the addresses they go to.
+//! The messages that cross the simulated network ([`crate::net`]), and the addresses they
+//! go to.
 //!
-//! Every call goes through [`call`], which always has a timeout: a plain madsim `call`
-//! waits forever on a lost packet.
+//! Every call goes through [`call`], which always has a timeout: a lost message is only
+//! ever noticed as silence.
 
+use crate::net::Endpoint;
+use crate::net::Request;
 use crate::timeline::WriteOp;
 use baton_protocols::etcd_api::{
     LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
 };
-use madsim::net::rpc::Request;
-use madsim::net::Endpoint;
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -45,7 +46,7 @@ pub async fn call<R: Request>(
 /// name. Request names must be unique across the crate.
 macro_rules! request {
     ($name:ident => $rsp:ty) => {
-        impl madsim::net::rpc::Request for $name {
+        impl crate::net::Request for $name {
             type Response = $rsp;
             const ID: u64 = madsim::net::rpc::hash_str(concat!("baton.", stringify!($name)));
         }
@@ -129,19 +130,40 @@ pub enum WriteReply {
 }
 request!(FencedWrite => WriteReply);
 
-/// The sequencer's `POST /next`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Next;
+/// Declares a one-way message: `message!(Msg);` gives `Msg` a unique tag from its name.
+macro_rules! message {
+    ($name:ident) => {
+        impl crate::net::Message for $name {
+            const ID: u64 = crate::net::tag_of(concat!("baton.msg.", stringify!($name)));
+        }
+    };
+}
 
-/// The answer to `next`.
+/// The sequencer's `POST /next`, `count` times over: every request the client made in one
+/// quantum (`work.client_quantum_ms`), sent as one message. Each request keeps its own
+/// outcome: the batch's answer gives every one of them its own number, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextBatch {
+    /// The client's id for the batch.
+    pub batch: u64,
+    /// How many `next` requests it carries.
+    pub count: u64,
+}
+message!(NextBatch);
+
+/// The answer to one [`NextBatch`]: the same for every request in it, since a node queues
+/// and answers a batch as a whole.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NextReply {
-    /// A sequence number, under the leader's token.
+    /// Sequence numbers `first..=last`, one per request in order, under the leader's
+    /// token.
     Ok {
         /// The leader's token.
         token: u64,
-        /// The number handed out.
-        seq: u64,
+        /// The first request's number.
+        first: u64,
+        /// The last request's number.
+        last: u64,
     },
     /// Not the leader (the HTTP 409 of the spec), with whom this node believes leads.
     NotLeader {
@@ -151,17 +173,27 @@ pub enum NextReply {
     /// The leader could not make its write durable in time; try again.
     Unavailable,
 }
-request!(Next => NextReply);
 
-/// A read of the sequencer's last number, answered by the leader from its own state
-/// (a lease read; only protocols with a replicated log serve it).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Read {
+/// Answers to [`NextBatch`]es, by batch id: one message for every batch a node settled
+/// at once (a leader settles all the batches of one write together).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextAnswers(pub Vec<(u64, NextReply)>);
+message!(NextAnswers);
+
+/// `count` reads of the sequencer's last number, sent together, answered by the leader
+/// from its own state (a lease read; only protocols with a replicated log serve it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadBatch {
+    /// The client's id for the batch.
+    pub batch: u64,
+    /// How many reads it carries.
+    pub count: u64,
     /// When the client sent it (global simulated µs), for the stale-read check.
     pub sent_at_us: i64,
 }
+message!(ReadBatch);
 
-/// The answer to [`Read`].
+/// The answer to a [`ReadBatch`], the same for every read in it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ReadReply {
     /// The last sequence number the leader's state machine has applied.
@@ -177,4 +209,8 @@ pub enum ReadReply {
         hint: Option<String>,
     },
 }
-request!(Read => ReadReply);
+
+/// The answer to one [`ReadBatch`], by batch id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadAnswer(pub u64, pub ReadReply);
+message!(ReadAnswer);

@@ -3,9 +3,10 @@
 
 use crate::client::ClientStats;
 use crate::driver;
+use crate::net::Net;
 use crate::scenario::Resolved;
 use crate::timeline::Entry;
-use crate::world::{latency_range, World};
+use crate::world::World;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,11 +44,7 @@ pub fn run(resolved: &Resolved, seed: u64) -> Result<RunOutput, String> {
 }
 
 fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
-    let s = &resolved.scenario;
-    let mut config = madsim::Config::default();
-    config.net.send_latency = latency_range(s.network.latency_ms_min, s.network.latency_ms_max);
-    config.net.packet_loss_rate = s.network.loss_ppm as f64 / 1e6;
-    let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, config);
+    let runtime = Net::runtime(seed);
     let resolved = resolved.clone();
     runtime.block_on(async move {
         let s = &resolved.scenario;
@@ -64,7 +61,7 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
             entries: world.timeline.entries(),
             end_us: crate::clock::global_now_us(),
             client: world.client_record.stats(),
-            messages: madsim::net::NetSim::current().stat().msg_count,
+            messages: Net::current().messages(),
             backend_requests: world
                 .backend_requests
                 .load(std::sync::atomic::Ordering::Relaxed),

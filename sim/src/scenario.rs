@@ -56,6 +56,10 @@ pub struct WorkConfig {
     pub read_rate_per_s: u64,
     /// The client gives up on a `next` after this long and tries another node.
     pub client_timeout_ms: u64,
+    /// The client sends the requests that arrived in each quantum of this length as one
+    /// message (each request keeps its own number and outcome), so that the load costs
+    /// the simulation per quantum, not per request.
+    pub client_quantum_ms: u64,
     /// Timeout of a node's calls to the fenced resource.
     pub resource_timeout_ms: u64,
 }
@@ -67,6 +71,7 @@ impl Default for WorkConfig {
             rate_per_s: 1000,
             read_rate_per_s: 0,
             client_timeout_ms: 500,
+            client_quantum_ms: 1,
             resource_timeout_ms: 500,
         }
     }
@@ -516,6 +521,14 @@ pub fn load_str(
         s.work.resource_timeout_ms >= 1,
         &["work", "resource_timeout_ms"],
         "must be at least 1".into(),
+    )?;
+    check(
+        (1..=s.work.client_timeout_ms).contains(&s.work.client_quantum_ms),
+        &["work", "client_quantum_ms"],
+        format!(
+            "must be 1 to client_timeout_ms ({})",
+            s.work.client_timeout_ms
+        ),
     )?;
 
     let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();

@@ -2,8 +2,7 @@
 //!
 //! Every random draw in a run comes from a ChaCha8 generator derived from the run's seed
 //! and a subsystem label, so adding a draw in one subsystem never shifts another's
-//! sequence. madsim's own generator (network latency, task order, RPC tags) is seeded
-//! with the same root seed.
+//! sequence. madsim's own generator (task order) is seeded with the same root seed.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -229,6 +229,9 @@ pub enum Event {
         /// When the client sent the read (global simulated µs): a read must reflect every
         /// batch committed before this.
         sent_at_us: i64,
+        /// How many reads were answered at once (the client sends the reads of one
+        /// quantum together; they all get this value).
+        count: u64,
     },
     /// The fenced resource rejected a write whose token was below its `max_token`.
     WriteRejected {

@@ -13,56 +13,99 @@
 //! instead: each is a log entry, the state machine assigns its numbers, and they are
 //! handed out once it is committed. The claim and the ticks still go to the resource.
 
+use crate::net::Endpoint;
 use crate::node::{NodeControl, NodeEnv};
-use crate::rpc::{call, FencedWrite, NextReply, WriteReply, RESOURCE_ADDR};
+use crate::rpc::{call, FencedWrite, NextAnswers, NextBatch, NextReply, WriteReply, RESOURCE_ADDR};
 use crate::timeline::{Event, WriteOp};
 use baton_protocols::clock::sleep_until_local;
 use baton_protocols::{Clock, Leadership, LossReason, ReplicatedLog};
-use madsim::net::Endpoint;
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::Notify;
+
+/// A client batch of `next` requests waiting for the leader's next write.
+struct Queued {
+    /// Who sent it.
+    from: SocketAddr,
+    /// The client's id for it.
+    batch: u64,
+    /// Requests in it.
+    count: u64,
+}
 
 /// The sequencer's queue and the node's answer for followers.
-#[derive(Default)]
 pub struct LeaderWork {
+    /// The node's endpoint, to answer clients.
+    ep: Endpoint,
     /// `Some(token)` while this node leads and accepts `next`.
     leading: Mutex<Option<u64>>,
-    /// Waiting `next` requests.
-    queue: Mutex<Vec<oneshot::Sender<NextReply>>>,
-    /// Wakes the leader when a request is queued.
+    /// Waiting `next` batches, in arrival order.
+    queue: Mutex<Vec<Queued>>,
+    /// Wakes the leader when a batch is queued.
     queued: Notify,
     /// Who this node last saw leading, for `NotLeader` hints.
     pub hint: Mutex<Option<String>>,
 }
 
 impl LeaderWork {
-    /// Serves one `next`: queue it for the leader's next batch, or say who leads.
-    pub async fn handle_next(&self) -> NextReply {
-        if self.leading.lock().unwrap().is_none() {
-            return NextReply::NotLeader {
-                hint: self.hint.lock().unwrap().clone(),
-            };
+    /// The work of the node whose endpoint is `ep`.
+    pub fn new(ep: Endpoint) -> Self {
+        LeaderWork {
+            ep,
+            leading: Mutex::new(None),
+            queue: Mutex::new(vec![]),
+            queued: Notify::new(),
+            hint: Mutex::new(None),
         }
-        let (tx, rx) = oneshot::channel();
-        self.queue.lock().unwrap().push(tx);
-        self.queued.notify_waiters();
-        rx.await.unwrap_or(NextReply::Unavailable)
     }
 
-    fn take(&self) -> Vec<oneshot::Sender<NextReply>> {
+    /// Serves one client batch of `next`: queue it for the leader's next write, or say
+    /// who leads.
+    pub fn handle_next(&self, b: NextBatch, from: SocketAddr) {
+        if self.leading.lock().unwrap().is_none() {
+            let hint = self.hint.lock().unwrap().clone();
+            let reply = NextReply::NotLeader { hint };
+            self.ep.send(from, NextAnswers(vec![(b.batch, reply)]));
+            return;
+        }
+        self.queue.lock().unwrap().push(Queued {
+            from,
+            batch: b.batch,
+            count: b.count,
+        });
+        self.queued.notify_waiters();
+    }
+
+    fn take(&self) -> Vec<Queued> {
         std::mem::take(&mut *self.queue.lock().unwrap())
+    }
+
+    /// Answers `batches` (in queue order): one message to each sender, each batch with
+    /// the reply `reply_for` gives it.
+    fn answer(&self, batches: Vec<Queued>, mut reply_for: impl FnMut(&Queued) -> NextReply) {
+        let mut to: Vec<(SocketAddr, Vec<(u64, NextReply)>)> = vec![];
+        for q in &batches {
+            let reply = reply_for(q);
+            match to.iter_mut().find(|(a, _)| *a == q.from) {
+                Some((_, answers)) => answers.push((q.batch, reply)),
+                None => to.push((q.from, vec![(q.batch, reply)])),
+            }
+        }
+        for (addr, answers) in to {
+            self.ep.send(addr, NextAnswers(answers));
+        }
     }
 
     /// Stops accepting `next` and turns the queued ones away.
     pub fn stop_leading(&self) {
         *self.leading.lock().unwrap() = None;
-        for tx in self.take() {
-            let _ = tx.send(NextReply::NotLeader { hint: None });
-        }
+        let queued = self.take();
+        self.answer(queued, |_| NextReply::NotLeader { hint: None });
     }
 }
 
+#[derive(Clone, Copy)]
 enum Outcome {
     Written(u64),
     TimedOut,
@@ -110,7 +153,7 @@ pub async fn lead(
         }
         let batch = work.take();
         if !batch.is_empty() {
-            let count = batch.len() as u64;
+            let count = batch.iter().map(|q| q.count).sum();
             let (first, outcome) = match seq_log {
                 Some(log) => commit(ctl, env, l, log, count).await,
                 None => {
@@ -124,17 +167,21 @@ pub async fn lead(
                     (first, outcome)
                 }
             };
-            for (seq, tx) in (first..).zip(batch) {
-                let reply = match outcome {
-                    Outcome::Written(_) => NextReply::Ok {
+            // Each request gets its own number, in queue order.
+            let mut next = first;
+            work.answer(batch, |q| match outcome {
+                Outcome::Written(_) => {
+                    let (first, last) = (next, next + q.count - 1);
+                    next += q.count;
+                    NextReply::Ok {
                         token: l.token,
-                        seq,
-                    },
-                    Outcome::TimedOut => NextReply::Unavailable,
-                    Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
-                };
-                let _ = tx.send(reply);
-            }
+                        first,
+                        last,
+                    }
+                }
+                Outcome::TimedOut => NextReply::Unavailable,
+                Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
+            });
             match outcome {
                 Outcome::Fenced => return LossReason::Fenced,
                 Outcome::NotActing => return l.loss_reason(),

@@ -3,18 +3,17 @@
 
 use crate::client::{self, ClientRecord};
 use crate::clock::NodeClock;
+use crate::net::{LinkConfig, Net};
 use crate::node::{self, NodeControl, NodeEnv};
 use crate::protocol::BackendCtx;
 use crate::rpc::{node_addr, CLIENT_ADDR, RESOURCE_ADDR};
 use crate::scenario::Resolved;
 use crate::service::resource;
 use crate::timeline::{Event, Role, Timeline};
-use madsim::net::NetSim;
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 /// Every process of a run and the verbs to fault them.
 pub struct World {
@@ -43,6 +42,11 @@ impl World {
     pub fn build(resolved: &Resolved, seed: u64) -> World {
         let s = &resolved.scenario;
         let handle = Handle::current();
+        Net::current().set_config(link_config(
+            s.network.latency_ms_min,
+            s.network.latency_ms_max,
+            s.network.loss_ppm,
+        ));
         let timeline = Timeline::new();
         let backend_requests = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let env = Arc::new(NodeEnv {
@@ -93,19 +97,19 @@ impl World {
             ctl.id.set(h.id()).expect("set once");
             nodes.push(ctl);
         }
-        let record = ClientRecord::default();
-        let (r, n, rate, reads, t) = (
+        let record = ClientRecord::new(s.nodes as usize);
+        let (r, rate, reads, t, q) = (
             record.clone(),
-            s.nodes as usize,
             s.work.rate_per_s,
             s.work.read_rate_per_s,
             s.work.client_timeout_ms,
+            s.work.client_quantum_ms,
         );
         let client = handle
             .create_node()
             .name("client")
             .ip(CLIENT_ADDR.ip())
-            .init(move || client::run(r.clone(), n, rate, reads, t))
+            .init(move || client::run(r.clone(), rate, reads, t, q))
             .build();
         World {
             handle,
@@ -249,7 +253,7 @@ impl World {
     pub fn cut(&self, from: &str, to: &str) {
         for a in self.ids_of(from, to) {
             for b in self.ids_of(to, from) {
-                NetSim::current().clog_link(a, b);
+                Net::current().cut(a, b);
             }
         }
         self.cut
@@ -262,7 +266,7 @@ impl World {
     pub fn mend(&self, from: &str, to: &str) {
         for a in self.ids_of(from, to) {
             for b in self.ids_of(to, from) {
-                NetSim::current().unclog_link(a, b);
+                Net::current().mend(a, b);
             }
         }
         self.cut
@@ -310,10 +314,7 @@ impl World {
 
     /// Sets latency and loss for every message from now on.
     pub fn set_network(&self, latency_ms_min: u64, latency_ms_max: u64, loss_ppm: u64) {
-        NetSim::current().update_config(|c| {
-            c.send_latency = latency_range(latency_ms_min, latency_ms_max);
-            c.packet_loss_rate = loss_ppm as f64 / 1e6;
-        });
+        Net::current().set_config(link_config(latency_ms_min, latency_ms_max, loss_ppm));
     }
 
     /// Asks a node to step down if it leads.
@@ -325,7 +326,11 @@ impl World {
     }
 }
 
-/// madsim draws latency from a half-open range; make `min..=max` ms non-empty.
-pub fn latency_range(min_ms: u64, max_ms: u64) -> std::ops::Range<Duration> {
-    Duration::from_millis(min_ms)..Duration::from_millis(max_ms) + Duration::from_micros(1)
+/// The network's latency range (`min..=max` ms) and loss.
+pub fn link_config(latency_ms_min: u64, latency_ms_max: u64, loss_ppm: u64) -> LinkConfig {
+    LinkConfig {
+        latency_us_min: latency_ms_min * 1000,
+        latency_us_max: latency_ms_max * 1000,
+        loss_ppm,
+    }
 }

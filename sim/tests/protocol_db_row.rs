@@ -13,12 +13,12 @@
 mod common;
 use baton_protocols::db_row::{DbApi, LeaderRow};
 use baton_sim::clock::NodeClock;
+use baton_sim::net::{Endpoint, Net};
 use baton_sim::protocol::db_row::SimDbClient;
 use baton_sim::rpc::BACKEND_ADDR;
 use baton_sim::service::db;
 use baton_sim::timeline::Timeline;
 use common::*;
-use madsim::net::Endpoint;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +37,7 @@ fn scenario_names() -> Vec<String> {
 
 #[test]
 fn simulated_database_keeps_the_row_lease_semantics() {
-    let rt = madsim::runtime::Runtime::new();
+    let rt = Net::runtime(0);
     rt.block_on(async {
         let handle = madsim::runtime::Handle::current();
         // The database's clock runs at half speed: a 1 s lease lasts 2 s of real time,
@@ -59,7 +59,7 @@ fn simulated_database_keeps_the_row_lease_semantics() {
         client
             .spawn(async move {
                 madsim::time::sleep(Duration::from_millis(10)).await;
-                let ep = Arc::new(Endpoint::bind("10.0.1.1:7000").await.unwrap());
+                let ep = Arc::new(Endpoint::bind("10.0.1.1:7000".parse().unwrap()).unwrap());
                 let d = SimDbClient::new(ep, 500);
                 assert_eq!(d.select().await.unwrap(), None);
                 // The row starts long expired: the first acquire wins generation 1.

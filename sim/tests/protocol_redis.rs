@@ -13,12 +13,12 @@
 mod common;
 use baton_protocols::redis_lock::RedisApi;
 use baton_sim::clock::NodeClock;
+use baton_sim::net::{Endpoint, Net};
 use baton_sim::protocol::redis_lock::SimRedisClient;
 use baton_sim::rpc::BACKEND_ADDR;
 use baton_sim::service::redis;
 use baton_sim::timeline::{Event, Timeline};
 use common::*;
-use madsim::net::Endpoint;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +37,7 @@ fn scenario_names() -> Vec<String> {
 
 #[test]
 fn simulated_redis_keeps_lock_semantics_on_its_own_clock() {
-    let rt = madsim::runtime::Runtime::new();
+    let rt = Net::runtime(0);
     rt.block_on(async {
         let handle = madsim::runtime::Handle::current();
         let timeline = Timeline::new();
@@ -60,7 +60,7 @@ fn simulated_redis_keeps_lock_semantics_on_its_own_clock() {
         client
             .spawn(async move {
                 madsim::time::sleep(Duration::from_millis(10)).await;
-                let ep = Arc::new(Endpoint::bind("10.0.1.1:7000").await.unwrap());
+                let ep = Arc::new(Endpoint::bind("10.0.1.1:7000".parse().unwrap()).unwrap());
                 let r = SimRedisClient::new(ep, 500);
                 // NX: only the first SET wins.
                 assert!(r.set_nx_px("lock", "a", 1000).await.unwrap());

@@ -66,8 +66,9 @@ pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> StaleReadSu
                 token,
                 value,
                 sent_at_us,
+                count,
             } => {
-                summary.served += 1;
+                summary.served += count;
                 let before = effective.partition_point(|b| b.0 < *sent_at_us);
                 let Some(&(_, committed, by, term)) = before.checked_sub(1).map(|i| &effective[i])
                 else {
@@ -76,7 +77,7 @@ pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> StaleReadSu
                 if *value >= committed {
                     continue;
                 }
-                summary.stale += 1;
+                summary.stale += count;
                 let behind = committed - value;
                 summary.max_numbers_behind = summary.max_numbers_behind.max(behind);
                 let s = streaks.entry((node.as_str(), *token)).or_insert(Streak {
@@ -87,7 +88,7 @@ pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> StaleReadSu
                     missed: (by.to_string(), term),
                 });
                 s.last_at_us = e.at_us;
-                s.count += 1;
+                s.count += count;
                 s.max_behind = s.max_behind.max(behind);
             }
             _ => {}
@@ -142,6 +143,7 @@ mod tests {
                 token,
                 value,
                 sent_at_us,
+                count: 1,
             },
         )
     }

@@ -2,6 +2,7 @@
 //! simulated side of the [`ConsulApi`] seam (RPCs to it) under the lock recipe.
 
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::consul;
@@ -10,7 +11,6 @@ use baton_protocols::consul_session::{
     ConsulApi, ConsulError, ConsulSessionConfig, ConsulSessionElector, KvRead, SessionRequest,
 };
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

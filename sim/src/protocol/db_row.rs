@@ -2,13 +2,13 @@
 //! backend, and the simulated side of the [`DbApi`] seam (RPCs to it).
 
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::db;
 use async_trait::async_trait;
 use baton_protocols::db_row::{DbApi, DbError, DbRowConfig, DbRowElector, LeaderRow};
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -63,7 +63,7 @@ impl SimDbClient {
         SimDbClient { ep, timeout_ms }
     }
 
-    async fn call<R: madsim::net::rpc::Request>(&self, req: R) -> Result<R::Response, DbError> {
+    async fn call<R: crate::net::Request>(&self, req: R) -> Result<R::Response, DbError> {
         call(&self.ep, BACKEND_ADDR, req, self.timeout_ms)
             .await
             .map_err(|_| DbError::Timeout)

@@ -1,6 +1,7 @@
 //! `etcd-lease` in the simulator: the etcd-like service as the backend, and the
 //! simulated side of the [`EtcdApi`] seam (RPCs to it) under the election recipe.
 
+use crate::net::Endpoint;
 use crate::rpc::{
     call, EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, BACKEND_ADDR,
 };
@@ -8,7 +9,6 @@ use async_trait::async_trait;
 use baton_protocols::etcd_api::{
     EtcdApi, EtcdError, LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
 };
-use madsim::net::Endpoint;
 use std::sync::Arc;
 
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};

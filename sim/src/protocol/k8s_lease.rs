@@ -2,13 +2,13 @@
 //! simulated side of the [`LeaseApi`] seam (RPCs to it) under client-go's elector.
 
 use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::k8s;
 use async_trait::async_trait;
 use baton_protocols::k8s_lease::{K8sError, K8sLeaseConfig, K8sLeaseElector, Lease, LeaseApi};
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -21,10 +21,10 @@ pub mod ring;
 pub mod zk_sequential;
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::scenario::Scenario;
 use crate::timeline::Timeline;
 use baton_protocols::{Clock, Elector};
-use madsim::net::Endpoint;
 use madsim::runtime::Handle;
 use serde::{Deserialize, Serialize};
 use std::any::Any;

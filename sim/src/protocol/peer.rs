@@ -3,12 +3,12 @@
 //! timeline.
 
 use super::ElectorCtx;
+use crate::net::Endpoint;
+use crate::net::Request;
 use crate::rpc::{call, node_addr};
 use crate::timeline::{Event, Timeline};
 use async_trait::async_trait;
 use baton_protocols::peer::{ElectionLog, PeerNet, PeerTimeout};
-use madsim::net::rpc::Request;
-use madsim::net::Endpoint;
 use std::marker::PhantomData;
 use std::sync::Arc;
 

@@ -4,6 +4,7 @@
 
 use super::peer::{names, TimelineLog};
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::net::Endpoint;
 use crate::rpc::{call, node_addr, request};
 use crate::scenario::Scenario;
 use async_trait::async_trait;
@@ -12,7 +13,6 @@ use baton_protocols::raft::{
     RaftConfig, RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport, SequencerPath,
 };
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

@@ -2,6 +2,7 @@
 //! backend, and the simulated side of the [`RedisApi`] seam (RPCs to it).
 
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::redis;
@@ -10,7 +11,6 @@ use baton_protocols::redis_lock::{
     Fencing, RedisApi, RedisError, RedisLockConfig, RedisLockElector,
 };
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -87,7 +87,7 @@ impl SimRedisClient {
         SimRedisClient { ep, rpc_timeout_ms }
     }
 
-    async fn call<R: madsim::net::rpc::Request>(&self, req: R) -> Result<R::Response, RedisError> {
+    async fn call<R: crate::net::Request>(&self, req: R) -> Result<R::Response, RedisError> {
         call(&self.ep, BACKEND_ADDR, req, self.rpc_timeout_ms)
             .await
             .map_err(|_| RedisError::Timeout)

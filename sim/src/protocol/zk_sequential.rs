@@ -2,6 +2,7 @@
 //! simulated side of the [`ZkApi`] seam (RPCs to it) under the election recipe.
 
 use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::scenario::Scenario;
 use crate::service::zk::{self, ZkSettings};
@@ -10,7 +11,6 @@ use baton_protocols::zk_sequential::{
     CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialConfig, ZkSequentialElector,
 };
 use baton_protocols::Elector;
-use madsim::net::Endpoint;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -114,7 +114,7 @@ impl SimZkClient {
         }
     }
 
-    async fn call<R: madsim::net::rpc::Request>(
+    async fn call<R: crate::net::Request>(
         &self,
         req: R,
         extra_ms: u64,

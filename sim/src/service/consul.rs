@@ -26,6 +26,7 @@
 //! queries.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::protocol::consul_session::{
     ConsulKvAcquire, ConsulKvGet, ConsulKvRelease, ConsulSessionCreate, ConsulSessionDestroy,
     ConsulSessionRenew,
@@ -34,7 +35,6 @@ use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::consul_session::{KvPair, KvRead, SessionRequest};
-use madsim::net::Endpoint;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -100,9 +100,7 @@ pub async fn serve(
     requests: Arc<AtomicU64>,
     settings: Settings,
 ) {
-    let ep = Endpoint::bind(BACKEND_ADDR)
-        .await
-        .expect("backend address is free");
+    let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         store: Mutex::new(Store {
             index: 1,

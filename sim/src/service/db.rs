@@ -10,12 +10,12 @@
 //! pools.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::protocol::db_row::{DbAcquire, DbRelease, DbRenew, DbSelect};
 use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::db_row::LeaderRow;
-use madsim::net::Endpoint;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
@@ -44,9 +44,7 @@ const ROW_KEY: &str = "leader";
 ///
 /// `requests` counts every statement served (the backend load a protocol puts on it).
 pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
-    let ep = Endpoint::bind(BACKEND_ADDR)
-        .await
-        .expect("backend address is free");
+    let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         row: Mutex::new(Row {
             node: String::new(),

@@ -13,6 +13,7 @@
 //! compaction, and watch streams; the election recipe needs none of them.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::rpc::{
     EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, BACKEND_ADDR,
 };
@@ -22,7 +23,6 @@ use baton_protocols::etcd_api::{
     CompareOp, CompareTarget, KeyValue, LeaseGrant, RangeResponse, Txn, TxnOp, TxnResponse,
     WatchEvent, WatchEventKind,
 };
-use madsim::net::Endpoint;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -66,9 +66,7 @@ pub async fn serve(
     min_lease_ttl_ms: u64,
     expiry_check_interval_ms: u64,
 ) {
-    let ep = Endpoint::bind(BACKEND_ADDR)
-        .await
-        .expect("backend address is free");
+    let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         store: Mutex::new(Store {
             revision: 1,

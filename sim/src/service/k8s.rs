@@ -19,12 +19,12 @@
 //! multi-member etcd behind the server.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::protocol::k8s_lease::{ApiStatus, K8sLeaseCreate, K8sLeaseGet, K8sLeaseUpdate};
 use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::k8s_lease::Lease;
-use madsim::net::Endpoint;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -60,9 +60,7 @@ struct Service {
 ///
 /// `requests` counts every request served.
 pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
-    let ep = Endpoint::bind(BACKEND_ADDR)
-        .await
-        .expect("backend address is free");
+    let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         store: Mutex::new(Store {
             resource_version: 1,

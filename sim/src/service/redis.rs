@@ -13,13 +13,13 @@
 //! other classic way to lose it), persistence, eviction.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::protocol::redis_lock::{
     RedisEvalDelete, RedisEvalExtend, RedisGet, RedisIncr, RedisPexpire, RedisSetNxPx,
 };
 use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
-use madsim::net::Endpoint;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,9 +44,7 @@ struct Service {
 ///
 /// `requests` counts every request served (the backend load a protocol puts on it).
 pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
-    let ep = Endpoint::bind(BACKEND_ADDR)
-        .await
-        .expect("backend address is free");
+    let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         keys: Mutex::new(BTreeMap::new()),
         clock,

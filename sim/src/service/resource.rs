@@ -6,9 +6,9 @@
 //! writes) or above it is accepted and raises `max_token`. With `fencing = false` every
 //! write is accepted: the counterfactual that shows the token is load-bearing.
 
+use crate::net::Endpoint;
 use crate::rpc::{FencedWrite, WriteReply, RESOURCE_ADDR};
 use crate::timeline::{Event, Timeline, WriteOp};
-use madsim::net::Endpoint;
 use std::sync::{Arc, Mutex};
 
 #[derive(Default)]
@@ -25,9 +25,7 @@ struct Rows {
 
 /// Runs the resource on the current node until the node is killed.
 pub async fn serve(timeline: Timeline, fencing: bool) {
-    let ep = Endpoint::bind(RESOURCE_ADDR)
-        .await
-        .expect("resource address is free");
+    let ep = Endpoint::bind(RESOURCE_ADDR).expect("resource address is free");
     let rows = Arc::new(Mutex::new(Rows::default()));
     ep.add_rpc_handler(move |w: FencedWrite| {
         let reply = apply(&rows, &timeline, fencing, w);

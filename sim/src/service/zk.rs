@@ -17,6 +17,7 @@
 //! what the election recipe reads, and watch delivery on other event types.
 
 use crate::clock::NodeClock;
+use crate::net::Endpoint;
 use crate::protocol::zk_sequential::{
     ZkClose, ZkConnect, ZkCreate, ZkDelete, ZkExists, ZkGetChildren, ZkGetData, ZkPing,
 };
@@ -24,7 +25,6 @@ use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::zk_sequential::{CreateMode, SessionGrant, Stat, ZkError};
-use madsim::net::Endpoint;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -87,9 +87,7 @@ pub async fn serve(
     requests: Arc<AtomicU64>,
     settings: ZkSettings,
 ) {
-    let ep = Endpoint::bind(BACKEND_ADDR)
-        .await
-        .expect("backend address is free");
+    let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let mut nodes = BTreeMap::new();
     nodes.insert(
         "/".to_string(),
