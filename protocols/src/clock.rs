@@ -20,12 +20,54 @@ pub trait Clock: Send + Sync {
     fn global_duration_for(&self, local: Duration) -> Duration;
 }
 
+/// A madsim sleep that arms its timer once.
+///
+/// madsim's `Sleep` adds a timer to the runtime at every poll while it is pending, and a
+/// timer is only dropped when it fires. A sleep inside a `select!` whose other branches
+/// wake the task often (a leader's loop, openraft's timeouts around every RPC) piled up
+/// one timer per wake-up, each firing later for nothing. This one polls the inner sleep
+/// (arming its timer) on its first poll only; the timer then wakes the task that polled
+/// it, which is the task that owns this future.
+pub struct Timer {
+    sleep: madsim::time::Sleep,
+    armed: bool,
+}
+
+impl Timer {
+    /// A timer that fires `global` from now (global, simulated time; at least 1 ms, as
+    /// every madsim sleep).
+    pub fn after(global: Duration) -> Self {
+        Timer {
+            sleep: madsim::time::sleep(global),
+            armed: false,
+        }
+    }
+}
+
+impl std::future::Future for Timer {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.sleep.is_elapsed() {
+            return std::task::Poll::Ready(());
+        }
+        if !self.armed {
+            self.armed = true;
+            return std::pin::Pin::new(&mut self.sleep).poll(cx);
+        }
+        std::task::Poll::Pending
+    }
+}
+
 /// Sleeps until this clock has advanced by `local`.
 ///
 /// A step of the clock during the sleep is not seen until the sleep ends; callers that
 /// wait for a deadline re-check it afterwards (see [`sleep_until_local`]).
 pub async fn sleep_local(clock: &dyn Clock, local: Duration) {
-    madsim::time::sleep(clock.global_duration_for(local)).await;
+    Timer::after(clock.global_duration_for(local)).await;
 }
 
 /// Sleeps until the local clock reads at least `deadline_us`.

@@ -88,11 +88,15 @@ impl LeaseHandle {
     }
 
     /// Moves the deadline later (never earlier: a late renewal answer must not shorten it).
+    ///
+    /// Waiters are not woken: one waiting for the end wakes at the deadline it last read,
+    /// finds the leadership still valid and waits for the new one. Waking them at every
+    /// renewal (raft renews at every acknowledged heartbeat) cost a wake-up and a timer
+    /// per renewal for nothing.
     pub fn extend_to(&self, deadline_us: i64) {
         self.state
             .deadline_us
             .fetch_max(deadline_us, Ordering::SeqCst);
-        self.state.changed.notify_waiters();
     }
 
     /// Ends the lease for `reason`; the first reason given sticks.

@@ -14,7 +14,7 @@
 //! leak order into a run. It holds no protocol state: what survives a restart (the log
 //! and vote) lives in [`super::store::RaftDisk`], owned by the world.
 
-use crate::clock::{sleep_local, sleep_until_local, Clock};
+use crate::clock::{sleep_local, sleep_until_local, Clock, Timer};
 use openraft::async_runtime::AsyncOneshotSendExt;
 use openraft::{AsyncRuntime, Instant};
 use rand::RngCore;
@@ -134,17 +134,18 @@ impl<T: Send> AsyncOneshotSendExt<T> for OneshotSender<T> {
     }
 }
 
-/// A future bounded by a madsim timer (the local span already converted to global).
+/// A future bounded by a madsim timer (the local span already converted to global). The
+/// timer is armed once ([`Timer`]), though the future is polled at its every wake-up.
 pub struct NodeTimeout<T> {
     fut: Pin<Box<T>>,
-    sleep: Pin<Box<madsim::time::Sleep>>,
+    sleep: Timer,
 }
 
 impl<T> NodeTimeout<T> {
     fn new(global: Duration, fut: T) -> Self {
         NodeTimeout {
             fut: Box::pin(fut),
-            sleep: Box::pin(madsim::time::sleep(global)),
+            sleep: Timer::after(global),
         }
     }
 }
@@ -156,7 +157,7 @@ impl<T: Future> Future for NodeTimeout<T> {
         if let Poll::Ready(v) = self.fut.as_mut().poll(cx) {
             return Poll::Ready(Ok(v));
         }
-        match self.sleep.as_mut().poll(cx) {
+        match Pin::new(&mut self.sleep).poll(cx) {
             Poll::Ready(()) => Poll::Ready(Err(madsim::time::error::Elapsed)),
             Poll::Pending => Poll::Pending,
         }
