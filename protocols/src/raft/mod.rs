@@ -16,14 +16,18 @@
 //! The elector adds the leader side of the lease, as the same openraft page describes
 //! it: a leader that has a heartbeat acknowledged by a quorum, sent at local time `t`,
 //! knows no other leader can exist before `t + lease`, as long as `lease` is below the
-//! followers' lease. Here every `heartbeat_interval_ms` the leader runs a quorum round
-//! (`Raft::is_leader`, or `get_read_log_id` in log mode: both send a heartbeat to every
-//! voter and wait for a majority)
-//! and extends its leadership to the local time just before that round was sent +
-//! `leader_lease_ms`. It acts only while that holds on its own clock, and stops the
-//! moment it lapses, even if openraft still believes it leads. `leader_lease_ms` must
-//! stay below `election_timeout_min_ms` (the brief's margin for drift; the followers'
-//! own lease is `election_timeout_max_ms`).
+//! followers' lease. The elector sees every AppendEntries openraft sends (its network
+//! adapter, [`net`]) with its local send time, and every peer that accepted one (did not
+//! answer with a higher vote). Whenever a majority (itself included) has accepted one of
+//! the current term, it extends its leadership to the send time of the latest such
+//! message that a majority accepted + `leader_lease_ms`, as openraft computes its own
+//! `last_quorum_acked_time`. openraft's heartbeats (every tick, 1.5 heartbeat intervals)
+//! and its replication renew the lease; there is no round of the elector's own. It acts
+//! only while the lease holds on its own clock, and stops the moment it lapses, even if
+//! openraft still believes it leads. `leader_lease_ms` must stay below
+//! `election_timeout_min_ms` (the brief's margin for drift; the followers' own lease is
+//! `election_timeout_max_ms`), and above the tick plus a round trip, or it lapses between
+//! heartbeats.
 //!
 //! **Election timer.** openraft 0.9 draws one election timeout per Raft instance, at
 //! start-up, and keeps it for the life of the process. Under a storm that kills only the
@@ -68,9 +72,10 @@
 //! numbers is one entry ([`SeqBatch`]); the state machine assigns its numbers in log order
 //! and `client_write` returns them once the entry is committed and applied here. The
 //! leader also answers reads from its state machine while its lease holds (a lease read,
-//! Raft thesis section 6.4.1), with no round trip; for that the lease round also waits
-//! until everything committed before it is applied (what `ensure_linearizable` does, see
-//! `linearizable_round`). A lease read is linearizable only while the leader's lease ends,
+//! Raft thesis section 6.4.1), with no round trip; for that a new leader's lease starts
+//! only once its state machine has applied everything committed before its term (what
+//! `ensure_linearizable` waits for, see `linearizable_round`): from then on its own
+//! batches are applied here before they are handed out. A lease read is linearizable only while the leader's lease ends,
 //! in real time, before a follower's: `leader_lease_ms / leader clock rate <=
 //! election_timeout_max_ms / follower clock rate`.
 //!
@@ -88,7 +93,7 @@ use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::peer::ElectionLog;
 use async_trait::async_trait;
 use election::TimerReset;
-use net::Net;
+use net::{AckSink, Net};
 pub use net::{PreVoteRequest, PreVoteResponse, RaftMsg, RaftReply, RaftTransport};
 use openraft::raft::AppendEntriesResponse;
 use openraft::{EmptyNode, Raft, ServerState, Vote};
@@ -96,7 +101,7 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use runtime::MadsimRuntime;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 pub use store::RaftDisk;
 // openraft 0.9.25's declare_raft_types! names `Cursor` unqualified for its default
 // snapshot data type.
@@ -223,6 +228,11 @@ struct State {
     election_deadline_us: i64,
     /// This node's vote as openraft last reported it.
     vote: Option<Vote<u64>>,
+    /// For each peer, the latest AppendEntries it accepted: (term, local send time).
+    acks: BTreeMap<u64, (u64, i64)>,
+    /// In log mode, the term whose leader has applied everything committed before it
+    /// (its lease may start).
+    log_ready_term: Option<u64>,
 }
 
 /// The `raft` elector of one node.
@@ -310,7 +320,10 @@ impl RaftElector {
         let raft = Raft::new(
             self.me,
             config,
-            Net(self.transport.clone()),
+            Net {
+                transport: self.transport.clone(),
+                acks: Arc::downgrade(&self) as std::sync::Weak<dyn AckSink>,
+            },
             store::LogStore(disk.clone()),
             store::StateMachine {
                 disk,
@@ -334,8 +347,10 @@ impl RaftElector {
         } else {
             self.reset_timer(TimerReset::Election);
         }
-        let e = self.clone();
-        madsim::task::spawn(async move { e.lease_loop().await });
+        if self.cfg.sequencer == SequencerPath::Log {
+            let e = self.clone();
+            madsim::task::spawn(async move { e.log_gate().await });
+        }
         let e = self.clone();
         madsim::task::spawn(async move { e.election_timer().await });
         let mut rx = raft.metrics();
@@ -374,6 +389,8 @@ impl RaftElector {
                 st.leading = None;
             }
         }
+        // Acknowledgements may have come before openraft reported this node leader.
+        self.renew(&mut st);
         drop(st);
         if vote_changed && !m.vote.is_committed() {
             self.reset_timer(TimerReset::Election);
@@ -381,52 +398,45 @@ impl RaftElector {
         self.changed.notify_waiters();
     }
 
-    /// While openraft says this node leads, renews the leader lease every heartbeat
-    /// interval with a quorum round; a round starts at once when leadership begins.
-    async fn lease_loop(self: Arc<Self>) {
+    /// In log mode, lets each new leadership's lease start once the state machine has
+    /// applied everything committed before the term (see the module doc); in resource
+    /// mode the lease needs no such wait.
+    async fn log_gate(self: Arc<Self>) {
         let raft = self.raft.get().expect("set before the loop starts").clone();
-        let hb_us = self.cfg.heartbeat_interval_ms as i64 * 1000;
         loop {
             let notified = self.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let t0 = self.clock.now_us();
             let term = {
                 let st = self.state.lock().unwrap();
-                st.raft_leader_term.filter(|_| st.participating)
+                st.raft_leader_term
+                    .filter(|t| st.participating && st.log_ready_term != Some(*t))
             };
             let Some(term) = term else {
                 notified.await;
                 continue;
             };
-            if self.cfg.canary == RaftCanary::NoLeaseCheck {
-                self.extend(term, t0 + NO_LEASE_US);
-            } else {
-                // is_leader waits for a quorum of heartbeat acknowledgements (each call
-                // bounded by the heartbeat interval inside openraft). It is deprecated for
-                // ensure_linearizable, which also waits for the state machine to apply
-                // everything committed before the round: leased reads need that (a new
-                // leader must not answer from a state machine that lags its log), the
-                // fenced-resource path needs only the quorum round. See
-                // `linearizable_round` for why it is not ensure_linearizable itself.
-                let bound = self
-                    .clock
-                    .global_duration_for(Duration::from_millis(self.cfg.heartbeat_interval_ms * 2));
-                let acked = if self.cfg.sequencer == SequencerPath::Log {
-                    matches!(
-                        madsim::time::timeout(bound, self.linearizable_round(&raft)).await,
-                        Ok(true)
-                    )
-                } else {
-                    #[allow(deprecated)]
-                    let round = madsim::time::timeout(bound, raft.is_leader()).await;
-                    matches!(round, Ok(Ok(())))
-                };
-                if acked {
-                    self.extend(term, t0 + self.cfg.leader_lease_ms as i64 * 1000);
+            let bound = self
+                .clock
+                .global_duration_for(Duration::from_millis(self.cfg.heartbeat_interval_ms * 2));
+            if matches!(
+                madsim::time::timeout(bound, self.linearizable_round(&raft)).await,
+                Ok(true)
+            ) {
+                let mut st = self.state.lock().unwrap();
+                if st.raft_leader_term == Some(term) {
+                    st.log_ready_term = Some(term);
+                    self.renew(&mut st);
                 }
+                drop(st);
+                self.changed.notify_waiters();
+            } else {
+                sleep_local(
+                    self.clock.as_ref(),
+                    Duration::from_millis(self.cfg.heartbeat_interval_ms),
+                )
+                .await;
             }
-            sleep_until_local(self.clock.as_ref(), t0 + hb_us).await;
         }
     }
 
@@ -451,27 +461,6 @@ impl RaftElector {
             }
             notified.await;
         }
-    }
-
-    /// A quorum acknowledged a heartbeat of `term` sent before `deadline_us - lease`.
-    fn extend(&self, term: u64, deadline_us: i64) {
-        let mut st = self.state.lock().unwrap();
-        if st.raft_leader_term != Some(term) || !st.participating {
-            return;
-        }
-        match &st.leading {
-            Some((t, h)) if *t == term && h.valid() => h.extend_to(deadline_us),
-            _ => {
-                if deadline_us > self.clock.now_us() {
-                    st.leading = Some((
-                        term,
-                        LeaseHandle::new(self.clock.clone(), deadline_us, true),
-                    ));
-                }
-            }
-        }
-        drop(st);
-        self.changed.notify_waiters();
     }
 
     /// Answers a message from a peer.
@@ -506,6 +495,78 @@ impl RaftElector {
             .get(id as usize - 1)
             .cloned()
             .unwrap_or_else(|| format!("n{id}"))
+    }
+
+    /// Extends (or starts) the leadership from the acknowledgements so far, if openraft
+    /// says this node leads: to the send time of the latest AppendEntries of the term
+    /// that a majority (this node included) accepted, + `leader_lease_ms`.
+    fn renew(&self, st: &mut State) {
+        let Some(term) = st.raft_leader_term.filter(|_| st.participating) else {
+            return;
+        };
+        let deadline_us = if self.cfg.canary == RaftCanary::NoLeaseCheck {
+            self.clock.now_us() + NO_LEASE_US
+        } else {
+            if self.cfg.sequencer == SequencerPath::Log && st.log_ready_term != Some(term) {
+                return;
+            }
+            // A majority of n is n / 2 + 1: this node and n / 2 peers.
+            let need = self.names.len() / 2;
+            let anchor_us = if need == 0 {
+                self.clock.now_us()
+            } else {
+                let mut sent: Vec<i64> = st
+                    .acks
+                    .iter()
+                    .filter(|(peer, (t, _))| **peer != self.me && *t == term)
+                    .map(|(_, (_, sent_us))| *sent_us)
+                    .collect();
+                if sent.len() < need {
+                    return;
+                }
+                sent.sort_unstable_by(|a, b| b.cmp(a));
+                sent[need - 1]
+            };
+            anchor_us + self.cfg.leader_lease_ms as i64 * 1000
+        };
+        match &st.leading {
+            Some((t, h)) if *t == term && h.valid() => h.extend_to(deadline_us),
+            _ => {
+                if deadline_us > self.clock.now_us() {
+                    st.leading = Some((
+                        term,
+                        LeaseHandle::new(self.clock.clone(), deadline_us, true),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl AckSink for RaftElector {
+    fn now_us(&self) -> i64 {
+        self.clock.now_us()
+    }
+
+    fn acked(&self, peer: u64, term: u64, sent_us: i64) {
+        let mut st = self.state.lock().unwrap();
+        let newer = match st.acks.get(&peer) {
+            Some(&(t, s)) => (term, sent_us) > (t, s),
+            None => true,
+        };
+        if !newer {
+            return;
+        }
+        st.acks.insert(peer, (term, sent_us));
+        let before = st.leading.as_ref().map(|(t, h)| (*t, h.valid()));
+        self.renew(&mut st);
+        let started = st.leading.as_ref().map(|(t, h)| (*t, h.valid())) != before;
+        drop(st);
+        // Only a leadership that began needs waking the campaign; an extension is read
+        // from the handle.
+        if started {
+            self.changed.notify_waiters();
+        }
     }
 }
 

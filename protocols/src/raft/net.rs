@@ -14,7 +14,7 @@ use openraft::raft::{
 };
 use openraft::{EmptyNode, LogId, RaftNetwork, RaftNetworkFactory};
 use serde::{Deserialize, Serialize};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// A Raft message from one node to another.
 #[derive(Debug, Serialize, Deserialize)]
@@ -72,12 +72,27 @@ pub trait RaftTransport: Send + Sync {
     async fn call(&self, to: u64, msg: RaftMsg, timeout_ms: u64) -> Result<RaftReply, PeerTimeout>;
 }
 
-/// openraft's network factory over a [`RaftTransport`].
-pub(super) struct Net(pub(super) Arc<dyn RaftTransport>);
+/// Who learns of every AppendEntries a peer accepted: the leader lease is renewed from
+/// openraft's own heartbeats and replication, with no round of its own.
+pub(super) trait AckSink: Send + Sync {
+    /// The node's local time, in microseconds.
+    fn now_us(&self) -> i64;
+    /// `peer` accepted (did not answer with a higher vote) an AppendEntries of `term`
+    /// that left this node at local time `sent_us`.
+    fn acked(&self, peer: u64, term: u64, sent_us: i64);
+}
+
+/// openraft's network factory over a [`RaftTransport`], telling `acks` of each accepted
+/// AppendEntries.
+pub(super) struct Net {
+    pub(super) transport: Arc<dyn RaftTransport>,
+    pub(super) acks: Weak<dyn AckSink>,
+}
 
 /// One peer as openraft reaches it.
 pub(super) struct Conn {
     t: Arc<dyn RaftTransport>,
+    acks: Weak<dyn AckSink>,
     to: u64,
 }
 
@@ -85,7 +100,8 @@ impl RaftNetworkFactory<TypeConfig> for Net {
     type Network = Conn;
     async fn new_client(&mut self, to: u64, _: &EmptyNode) -> Conn {
         Conn {
-            t: self.0.clone(),
+            t: self.transport.clone(),
+            acks: self.acks.clone(),
             to,
         }
     }
@@ -123,8 +139,24 @@ impl RaftNetwork<TypeConfig> for Conn {
         rpc: AppendEntriesRequest<TypeConfig>,
         option: RPCOption,
     ) -> RpcResult<AppendEntriesResponse<u64>> {
+        // Only a leader sends AppendEntries, under its committed vote; the send time is
+        // taken before the message leaves, so the lease it anchors is never too long.
+        let term = rpc.vote.leader_id().get_term();
+        let sent_us = self.acks.upgrade().map(|a| a.now_us());
         match self.send(RaftMsg::Append(rpc), &option).await {
-            Some(RaftReply::Append(r)) => r.map_err(|e| RemoteError::new(self.to, e).into()),
+            Some(RaftReply::Append(r)) => {
+                if let (Ok(resp), Some(sent_us)) = (&r, sent_us) {
+                    // Anything but HigherVote means the peer accepted our vote, and with
+                    // it restarted its own lease: it refuses other candidates for the
+                    // followers' lease from now.
+                    if !matches!(resp, AppendEntriesResponse::HigherVote(_)) {
+                        if let Some(a) = self.acks.upgrade() {
+                            a.acked(self.to, term, sent_us);
+                        }
+                    }
+                }
+                r.map_err(|e| RemoteError::new(self.to, e).into())
+            }
             _ => Err(silent()),
         }
     }
