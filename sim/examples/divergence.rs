@@ -11,7 +11,7 @@ fn main() {
     for _ in 0..3 {
         let a = baton_sim::experiment::run(&r, 42).unwrap();
         let h = a
-            .timeline_jsonl
+            .timeline_jsonl()
             .bytes()
             .fold(0xcbf29ce484222325u64, |h, b| {
                 (h ^ b as u64).wrapping_mul(0x100000001b3)

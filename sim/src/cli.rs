@@ -4,8 +4,7 @@ use crate::experiment::{self, Artifacts};
 use crate::output;
 use crate::scenario::{self, Resolved};
 use clap::{Args, Parser, Subcommand};
-use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::path::PathBuf;
 
 /// Exit status: every checked property held (or the two runs were identical).
 pub const EXIT_PASS: i32 = 0;
@@ -56,10 +55,16 @@ enum Command {
     /// data here, not errors: the command exits 0 once the matrix is written.
     #[command(after_help = EXIT_CODES)]
     Matrix(MatrixArgs),
-    /// Measure simulated seconds per wall-clock second for scenarios.
+    /// Measure Baton's speed: the named workloads, each in a fresh process.
     ///
-    /// Prints a Markdown table; the figures depend on the machine.
+    /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
+    /// messages per second and peak memory; then the speed targets against what was
+    /// measured. The figures depend on the machine. `--list` names the workloads.
     Bench(BenchArgs),
+    /// Run one benchmark workload in this process and print what it measured as JSON
+    /// (what `sim bench` starts once per workload).
+    #[command(hide = true)]
+    BenchWorkload(BenchWorkloadArgs),
 }
 
 #[derive(Debug, Args)]
@@ -117,15 +122,21 @@ struct MatrixArgs {
 
 #[derive(Debug, Args)]
 struct BenchArgs {
-    /// Scenario files.
-    #[arg(required = true)]
-    scenarios: Vec<PathBuf>,
-    /// Seeds to run each scenario with, as A..B (B excluded).
-    #[arg(long, default_value = "0..5", value_parser = parse_seed_range)]
-    seeds: std::ops::Range<u64>,
-    /// Overrides applied to every scenario, as in `run`.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    set: Vec<String>,
+    /// Run only these workloads (names separated by commas; see --list).
+    #[arg(long, value_name = "NAMES")]
+    only: Option<String>,
+    /// List the workloads and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+#[derive(Debug, Args)]
+struct BenchWorkloadArgs {
+    /// The workload's name.
+    name: String,
+    /// Messages per simulated second for a baseline workload.
+    #[arg(long, default_value_t = 0)]
+    messages_per_s: u64,
 }
 
 /// Writes to stdout, ignoring a closed pipe (`sim run ... | head` must not panic).
@@ -178,6 +189,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::CheckDeterminism(args) => check_determinism(args),
         Command::Matrix(args) => matrix(args),
         Command::Bench(args) => bench(args),
+        Command::BenchWorkload(args) => bench_workload(args),
     };
     result.unwrap_or_else(|code| code)
 }
@@ -195,7 +207,7 @@ fn run(args: RunArgs) -> Result<i32, i32> {
         EXIT_BAD_INPUT
     })?;
     let artifacts = simulate(&resolved, seed)?;
-    output::write_all(&dir, &artifacts.files()).map_err(|e| {
+    output::write_run(&dir, &artifacts).map_err(|e| {
         eprintln!("error: cannot write the report to {}: {e}", dir.display());
         EXIT_INTERNAL
     })?;
@@ -306,8 +318,8 @@ fn matrix(args: MatrixArgs) -> Result<i32, i32> {
     output::write_all(
         &dir,
         &[
-            ("matrix.md", md.clone().into_bytes()),
-            ("matrix.json", json.into_bytes()),
+            ("matrix.md", md.as_bytes()),
+            ("matrix.json", json.as_bytes()),
         ],
     )
     .map_err(|e| {
@@ -320,41 +332,102 @@ fn matrix(args: MatrixArgs) -> Result<i32, i32> {
 }
 
 fn bench(args: BenchArgs) -> Result<i32, i32> {
-    sayln!("| scenario | seeds | rate_per_s | simulated s | wall s (simulation) | sim s / wall s | wall s (with checks + report) | sim s / wall s | messages / wall s |");
-    sayln!("|---|---|---|---|---|---|---|---|---|");
-    for path in &args.scenarios {
-        let resolved = load(&ScenarioArgs {
-            scenario: path.clone(),
-            seed: 0,
-            set: args.set.clone(),
-        })?;
-        let (mut sim_wall, mut total_wall, mut messages) = (0.0f64, 0.0f64, 0u64);
-        for seed in args.seeds.clone() {
-            let t0 = Instant::now();
-            let out = crate::run::run(&resolved, seed).map_err(|e| {
-                eprintln!("internal error: the simulation failed: {e}");
+    use crate::bench::{self, Measured, Row, WORKLOADS};
+    if args.list {
+        for w in WORKLOADS {
+            sayln!("{:<18} {}", w.name, w.what);
+        }
+        return Ok(EXIT_PASS);
+    }
+    let chosen: Vec<&'static bench::Workload> = match &args.only {
+        None => WORKLOADS.iter().collect(),
+        Some(names) => names
+            .split(',')
+            .map(|n| {
+                bench::workload(n.trim()).ok_or_else(|| {
+                    let all: Vec<&str> = WORKLOADS.iter().map(|w| w.name).collect();
+                    eprintln!(
+                        "error: --only: unknown workload `{}`: expected some of {}",
+                        n.trim(),
+                        all.join(", ")
+                    );
+                    EXIT_BAD_INPUT
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let exe = std::env::current_exe().map_err(|e| {
+        eprintln!("internal error: cannot find the sim executable: {e}");
+        EXIT_INTERNAL
+    })?;
+    let child = |name: &str, messages_per_s: u64| -> Result<Measured, i32> {
+        let out = std::process::Command::new(&exe)
+            .args(["bench-workload", name, "--messages-per-s"])
+            .arg(messages_per_s.to_string())
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|e| {
+                eprintln!("internal error: cannot start a bench workload: {e}");
                 EXIT_INTERNAL
             })?;
-            sim_wall += t0.elapsed().as_secs_f64();
-            experiment::report(&resolved, seed, &out);
-            total_wall += t0.elapsed().as_secs_f64();
-            messages += out.messages;
+        if !out.status.success() {
+            eprintln!("error: bench workload {name} failed ({})", out.status);
+            return Err(out.status.code().unwrap_or(EXIT_INTERNAL));
         }
-        let n = args.seeds.end - args.seeds.start;
-        let simulated_s = resolved.scenario.duration_ms as f64 / 1000.0 * n as f64;
-        sayln!(
-            "| {} | {}..{} | {} | {:.0} | {:.2} | {:.0} | {:.2} | {:.0} | {:.0} |",
-            Path::new(path).display(),
-            args.seeds.start,
-            args.seeds.end,
-            resolved.scenario.work.rate_per_s,
-            simulated_s,
-            sim_wall,
-            simulated_s / sim_wall,
-            total_wall,
-            simulated_s / total_wall,
-            messages as f64 / sim_wall,
-        );
+        serde_json::from_slice(&out.stdout).map_err(|e| {
+            eprintln!("internal error: bench workload {name} said something unreadable: {e}");
+            EXIT_INTERNAL
+        })
+    };
+    // The baselines exchange as many messages per simulated second as the workload they
+    // match: measure that one first.
+    let needs_rate = chosen
+        .iter()
+        .any(|w| matches!(w.kind, bench::Kind::MadsimEndpoints | bench::Kind::BatonNet));
+    let mut rows: Vec<Row> = vec![];
+    let mut rate = 0;
+    if needs_rate {
+        let w = bench::workload(bench::BASELINE_MATCHES).expect("a listed workload");
+        let m = child(w.name, 0)?;
+        rate = (m.messages as f64 / m.simulated_s).round() as u64;
+        if chosen.iter().any(|c| c.name == w.name) {
+            rows.push(Row {
+                workload: w,
+                measured: m,
+            });
+        }
     }
+    for w in chosen {
+        if rows.iter().any(|r| r.workload.name == w.name) {
+            continue;
+        }
+        eprintln!("bench: {} ...", w.name);
+        let measured = child(w.name, rate)?;
+        rows.push(Row {
+            workload: w,
+            measured,
+        });
+    }
+    // Report order is the list's order.
+    rows.sort_by_key(|r| WORKLOADS.iter().position(|w| w.name == r.workload.name));
+    say(&bench::table(&rows));
+    say("\n");
+    say(&bench::targets(&rows));
+    Ok(EXIT_PASS)
+}
+
+fn bench_workload(args: BenchWorkloadArgs) -> Result<i32, i32> {
+    let w = crate::bench::workload(&args.name).ok_or_else(|| {
+        eprintln!(
+            "error: unknown workload `{}` (see sim bench --list)",
+            args.name
+        );
+        EXIT_BAD_INPUT
+    })?;
+    let m = crate::bench::measure(w, args.messages_per_s).map_err(|e| {
+        eprintln!("error: workload {}: {e}", w.name);
+        EXIT_INTERNAL
+    })?;
+    sayln!("{}", serde_json::to_string(&m).expect("numbers serialize"));
     Ok(EXIT_PASS)
 }

@@ -3,15 +3,19 @@
 use crate::checker::{self, CheckInput, Findings};
 use crate::run::{self, RunOutput};
 use crate::scenario::Resolved;
+use crate::timeline::Entry;
 use crate::{plot, report};
+use std::borrow::Cow;
 
 /// Every artifact of a run, rendered, plus the verdict.
 #[derive(Clone, Debug)]
 pub struct Artifacts {
     /// The resolved scenario, every default filled in.
     pub scenario_toml: String,
-    /// One JSON event per line.
-    pub timeline_jsonl: String,
+    /// Every event, in order (rendered one JSON object a line by
+    /// [`Artifacts::timeline_jsonl`], or streamed to a file by [`Artifacts::write_timeline`]:
+    /// a long run's timeline is never held twice).
+    pub entries: Vec<Entry>,
     /// For a person.
     pub summary_txt: String,
     /// For scripts.
@@ -25,27 +29,44 @@ pub struct Artifacts {
 }
 
 impl Artifacts {
-    /// (file name, content) in the order of [`crate::output::ARTIFACTS`].
-    pub fn files(&self) -> Vec<(&'static str, Vec<u8>)> {
+    /// (file name, content) in the order of [`crate::output::ARTIFACTS`]; the timeline is
+    /// rendered here.
+    pub fn files(&self) -> Vec<(&'static str, Cow<'_, [u8]>)> {
         let a = crate::output::ARTIFACTS;
         vec![
-            (a[0], self.scenario_toml.clone().into_bytes()),
-            (a[1], self.timeline_jsonl.clone().into_bytes()),
-            (a[2], self.summary_txt.clone().into_bytes()),
-            (a[3], self.report_json.clone().into_bytes()),
-            (a[4], self.leaders_acting_svg.clone().into_bytes()),
+            (a[0], Cow::Borrowed(self.scenario_toml.as_bytes())),
+            (a[1], Cow::Owned(self.timeline_jsonl().into_bytes())),
+            (a[2], Cow::Borrowed(self.summary_txt.as_bytes())),
+            (a[3], Cow::Borrowed(self.report_json.as_bytes())),
+            (a[4], Cow::Borrowed(self.leaders_acting_svg.as_bytes())),
         ]
+    }
+
+    /// The timeline, one JSON event per line.
+    pub fn timeline_jsonl(&self) -> String {
+        let mut out = Vec::new();
+        self.write_timeline(&mut out).expect("writing to memory");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// Writes the timeline, one JSON event per line, to `w`.
+    pub fn write_timeline(&self, mut w: impl std::io::Write) -> std::io::Result<()> {
+        for e in &self.entries {
+            serde_json::to_writer(&mut w, e)?;
+            w.write_all(b"\n")?;
+        }
+        Ok(())
     }
 }
 
 /// Simulates `resolved` under `seed` and renders its report.
 pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
     let out = run::run(resolved, seed)?;
-    Ok(report(resolved, seed, &out))
+    Ok(report(resolved, seed, out))
 }
 
-/// Checks a finished run and renders its report.
-pub fn report(resolved: &Resolved, seed: u64, out: &RunOutput) -> Artifacts {
+/// Checks a finished run and renders its report (the run's timeline moves into it).
+pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
     let input = CheckInput {
         resolved,
         entries: &out.entries,
@@ -53,11 +74,6 @@ pub fn report(resolved: &Resolved, seed: u64, out: &RunOutput) -> Artifacts {
         client: out.client.clone(),
     };
     let findings = checker::check(&input);
-    let mut timeline_jsonl = String::new();
-    for e in &out.entries {
-        timeline_jsonl.push_str(&serde_json::to_string(e).expect("events serialize"));
-        timeline_jsonl.push('\n');
-    }
     let scenario_toml = format!(
         "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the experiment.\n{}",
         report::reproduce_command(resolved, seed),
@@ -70,11 +86,13 @@ pub fn report(resolved: &Resolved, seed: u64, out: &RunOutput) -> Artifacts {
     );
     let leaders_acting_svg = plot::leaders_acting_svg(&findings, &out.entries, out.end_us, &title)
         .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
+    let summary_txt = report::summary(resolved, seed, &out, &findings);
+    let report_json = report::json(resolved, seed, &out, &findings);
     Artifacts {
         scenario_toml,
-        timeline_jsonl,
-        summary_txt: report::summary(resolved, seed, out, &findings),
-        report_json: report::json(resolved, seed, out, &findings),
+        entries: std::mem::take(&mut out.entries),
+        summary_txt,
+        report_json,
         leaders_acting_svg,
         passed: findings.passed(),
         findings,

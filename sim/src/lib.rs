@@ -5,6 +5,7 @@
 //! (what held) -> [`report`] and [`plot`] (what a person and a script read).
 #![deny(missing_docs)]
 
+pub mod bench;
 pub mod checker;
 pub mod cli;
 pub mod client;

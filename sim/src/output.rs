@@ -74,8 +74,28 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
     }
 }
 
+/// Writes every artifact of a run and the marker naming them into `dir`, the timeline
+/// streamed straight to its file.
+pub fn write_run(dir: &Path, a: &crate::experiment::Artifacts) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let small = [
+        (ARTIFACTS[0], a.scenario_toml.as_bytes()),
+        (ARTIFACTS[2], a.summary_txt.as_bytes()),
+        (ARTIFACTS[3], a.report_json.as_bytes()),
+        (ARTIFACTS[4], a.leaders_acting_svg.as_bytes()),
+    ];
+    for (name, content) in small {
+        std::fs::write(dir.join(name), content)?;
+    }
+    let mut timeline = std::io::BufWriter::new(std::fs::File::create(dir.join(ARTIFACTS[1]))?);
+    a.write_timeline(&mut timeline)?;
+    std::io::Write::flush(&mut timeline)?;
+    let marker = format!("Written by `sim`. Files: {}\n", ARTIFACTS.join(", "));
+    std::fs::write(dir.join(MARKER), marker)
+}
+
 /// Writes the files (name, content) and the marker naming them into `dir`.
-pub fn write_all(dir: &Path, files: &[(&str, Vec<u8>)]) -> std::io::Result<()> {
+pub fn write_all(dir: &Path, files: &[(&str, &[u8])]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for (name, content) in files {
         std::fs::write(dir.join(name), content)?;
@@ -119,7 +139,7 @@ mod tests {
         assert!(err.contains("notes.md"), "{err}");
         assert!(check_writable(&dir, true).is_ok());
         std::fs::remove_file(dir.join("notes.md")).unwrap();
-        write_all(&dir, &[("summary.txt", b"x".to_vec())]).unwrap();
+        write_all(&dir, &[("summary.txt", b"x".as_slice())]).unwrap();
         assert!(
             check_writable(&dir, false).is_ok(),
             "an earlier report may be replaced"

@@ -58,7 +58,7 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
             madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), base));
         madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
         let out = RunOutput {
-            entries: world.timeline.entries(),
+            entries: world.timeline.take_entries(),
             end_us: crate::clock::global_now_us(),
             client: world.client_record.stats(),
             messages: Net::current().messages(),

@@ -327,6 +327,12 @@ impl Timeline {
         self.entries.lock().unwrap().clone()
     }
 
+    /// Every entry so far, in order, leaving the timeline empty (for the end of a run:
+    /// no copy of a long timeline is made).
+    pub fn take_entries(&self) -> Vec<Entry> {
+        std::mem::take(&mut *self.entries.lock().unwrap())
+    }
+
     /// True if an entry at or after `since_us` satisfies `pred`.
     pub fn any_since(&self, since_us: i64, pred: impl Fn(&Event) -> bool) -> bool {
         let entries = self.entries.lock().unwrap();

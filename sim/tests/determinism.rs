@@ -37,7 +37,8 @@ fn different_seed_gives_a_different_timeline() {
         let a = run(&name, 42, &[]);
         let b = run(&name, 43, &[]);
         assert_ne!(
-            a.timeline_jsonl, b.timeline_jsonl,
+            a.timeline_jsonl(),
+            b.timeline_jsonl(),
             "{name}: seeds 42 and 43 gave the same timeline"
         );
     }
@@ -57,8 +58,8 @@ fn every_protocol_is_deterministic() {
             );
         }
         assert_ne!(
-            a.timeline_jsonl,
-            run("gc-pause", 8, &[&set]).timeline_jsonl,
+            a.timeline_jsonl(),
+            run("gc-pause", 8, &[&set]).timeline_jsonl(),
             "{}: seeds 7 and 8 agree",
             p.name()
         );

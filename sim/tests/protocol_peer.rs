@@ -109,7 +109,7 @@ fn the_bully_takes_leadership_back_and_the_ring_keeps_it() {
     let leaders = |proto: &str| -> Vec<String> {
         let a = run("graceful-stepdown", 42, &[proto]);
         let mut seen: Vec<String> = vec![];
-        for line in a.timeline_jsonl.lines() {
+        for line in a.timeline_jsonl().lines() {
             let e: serde_json::Value = serde_json::from_str(line).unwrap();
             if e["event"] == "role_changed" && e["role"] == "leader" {
                 seen.push(e["node"].as_str().unwrap().to_string());

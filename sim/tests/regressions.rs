@@ -26,7 +26,7 @@ fn an_expired_lease_is_not_renewed_before_the_expiry_check_runs() {
         ],
     );
     assert!(
-        a.timeline_jsonl.contains("\"lease_expired\""),
+        a.timeline_jsonl().contains("\"lease_expired\""),
         "the lease expired"
     );
     assert!(
@@ -44,7 +44,7 @@ fn a_heal_ends_open_partitions_for_liveness() {
         42,
     );
     assert!(a.passed, "{}", a.summary_txt);
-    assert!(a.timeline_jsonl.contains("\"fault_healed\",\"index\":0"));
+    assert!(a.timeline_jsonl().contains("\"fault_healed\",\"index\":0"));
 }
 
 #[test]

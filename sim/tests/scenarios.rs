@@ -86,7 +86,7 @@ fn partitioned_leader_stops_by_its_own_deadline() {
     assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
     assert_eq!(r["leaders_acting"]["by_effect_max"], 1);
     let stopped_by_deadline = a
-        .timeline_jsonl
+        .timeline_jsonl()
         .lines()
         .any(|l| l.contains("\"stopped_acting\"") && l.contains("deadline_passed"));
     assert!(stopped_by_deadline);
@@ -123,7 +123,7 @@ fn lease_service_raises_short_ttls_to_its_minimum() {
     // etcd raises a TTL below its minimum (2 s at default settings) to the minimum.
     let a = run("clean-kill", 42, &["etcd-lease.lease_ttl_ms=500"]);
     assert!(a
-        .timeline_jsonl
+        .timeline_jsonl()
         .contains("\"ttl_requested_ms\":500,\"ttl_granted_ms\":2000"));
     let r = report(&a);
     assert_eq!(r["failover_bound"]["ms"], 2000 + 500 + 40);
@@ -136,7 +136,7 @@ fn lease_service_raises_short_ttls_to_its_minimum() {
         ],
     );
     assert!(a
-        .timeline_jsonl
+        .timeline_jsonl()
         .contains("\"ttl_requested_ms\":500,\"ttl_granted_ms\":500"));
 }
 
