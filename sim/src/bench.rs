@@ -2,7 +2,8 @@
 //!
 //! A benchmark is a list of named workloads (committed scenario files with overrides).
 //! `sim bench` runs each in a fresh child process (`sim bench-workload NAME`, hidden), so
-//! that its peak memory is its own, and prints one Markdown table: simulated seconds per
+//! that its peak memory is its own, `--repeat` times (3), keeps the repetition with the
+//! median wall time, and prints one Markdown table: simulated seconds per
 //! wall-clock second for the simulation alone and for the whole run (simulate, check and
 //! render every artifact in memory, as `sim run` does before writing), messages per
 //! simulated and per wall-clock second, and the child's peak resident memory. A second

@@ -28,7 +28,7 @@ use crate::rpc::{
     node_addr, NextAnswers, NextBatch, NextReply, ReadAnswer, ReadBatch, ReadReply, CLIENT_ADDR,
 };
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -49,7 +49,24 @@ pub struct ClientStats {
     pub reads_sent: u64,
     /// Reads answered with a value.
     pub reads_ok: u64,
+    /// `next` requests sent and answered with a number, by when they were sent: one
+    /// entry per 100 ms of simulated time (index = send time / 100 ms). Not in
+    /// report.json: `load` there is computed from it.
+    #[serde(skip)]
+    pub by_send_time: Vec<SentOk>,
 }
+
+/// Requests sent in one 100 ms slice, and how many of them got a number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SentOk {
+    /// Sent.
+    pub sent: u64,
+    /// Answered with a number.
+    pub ok: u64,
+}
+
+/// The width of a [`ClientStats::by_send_time`] slice.
+pub const SLICE_US: i64 = 100_000;
 
 /// The sequence numbers handed out so far, as disjoint ranges: numbers come in long runs,
 /// so this stays a handful of ranges however long the run.
@@ -86,6 +103,8 @@ impl Ranges {
 /// A batch awaiting its answer.
 struct Outstanding {
     count: u64,
+    /// The slice of [`ClientStats::by_send_time`] it was sent in.
+    slice: usize,
     /// The node (0-based) it went to.
     target: usize,
     /// When the client gives up on it (global µs).
@@ -94,9 +113,10 @@ struct Outstanding {
 
 /// The requests of one kind (`next` or reads) in flight, and where they go.
 struct Stream {
-    /// Batches awaiting an answer, by id; ids rise with send time and every batch has the
-    /// same timeout, so the first ones are the first to expire.
-    outstanding: BTreeMap<u64, Outstanding>,
+    /// Batches awaiting an answer, oldest first, with their ids (which rise with send
+    /// time; every batch has the same timeout, so the first ones expire first). A batch
+    /// answered out of order leaves a `None` until the ones before it are gone.
+    outstanding: VecDeque<(u64, Option<Outstanding>)>,
     /// The node (0-based) the client believes leads, following this stream's answers.
     target: usize,
     /// Requests owed, in units of 1/1,000,000 request.
@@ -106,7 +126,7 @@ struct Stream {
 impl Stream {
     fn new() -> Self {
         Stream {
-            outstanding: BTreeMap::new(),
+            outstanding: VecDeque::new(),
             target: 0,
             credit: 0,
         }
@@ -124,29 +144,50 @@ impl Stream {
         }
     }
 
+    /// Starts awaiting batch `id` (ids rise).
+    fn send(&mut self, id: u64, o: Outstanding) {
+        self.outstanding.push_back((id, Some(o)));
+    }
+
     /// Takes the batch `id` if it is still awaited and its deadline has not passed at
-    /// `now_us`; a late answer is one the client has already given up on.
+    /// `now_us`; a late answer is one the client has already given up on (the next
+    /// quantum expires it).
     fn settle(&mut self, id: u64, now_us: i64) -> Option<Outstanding> {
-        let o = self.outstanding.remove(&id)?;
-        if now_us > o.deadline_us {
-            // Expire it now, as the next quantum would have.
-            self.outstanding.insert(id, o);
+        let i = self
+            .outstanding
+            .binary_search_by_key(&id, |(k, _)| *k)
+            .ok()?;
+        let slot = &mut self.outstanding[i].1;
+        if slot.as_ref().is_none_or(|o| now_us > o.deadline_us) {
             return None;
         }
-        Some(o)
+        let o = slot.take();
+        while self.outstanding.front().is_some_and(|(_, o)| o.is_none()) {
+            self.outstanding.pop_front();
+        }
+        o
     }
 
     /// Removes every batch whose deadline has passed; returns their requests, following
     /// the target away from each silent node.
     fn expire(&mut self, now_us: i64, nodes: usize) -> u64 {
         let mut timed_out = 0;
-        while let Some(entry) = self.outstanding.first_entry() {
-            if entry.get().deadline_us >= now_us {
-                break;
+        while let Some((_, front)) = self.outstanding.front() {
+            match front {
+                Some(o) if o.deadline_us >= now_us => break,
+                Some(_) => {
+                    let o = self
+                        .outstanding
+                        .pop_front()
+                        .and_then(|(_, o)| o)
+                        .expect("some");
+                    timed_out += o.count;
+                    self.follow(o.target, None, nodes);
+                }
+                None => {
+                    self.outstanding.pop_front();
+                }
             }
-            let o = entry.remove();
-            timed_out += o.count;
-            self.follow(o.target, None, nodes);
         }
         timed_out
     }
@@ -201,6 +242,7 @@ impl ClientRecord {
                 NextReply::Ok { first, last, .. } => {
                     debug_assert_eq!(last + 1 - first, o.count, "one number per request");
                     seen.stats.ok += o.count;
+                    seen.stats.by_send_time[o.slice].ok += o.count;
                     seen.stats.reused += seen.handed_out.insert(first, last);
                 }
                 NextReply::NotLeader { hint } => {
@@ -265,10 +307,17 @@ pub async fn run(
             batch += 1;
             let target = seen.next.target;
             seen.stats.sent += count;
-            seen.next.outstanding.insert(
+            let slice = (now_us / SLICE_US) as usize;
+            let by_time = &mut seen.stats.by_send_time;
+            if by_time.len() <= slice {
+                by_time.resize(slice + 1, SentOk::default());
+            }
+            by_time[slice].sent += count;
+            seen.next.send(
                 batch,
                 Outstanding {
                     count,
+                    slice,
                     target,
                     deadline_us: now_us + timeout_us,
                 },
@@ -280,10 +329,11 @@ pub async fn run(
             batch += 1;
             let target = seen.reads.target;
             seen.stats.reads_sent += count;
-            seen.reads.outstanding.insert(
+            seen.reads.send(
                 batch,
                 Outstanding {
                     count,
+                    slice: 0,
                     target,
                     deadline_us: now_us + timeout_us,
                 },

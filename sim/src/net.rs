@@ -351,46 +351,42 @@ impl Future for Delivery {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let now = self.net.time.now_instant();
         loop {
-            let now = self.net.time.now_instant();
-            let due = {
-                let mut s = self.socket.state.lock().unwrap();
-                if !s.open {
-                    return Poll::Ready(());
-                }
-                let mut due = vec![];
-                while s.arriving.peek().is_some_and(|m| m.0.at <= now) {
-                    due.push(s.arriving.pop().expect("peeked").0);
-                }
-                if due.is_empty() {
-                    let head = s.arriving.peek().map(|m| m.0.at);
-                    if head != s.armed {
-                        s.armed = head;
-                        drop(s);
-                        // A fresh timer only when the earliest arrival changed: madsim adds
-                        // a timer at every poll of a pending Sleep, so an armed one is not
-                        // polled again.
-                        self.timer = head.map(|at| {
-                            let mut t = Box::pin(madsim::time::sleep(Duration::ZERO));
-                            t.as_mut().reset(at);
-                            t
-                        });
-                        if let Some(t) = self.timer.as_mut() {
-                            let _ = t.as_mut().poll(cx);
-                        }
-                        s = self.socket.state.lock().unwrap();
-                    }
-                    match &s.waker {
-                        Some(w) if w.will_wake(cx.waker()) => {}
-                        _ => s.waker = Some(cx.waker().clone()),
-                    }
-                    return Poll::Pending;
-                }
-                due
-            };
-            for m in due {
-                self.handle(m);
+            let mut s = self.socket.state.lock().unwrap();
+            if !s.open {
+                return Poll::Ready(());
             }
+            if s.arriving.peek().is_some_and(|m| m.0.at <= now) {
+                let m = s.arriving.pop().expect("peeked").0;
+                drop(s);
+                // Handled one at a time, the lock released: a handler may send to this
+                // socket, and what it sends arrives later than now.
+                self.handle(m);
+                continue;
+            }
+            let head = s.arriving.peek().map(|m| m.0.at);
+            if head != s.armed {
+                s.armed = head;
+                drop(s);
+                // A fresh timer only when the earliest arrival changed: madsim adds a
+                // timer at every poll of a pending Sleep, so an armed one is not polled
+                // again.
+                self.timer = head.map(|at| {
+                    let mut t = Box::pin(madsim::time::sleep(Duration::ZERO));
+                    t.as_mut().reset(at);
+                    t
+                });
+                if let Some(t) = self.timer.as_mut() {
+                    let _ = t.as_mut().poll(cx);
+                }
+                s = self.socket.state.lock().unwrap();
+            }
+            match &s.waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => s.waker = Some(cx.waker().clone()),
+            }
+            return Poll::Pending;
         }
     }
 }

@@ -77,6 +77,7 @@ struct Report<'a> {
     liveness: Liveness,
     sometimes: Vec<Sometimes>,
     client: &'a ClientStats,
+    load: &'a crate::checker::load::LoadSummary,
     network_messages: u64,
     backend_requests: u64,
     backend_requests_per_s: f64,
@@ -140,6 +141,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
             })
             .collect(),
         client: &out.client,
+        load: &f.load,
         network_messages: out.messages,
         backend_requests: out.backend_requests,
         backend_requests_per_s: out.backend_requests as f64 * 1000.0
@@ -363,6 +365,26 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
         "client: {} sent, {} ok, {} not-leader, {} timed out",
         c.sent, c.ok, c.not_leader, c.timeouts
     );
+    if c.sent > 0 {
+        let l = &f.load;
+        let windows: Vec<String> = l
+            .fault_windows_ms
+            .iter()
+            .map(|(a, b)| format!("{a:.0}..{b:.0} ms"))
+            .collect();
+        let _ = writeln!(
+            w,
+            "load served outside fault windows: {:.2}% ({} of {} requests got a number; windows: fault + liveness bound + client timeout{})",
+            l.ok_share_outside_faults * 100.0,
+            l.ok_outside_faults,
+            l.sent_outside_faults,
+            if windows.is_empty() {
+                ", none".to_string()
+            } else {
+                format!(": {}", windows.join(", "))
+            }
+        );
+    }
     let v = f.violation_records();
     let _ = writeln!(
         w,

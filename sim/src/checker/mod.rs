@@ -19,6 +19,7 @@ pub mod effect;
 pub mod election_safety;
 pub mod failover;
 pub mod liveness;
+pub mod load;
 pub mod sequence;
 pub mod sometimes;
 pub mod stale_read;
@@ -249,6 +250,8 @@ pub struct Findings {
     pub liveness: liveness::LivenessSummary,
     /// Leased reads and how many were stale (`reads`).
     pub reads: stale_read::StaleReadSummary,
+    /// The share of the load served outside fault windows (`load`).
+    pub load: load::LoadSummary,
     /// Wins by node, starved nodes and leaderless spans (`elections`).
     pub elections: wins::WinsSummary,
 }
@@ -300,6 +303,7 @@ pub fn check(input: &CheckInput) -> Findings {
         sometimes,
         liveness,
         reads,
+        load: load::check(input),
         elections: wins::check(input),
     }
 }
