@@ -374,7 +374,7 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
             .collect();
         let _ = writeln!(
             w,
-            "load served outside fault windows: {:.2}% ({} of {} requests got a number; windows: fault + liveness bound + client timeout{})",
+            "load served outside start-up and fault windows: {:.2}% ({} of {} requests got a number; windows: start-up, then fault + liveness bound + client timeout{})",
             l.ok_share_outside_faults * 100.0,
             l.ok_outside_faults,
             l.sent_outside_faults,

@@ -6,8 +6,9 @@
 //! plus the time the scenario gives the system to recover from a fault
 //! (`expect.liveness_bound_ms`) plus the client timeout (a request sent just before the
 //! window closed may still be waiting). A partition never healed lasts to the end of the
-//! run. Requests are counted by when they were sent, in the client's 100 ms slices; a
-//! slice that touches a window is left out whole.
+//! run. Start-up, until the first write a leader had accepted, is left out too: nobody
+//! could serve before an election. Requests are counted by when they were sent, in the
+//! client's 100 ms slices; a slice that touches a window is left out whole.
 //!
 //! What it catches: a leader that is elected and acting but does not answer the load. A
 //! node that takes one request per simulated millisecond answered about 18% of 5,000
@@ -28,7 +29,7 @@ pub struct LoadSummary {
     pub ok_outside_faults: u64,
     /// `ok_outside_faults / sent_outside_faults` (1 when nothing was sent).
     pub ok_share_outside_faults: f64,
-    /// The fault windows left out, `[from_ms, to_ms]`.
+    /// The windows left out, `[from_ms, to_ms]`: start-up, then each fault's.
     pub fault_windows_ms: Vec<(f64, f64)>,
 }
 
@@ -37,9 +38,17 @@ pub fn check(input: &CheckInput) -> LoadSummary {
     let s = &input.resolved.scenario;
     let margin_us =
         (s.expect.liveness_bound_ms.unwrap_or(0) + s.work.client_timeout_ms) as i64 * 1000;
-    let windows = fault_windows(input)
-        .into_iter()
-        .map(|(from, to)| (from, to.saturating_add(margin_us).min(input.end_us)))
+    let first_write_us = input
+        .entries
+        .iter()
+        .find(|e| matches!(e.event, Event::WriteAccepted { .. } | Event::BatchCommitted { .. }))
+        .map_or(input.end_us, |e| e.at_us);
+    let windows = std::iter::once((0, first_write_us))
+        .chain(
+            fault_windows(input)
+                .into_iter()
+                .map(|(from, to)| (from, to.saturating_add(margin_us).min(input.end_us))),
+        )
         .collect::<Vec<_>>();
     let mut summary = LoadSummary {
         fault_windows_ms: windows
@@ -106,13 +115,13 @@ fn fault_windows(input: &CheckInput) -> Vec<(i64, i64)> {
 mod tests {
     //! Methodology: a hand-built client record against a hand-built fault timeline.
     use super::*;
-    use crate::checker::testing::{fault, input, resolved};
+    use crate::checker::testing::{fault, input, resolved, tick};
     use crate::client::SentOk;
 
     #[test]
     fn slices_touching_a_fault_window_are_left_out() {
         let r = resolved();
-        let entries = vec![fault(1000, 0, "kill")];
+        let entries = vec![tick(50, "n1", 1), fault(1000, 0, "kill")];
         let mut i = input(&r, &entries, 20_000);
         // 200 slices of 100 ms: 100 requests each; all served but during the window.
         i.client.by_send_time = vec![SentOk { sent: 100, ok: 100 }; 200];
@@ -124,7 +133,8 @@ mod tests {
         }
         let s = check(&i);
         assert_eq!(s.ok_share_outside_faults, 1.0, "{s:?}");
-        assert_eq!(s.sent_outside_faults, (200 - window_slices as u64) * 100);
+        // The first slice holds start-up (before the first accepted write, at 50 ms).
+        assert_eq!(s.sent_outside_faults, (200 - 1 - window_slices as u64) * 100);
         // A leader that answers nothing outside the window is seen.
         i.client.by_send_time[5].ok = 0;
         assert!(check(&i).ok_share_outside_faults < 1.0);
