@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-20}
 cargo build --release -q -p baton-sim --bin sim
-sim=target/release/sim
+sim=${CARGO_TARGET_DIR:-target}/release/sim
 out=reports/read-lease-sweep.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

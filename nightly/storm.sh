@@ -20,7 +20,7 @@ end=${range#*..}
 if [ -z "${SIM:-}" ]; then
   cargo build --release -q -p baton-sim --bin sim
 fi
-sim=${SIM:-target/release/sim}
+sim=${SIM:-${CARGO_TARGET_DIR:-target}/release/sim}
 tag=$(basename "$scenario" .toml)
 for s in "$@"; do
   [ "$s" = "--set" ] && continue
