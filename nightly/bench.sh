@@ -17,9 +17,10 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || echo 
   echo
   echo "Made by \`bash nightly/bench.sh\` (\`sim bench\`) on $(nproc) cores ($cpu), $(rustc --version | cut -d' ' -f1-2)."
   echo "Each workload runs in a fresh process, three times; the table keeps the repetition"
-  echo "with the median wall time. \"sim s / wall s\" is the whole run (simulate, check every"
-  echo "property, render every artifact in memory, as \`sim run\` does before writing);"
-  echo "\"simulation alone\" leaves the checks and the report out. Peak memory is the child"
+  echo "with the median wall time. \"sim s / wall s\" is the whole run: simulate, with the"
+  echo "checkers reading every event as it is recorded, then render the summary, report.json"
+  echo "and the plot in memory (no timeline file is kept, as for \`sim matrix\`); \"no report\""
+  echo "leaves the rendering out. Peak memory is the child"
   echo "process's peak resident set. \`sim bench --list\` names the workloads; the"
   echo "scenario files and overrides are in \`sim/src/bench.rs\`."
   echo

@@ -1,21 +1,20 @@
 //! One experiment end to end: simulate, check, and render every artifact in memory.
 
-use crate::checker::{self, CheckInput, Findings};
-use crate::run::{self, RunOutput};
+use crate::checker::Findings;
+use crate::run::{self, RunOutput, TimelineFile};
 use crate::scenario::Resolved;
-use crate::timeline::Entry;
 use crate::{plot, report};
 use std::borrow::Cow;
 
 /// Every artifact of a run, rendered, plus the verdict.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Artifacts {
     /// The resolved scenario, every default filled in.
     pub scenario_toml: String,
-    /// Every event, in order (rendered one JSON object a line by
-    /// [`Artifacts::timeline_jsonl`], or streamed to a file by [`Artifacts::write_timeline`]:
-    /// a long run's timeline is never held twice).
-    pub entries: Vec<Entry>,
+    /// The timeline, one JSON event a line, in a temporary file (`None` for a run that
+    /// did not keep it: [`run_unrecorded`]). Read it with [`Artifacts::timeline_jsonl`] or
+    /// copy it with [`Artifacts::write_timeline`].
+    pub timeline: Option<TimelineFile>,
     /// For a person.
     pub summary_txt: String,
     /// For scripts.
@@ -49,31 +48,30 @@ impl Artifacts {
         String::from_utf8(out).expect("JSON is UTF-8")
     }
 
-    /// Writes the timeline, one JSON event per line, to `w`.
-    pub fn write_timeline(&self, mut w: impl std::io::Write) -> std::io::Result<()> {
-        for e in &self.entries {
-            serde_json::to_writer(&mut w, e)?;
-            w.write_all(b"\n")?;
+    /// Writes the timeline, one JSON event per line, to `w` (nothing for a run that did
+    /// not keep it).
+    pub fn write_timeline(&self, w: impl std::io::Write) -> std::io::Result<()> {
+        match &self.timeline {
+            Some(t) => t.copy_to(w),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
-/// Simulates `resolved` under `seed` and renders its report.
+/// Simulates `resolved` under `seed` and renders its report, timeline included.
 pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
-    let out = run::run(resolved, seed)?;
+    let out = run::run(resolved, seed, true)?;
     Ok(report(resolved, seed, out))
 }
 
-/// Checks a finished run and renders its report (the run's timeline moves into it).
+/// As [`run()`], without the timeline file (for commands that only read the findings).
+pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
+    let out = run::run(resolved, seed, false)?;
+    Ok(report(resolved, seed, out))
+}
+
+/// Renders the report of a finished run (its timeline file moves into it).
 pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
-    let input = CheckInput {
-        resolved,
-        entries: &out.entries,
-        end_us: out.end_us,
-        client: out.client.clone(),
-    };
-    let findings = checker::check(&input);
     let scenario_toml = format!(
         "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the experiment.\n{}",
         report::reproduce_command(resolved, seed),
@@ -84,17 +82,18 @@ pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
         resolved.scenario.name,
         resolved.scenario.protocol.name()
     );
-    let leaders_acting_svg = plot::leaders_acting_svg(&findings, &out.entries, out.end_us, &title)
+    let findings = &out.findings;
+    let leaders_acting_svg = plot::leaders_acting_svg(findings, out.end_us, &title)
         .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
-    let summary_txt = report::summary(resolved, seed, &out, &findings);
-    let report_json = report::json(resolved, seed, &out, &findings);
+    let summary_txt = report::summary(resolved, seed, &out);
+    let report_json = report::json(resolved, seed, &out);
     Artifacts {
         scenario_toml,
-        entries: std::mem::take(&mut out.entries),
+        timeline: out.timeline.take(),
         summary_txt,
         report_json,
         leaders_acting_svg,
-        passed: findings.passed(),
-        findings,
+        passed: out.findings.passed(),
+        findings: out.findings,
     }
 }

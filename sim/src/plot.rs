@@ -11,11 +11,9 @@
 //! offline and free of system fonts, and the bytes independent of the machine.
 
 use crate::checker::Findings;
-use crate::timeline::{Entry, Event};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::{BTreeMap, VecDeque};
 
 /// Width and height of the plot in pixels.
 const SIZE_PX: (u32, u32) = (1000, 400);
@@ -35,16 +33,11 @@ struct FaultMark {
 }
 
 /// Renders the leaders-acting plot of a run as an SVG document.
-pub fn leaders_acting_svg(
-    findings: &Findings,
-    entries: &[Entry],
-    end_us: i64,
-    title: &str,
-) -> Result<String, String> {
+pub fn leaders_acting_svg(findings: &Findings, end_us: i64, title: &str) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE_PX).into_drawing_area();
-        draw(&root, findings, entries, end_us, title)?;
+        draw(&root, findings, end_us, title)?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
@@ -72,35 +65,21 @@ fn steps(series: &[(i64, u32)], end_s: f64) -> Vec<(f64, f64)> {
 
 /// Fault windows from applied/healed pairs (same index). A fault with a duration that
 /// never healed lasts to the end of the run; the others are instants.
-fn fault_marks(entries: &[Entry], end_s: f64) -> Vec<FaultMark> {
-    let mut open: BTreeMap<usize, VecDeque<usize>> = BTreeMap::new();
-    let mut marks: Vec<FaultMark> = vec![];
-    for e in entries {
-        match &e.event {
-            Event::FaultApplied { index, kind, .. } => {
-                open.entry(*index).or_default().push_back(marks.len());
-                marks.push(FaultMark {
-                    kind: kind.clone(),
-                    from_s: seconds(e.at_us),
-                    to_s: None,
-                });
-            }
-            Event::FaultHealed { index, .. } => {
-                if let Some(i) = open.get_mut(index).and_then(VecDeque::pop_front) {
-                    marks[i].to_s = Some(seconds(e.at_us));
-                }
-            }
-            _ => {}
-        }
-    }
-    for queue in open.values() {
-        for &i in queue {
-            if matches!(marks[i].kind.as_str(), "pause" | "partition" | "network") {
-                marks[i].to_s = Some(end_s);
-            }
-        }
-    }
-    marks
+fn fault_marks(findings: &Findings, end_s: f64) -> Vec<FaultMark> {
+    findings
+        .faults
+        .iter()
+        .filter(|r| !r.skipped)
+        .map(|r| FaultMark {
+            kind: r.kind.clone(),
+            from_s: seconds(r.at_us),
+            to_s: match r.healed_us {
+                Some(h) => Some(seconds(h)),
+                None if matches!(r.kind.as_str(), "pause" | "partition" | "network") => Some(end_s),
+                None => None,
+            },
+        })
+        .collect()
 }
 
 /// What a legend row shows beside its label.
@@ -114,7 +93,6 @@ enum Swatch {
 fn draw(
     root: &DrawingArea<SVGBackend, Shift>,
     findings: &Findings,
-    entries: &[Entry],
     end_us: i64,
     title: &str,
 ) -> Result<(), String> {
@@ -150,7 +128,7 @@ fn draw(
         .map_err(err)?;
 
     let mut legend: Vec<(&str, Swatch)> = vec![];
-    let marks = fault_marks(entries, end_s);
+    let marks = fault_marks(findings, end_s);
     let fill = FAULT_COLOR.mix(0.18).filled();
     let windows: Vec<&FaultMark> = marks.iter().filter(|m| m.to_s.is_some()).collect();
     if !windows.is_empty() {
@@ -256,6 +234,7 @@ mod tests {
     use super::*;
     use crate::checker::testing::*;
     use crate::checker::{check, Findings};
+    use crate::timeline::{Entry, Event};
 
     fn sample() -> (Vec<Entry>, i64) {
         let mut entries = vec![
@@ -304,8 +283,8 @@ mod tests {
     fn identical_inputs_render_identical_bytes() {
         let (entries, end_us) = sample();
         let f = findings(&entries, end_us);
-        let a = leaders_acting_svg(&f, &entries, end_us, "sample").unwrap();
-        let b = leaders_acting_svg(&f, &entries, end_us, "sample").unwrap();
+        let a = leaders_acting_svg(&f, end_us, "sample").unwrap();
+        let b = leaders_acting_svg(&f, end_us, "sample").unwrap();
         assert_eq!(a, b);
         for text in [
             "time (simulated s)",
@@ -329,14 +308,14 @@ mod tests {
             .filter(|e| !matches!(e.event, Event::FaultApplied { index: 3, .. }))
             .cloned()
             .collect();
-        let c = leaders_acting_svg(&f, &fewer, end_us, "sample").unwrap();
+        let c = leaders_acting_svg(&findings(&fewer, end_us), end_us, "sample").unwrap();
         assert_ne!(a, c);
     }
 
     #[test]
     fn empty_run_renders() {
         let f = findings(&[], 0);
-        let svg = leaders_acting_svg(&f, &[], 0, "empty").unwrap();
+        let svg = leaders_acting_svg(&f, 0, "empty").unwrap();
         assert!(svg.starts_with("<svg"));
     }
 }

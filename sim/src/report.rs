@@ -4,7 +4,7 @@
 use crate::checker::failover::{HandoffGap, LatencyStats};
 use crate::checker::stale_token::Rejection;
 use crate::checker::wins::WinsSummary;
-use crate::checker::{Findings, ViolationRecord};
+use crate::checker::{us_to_ms, Findings, ViolationRecord};
 use crate::client::ClientStats;
 use crate::protocol::Bound;
 use crate::run::RunOutput;
@@ -96,7 +96,8 @@ pub fn reproduce_command(r: &Resolved, seed: u64) -> String {
 }
 
 /// report.json for a run.
-pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
+pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
+    let f = &out.findings;
     let report = Report {
         verdict: if f.passed() { "pass" } else { "fail" },
         seed,
@@ -146,7 +147,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
         backend_requests: out.backend_requests,
         backend_requests_per_s: out.backend_requests as f64 * 1000.0
             / r.scenario.duration_ms as f64,
-        timeline_events: out.entries.len(),
+        timeline_events: out.events,
         violations: f.violation_records(),
         reproduce: reproduce_command(r, seed),
     };
@@ -160,35 +161,29 @@ fn ms(v: f64) -> String {
 }
 
 /// One line per fault as it happened: applied (and healed), or skipped and why.
-fn fault_lines(out: &RunOutput) -> Vec<String> {
-    use crate::timeline::Event;
+fn fault_lines(f: &Findings) -> Vec<String> {
     let mut lines: Vec<String> = vec![];
-    for e in &out.entries {
-        match &e.event {
-            Event::FaultApplied {
-                index,
-                kind,
-                target,
-            } => {
-                lines.push(format!(
-                    "fault {index}: {kind} {target} at {}",
-                    ms(e.at_ms())
-                ));
-            }
-            Event::FaultHealed { index, .. } => {
-                let prefix = format!("fault {index}: ");
-                if let Some(l) = lines.iter_mut().rev().find(|l| l.starts_with(&prefix)) {
-                    let _ = write!(l, ", ended at {}", ms(e.at_ms()));
-                }
-            }
-            Event::FaultSkipped { index, reason } => {
-                lines.push(format!(
-                    "fault {index}: SKIPPED at {}: {reason}",
-                    ms(e.at_ms())
-                ));
-            }
-            _ => {}
+    for r in &f.faults {
+        let mut line = if r.skipped {
+            format!(
+                "fault {}: SKIPPED at {}: {}",
+                r.index,
+                ms(us_to_ms(r.at_us)),
+                r.target
+            )
+        } else {
+            format!(
+                "fault {}: {} {} at {}",
+                r.index,
+                r.kind,
+                r.target,
+                ms(us_to_ms(r.at_us))
+            )
+        };
+        for h in &r.summary_heals_us {
+            let _ = write!(line, ", ended at {}", ms(us_to_ms(*h)));
         }
+        lines.push(line);
     }
     if lines.is_empty() {
         lines.push("faults: none fired".into());
@@ -197,7 +192,8 @@ fn fault_lines(out: &RunOutput) -> Vec<String> {
 }
 
 /// summary.txt for a run.
-pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String {
+pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
+    let f = &out.findings;
     let s = &r.scenario;
     let mut t = String::new();
     let w = &mut t;
@@ -212,7 +208,7 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput, f: &Findings) -> String
     );
     let _ = writeln!(w, "verdict: {}", if f.passed() { "PASS" } else { "FAIL" });
     let _ = writeln!(w);
-    for line in fault_lines(out) {
+    for line in fault_lines(f) {
         let _ = writeln!(w, "{line}");
     }
     let _ = writeln!(w, "leaders acting by belief: max {}", f.belief.max);

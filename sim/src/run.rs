@@ -1,20 +1,69 @@
 //! Runs one scenario under one seed: a fresh thread, a fresh madsim runtime, the world,
-//! the driver, and the timeline at the end.
+//! the driver, and the checkers reading every event as it is recorded.
+//!
+//! A run never holds its timeline: each event goes to the checkers ([`Checks`]) and, when
+//! the timeline is wanted as a file, to a temporary file of JSON lines. Memory then stays
+//! flat in run length.
 
+use crate::checker::{Checks, Findings};
 use crate::client::ClientStats;
 use crate::driver;
 use crate::net::Net;
 use crate::scenario::Resolved;
-use crate::timeline::Entry;
+use crate::timeline::{Entry, EntrySink, Timeline};
 use crate::world::World;
-use std::sync::Arc;
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// A finished run's timeline: one JSON event a line, in a temporary file that is gone
+/// once this is dropped.
+#[derive(Debug)]
+pub struct TimelineFile(File);
+
+impl TimelineFile {
+    /// Copies the whole timeline to `w`.
+    pub fn copy_to(&self, mut w: impl Write) -> std::io::Result<()> {
+        let mut f = &self.0;
+        f.rewind()?;
+        std::io::copy(&mut f, &mut w)?;
+        Ok(())
+    }
+}
+
+/// Where a run's events go: the checkers, and the timeline file if one is kept.
+struct RunSink {
+    checks: Option<Checks>,
+    file: Option<BufWriter<File>>,
+    error: Option<std::io::Error>,
+}
+
+impl EntrySink for RunSink {
+    fn entry(&mut self, e: &Entry) {
+        if let Some(c) = &mut self.checks {
+            c.observe(e);
+        }
+        if let Some(w) = &mut self.file {
+            let written = serde_json::to_writer(&mut *w, e)
+                .map_err(std::io::Error::from)
+                .and_then(|()| w.write_all(b"\n"));
+            if let Err(err) = written {
+                self.error.get_or_insert(err);
+            }
+        }
+    }
+}
+
 /// What a run produced.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RunOutput {
-    /// Every event, in order.
-    pub entries: Vec<Entry>,
+    /// What the checkers found.
+    pub findings: Findings,
+    /// The timeline, when it was kept ([`run()`]'s `keep_timeline`).
+    pub timeline: Option<TimelineFile>,
+    /// How many events the timeline holds.
+    pub events: usize,
     /// The simulated time the run stopped, in microseconds.
     pub end_us: i64,
     /// What the sequencer client saw.
@@ -25,14 +74,15 @@ pub struct RunOutput {
     pub backend_requests: u64,
 }
 
-/// Runs `resolved` with `seed`. Each run gets its own OS thread: madsim keeps per-thread
-/// state, and a fresh thread per seed is what keeps runs independent and repeatable.
-/// A panic inside the simulation (a simulator bug) comes back as `Err`.
-pub fn run(resolved: &Resolved, seed: u64) -> Result<RunOutput, String> {
+/// Runs `resolved` with `seed`, keeping its timeline as a file if `keep_timeline`. Each
+/// run gets its own OS thread: madsim keeps per-thread state, and a fresh thread per seed
+/// is what keeps runs independent and repeatable. A panic inside the simulation (a
+/// simulator bug) or a timeline file that cannot be written comes back as `Err`.
+pub fn run(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
     let resolved = resolved.clone();
     std::thread::Builder::new()
         .name(format!("sim-seed-{seed}"))
-        .spawn(move || run_here(&resolved, seed))
+        .spawn(move || run_here(&resolved, seed, keep_timeline))
         .expect("spawn a simulation thread")
         .join()
         .map_err(|e| {
@@ -40,15 +90,28 @@ pub fn run(resolved: &Resolved, seed: u64) -> Result<RunOutput, String> {
                 .cloned()
                 .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "simulation panicked".into())
-        })
+        })?
 }
 
-fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
+fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
+    let file = if keep_timeline {
+        let f = tempfile::tempfile()
+            .map_err(|e| format!("cannot create a temporary file for the timeline: {e}"))?;
+        Some(BufWriter::new(f))
+    } else {
+        None
+    };
+    let sink = Arc::new(Mutex::new(RunSink {
+        checks: Some(Checks::new(resolved)),
+        file,
+        error: None,
+    }));
+    let timeline = Timeline::streaming(sink.clone());
     let runtime = Net::runtime(seed);
     let resolved = resolved.clone();
-    runtime.block_on(async move {
+    let (end_us, client, messages, backend_requests) = runtime.block_on(async move {
         let s = &resolved.scenario;
-        let world = Arc::new(World::build(&resolved, seed));
+        let world = Arc::new(World::build(&resolved, seed, timeline));
         let base = (
             s.network.latency_ms_min,
             s.network.latency_ms_max,
@@ -57,15 +120,14 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
         let driver =
             madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), base));
         madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
-        let out = RunOutput {
-            entries: world.timeline.take_entries(),
-            end_us: crate::clock::global_now_us(),
-            client: world.client_record.stats(),
-            messages: Net::current().messages(),
-            backend_requests: world
+        let out = (
+            crate::clock::global_now_us(),
+            world.client_record.stats(),
+            Net::current().messages(),
+            world
                 .backend_requests
                 .load(std::sync::atomic::Ordering::Relaxed),
-        };
+        );
         // Tear the world down inside the runtime. madsim does not drop a node's parked
         // tasks when the runtime is dropped, and a task waiting on its endpoint is in a
         // reference cycle with it (task -> endpoint -> mailbox -> waker -> task): every
@@ -75,5 +137,29 @@ fn run_here(resolved: &Resolved, seed: u64) -> RunOutput {
         world.shutdown();
         madsim::time::sleep(Duration::from_millis(1)).await;
         out
+    });
+    drop(runtime);
+    let mut sink = sink.lock().unwrap();
+    if let Some(e) = sink.error.take() {
+        return Err(format!("cannot write the timeline: {e}"));
+    }
+    let checks = sink.checks.take().expect("taken once");
+    let events = checks.events();
+    let findings = checks.finish(end_us, &client);
+    let timeline = match sink.file.take() {
+        Some(w) => Some(TimelineFile(
+            w.into_inner()
+                .map_err(|e| format!("cannot write the timeline: {e}"))?,
+        )),
+        None => None,
+    };
+    Ok(RunOutput {
+        findings,
+        timeline,
+        events,
+        end_us,
+        client,
+        messages,
+        backend_requests,
     })
 }

@@ -38,8 +38,9 @@ pub struct World {
 }
 
 impl World {
-    /// Builds every process of `resolved` in the current runtime and starts them.
-    pub fn build(resolved: &Resolved, seed: u64) -> World {
+    /// Builds every process of `resolved` in the current runtime and starts them; they
+    /// record into `timeline`.
+    pub fn build(resolved: &Resolved, seed: u64, timeline: Timeline) -> World {
         let s = &resolved.scenario;
         let handle = Handle::current();
         Net::current().set_config(link_config(
@@ -47,7 +48,6 @@ impl World {
             s.network.latency_ms_max,
             s.network.loss_ppm,
         ));
-        let timeline = Timeline::new();
         let backend_requests = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let env = Arc::new(NodeEnv {
             timeline: timeline.clone(),

@@ -43,49 +43,76 @@ pub fn check(input: &CheckInput) -> BeliefSummary {
 
 /// As [`check`], from the timeline alone.
 pub fn summarize(entries: &[Entry], end_us: i64) -> BeliefSummary {
-    let mut believers: BTreeSet<&str> = BTreeSet::new();
-    let mut out = BeliefSummary {
-        max: 0,
-        series: vec![(0, 0)],
-        overlaps: vec![],
-    };
-    let mut open: Option<(i64, BTreeSet<&str>)> = None;
+    let mut b = Belief::default();
     for e in entries {
+        b.entry(e);
+    }
+    b.finish(end_us)
+}
+
+/// The belief series, read one event at a time.
+pub struct Belief {
+    believers: BTreeSet<String>,
+    out: BeliefSummary,
+    open: Option<(i64, BTreeSet<String>)>,
+}
+
+impl Default for Belief {
+    fn default() -> Self {
+        Belief {
+            believers: BTreeSet::new(),
+            out: BeliefSummary {
+                max: 0,
+                series: vec![(0, 0)],
+                overlaps: vec![],
+            },
+            open: None,
+        }
+    }
+}
+
+impl Belief {
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
         let changed = match &e.event {
             Event::RoleChanged {
                 node,
                 role: Role::Leader,
                 ..
-            } => believers.insert(node.as_str()),
+            } => self.believers.insert(node.clone()),
             Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
-                believers.remove(node.as_str())
+                self.believers.remove(node.as_str())
             }
             _ => false,
         };
         if !changed {
-            continue;
+            return;
         }
-        let count = believers.len() as u32;
-        out.series.push((e.at_us, count));
-        out.max = out.max.max(count);
+        let count = self.believers.len() as u32;
+        self.out.series.push((e.at_us, count));
+        self.out.max = self.out.max.max(count);
         if count >= 2 {
-            let window = open.get_or_insert_with(|| (e.at_us, BTreeSet::new()));
-            window.1.extend(believers.iter().copied());
-        } else if let Some((from_us, nodes)) = open.take() {
-            out.overlaps.push(window(from_us, e.at_us, nodes));
+            let window = self.open.get_or_insert_with(|| (e.at_us, BTreeSet::new()));
+            window.1.extend(self.believers.iter().cloned());
+        } else if let Some((from_us, nodes)) = self.open.take() {
+            self.out.overlaps.push(window(from_us, e.at_us, nodes));
         }
     }
-    if let Some((from_us, nodes)) = open {
-        out.overlaps.push(window(from_us, end_us, nodes));
+
+    /// The series of a run that stopped at `end_us`.
+    pub fn finish(mut self, end_us: i64) -> BeliefSummary {
+        if let Some((from_us, nodes)) = self.open.take() {
+            self.out.overlaps.push(window(from_us, end_us, nodes));
+        }
+        self.out
     }
-    out
 }
 
-fn window(from_us: i64, to_us: i64, nodes: BTreeSet<&str>) -> OverlapWindow {
+fn window(from_us: i64, to_us: i64, nodes: BTreeSet<String>) -> OverlapWindow {
     OverlapWindow {
         from_ms: us_to_ms(from_us),
         to_ms: us_to_ms(to_us),
-        nodes: nodes.into_iter().map(String::from).collect(),
+        nodes: nodes.into_iter().collect(),
     }
 }
 

@@ -19,19 +19,36 @@
 //! The order is recomputed from the accepted writes rather than read from the resource's
 //! `max_token`, so the checker does not trust the code it checks.
 
-use super::{accepted_writes, us_to_ms, CheckInput, Step, Succession, Violation};
+use super::{
+    accepted_writes, us_to_ms, Accepted, CheckInput, LeadershipKey, Step, Succession, Violation,
+};
 
 /// Appends one violation per incident and returns the number of incidents.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> u64 {
-    let mut incidents = 0;
-    let mut succession = Succession::default();
-    let mut stale_run = None;
+    let mut d = DoubleLeader::default();
     for w in accepted_writes(input.entries) {
-        match succession.step(&w) {
+        d.write(&w);
+    }
+    d.finish(out)
+}
+
+/// Incidents, read one accepted write at a time.
+#[derive(Default)]
+pub(crate) struct DoubleLeader {
+    incidents: u64,
+    succession: Succession,
+    stale_run: Option<LeadershipKey>,
+    violations: Vec<Violation>,
+}
+
+impl DoubleLeader {
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted) {
+        match self.succession.step(w) {
             Step::Stale { newest } => {
-                if stale_run != Some(w.leadership) {
-                    stale_run = Some(w.leadership);
-                    incidents += 1;
+                if self.stale_run.as_ref() != Some(&w.leadership) {
+                    self.stale_run = Some(w.leadership.clone());
+                    self.incidents += 1;
                     let detail = if w.token < newest.token {
                         format!(
                             "{} acted with stale token {} after token {} was accepted",
@@ -43,16 +60,21 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> u64 {
                             w.node, w.token, newest.node
                         )
                     };
-                    out.push(Violation::DoubleLeaderActing {
+                    self.violations.push(Violation::DoubleLeaderActing {
                         at_ms: us_to_ms(w.at_us),
                         detail,
                     });
                 }
             }
-            Step::Current | Step::Newer { .. } => stale_run = None,
+            Step::Current | Step::Newer { .. } => self.stale_run = None,
         }
     }
-    incidents
+
+    /// Appends the violations; returns the number of incidents.
+    pub fn finish(self, out: &mut Vec<Violation>) -> u64 {
+        out.extend(self.violations);
+        self.incidents
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 //! and the count becomes 2. The per-incident violations are in [`super::double_leader`]
 //! and [`super::stale_token`]; this file measures.
 
-use super::{accepted_writes, CheckInput, LeadershipKey};
+use super::{accepted_writes, Accepted, CheckInput, LeadershipKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -42,56 +42,77 @@ pub struct EffectSummary {
     pub intervals: Vec<TokenInterval>,
 }
 
-/// Computes the effect series of the run.
+/// Computes the by-effect series of the run.
 pub fn check(input: &CheckInput) -> EffectSummary {
-    // leadership -> (first idx, first at, last idx, last at, writes). Grouped by
-    // leadership, not token: leaders sharing a token (redis-naive) still count apart.
-    let mut spans: BTreeMap<LeadershipKey, (usize, i64, usize, i64, u64)> = BTreeMap::new();
+    let mut e = Effect::default();
     for w in accepted_writes(input.entries) {
-        spans
-            .entry(w.leadership)
-            .and_modify(|s| {
+        e.write(&w);
+    }
+    e.finish()
+}
+
+/// The by-effect series, read one accepted write at a time.
+#[derive(Default)]
+pub(crate) struct Effect {
+    /// Each leadership's (first idx, first at, last idx, last at, writes).
+    spans: BTreeMap<LeadershipKey, (usize, i64, usize, i64, u64)>,
+}
+
+impl Effect {
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted) {
+        match self.spans.get_mut(&w.leadership) {
+            Some(s) => {
                 s.2 = w.idx;
                 s.3 = w.at_us;
                 s.4 += 1;
-            })
-            .or_insert((w.idx, w.at_us, w.idx, w.at_us, 1));
-    }
-    // Sweep over timeline positions. At one position a start sorts before an end,
-    // because the write at that position belongs to its own interval.
-    let mut marks: Vec<(usize, u8, i64)> = vec![];
-    for &(first_idx, first_at, last_idx, last_at, _) in spans.values() {
-        marks.push((first_idx, 0, first_at));
-        marks.push((last_idx, 1, last_at));
-    }
-    marks.sort();
-    let mut out = EffectSummary {
-        max: 0,
-        series: vec![(0, 0)],
-        intervals: spans
-            .iter()
-            .map(
-                |(key, &(_, first_at_us, _, last_at_us, writes))| TokenInterval {
-                    node: key.node.to_string(),
-                    token: key.token,
-                    first_at_us,
-                    last_at_us,
-                    writes,
-                },
-            )
-            .collect(),
-    };
-    let mut count: u32 = 0;
-    for (_, kind, at_us) in marks {
-        if kind == 0 {
-            count += 1;
-        } else {
-            count -= 1;
+            }
+            None => {
+                self.spans
+                    .insert(w.leadership.clone(), (w.idx, w.at_us, w.idx, w.at_us, 1));
+            }
         }
-        out.series.push((at_us, count));
-        out.max = out.max.max(count);
     }
-    out
+
+    /// The series over the run.
+    pub fn finish(self) -> EffectSummary {
+        let spans = self.spans;
+        // Sweep over timeline positions. At one position a start sorts before an end,
+        // because the write at that position belongs to its own interval.
+        let mut marks: Vec<(usize, u8, i64)> = vec![];
+        for &(first_idx, first_at, last_idx, last_at, _) in spans.values() {
+            marks.push((first_idx, 0, first_at));
+            marks.push((last_idx, 1, last_at));
+        }
+        marks.sort();
+        let mut out = EffectSummary {
+            max: 0,
+            series: vec![(0, 0)],
+            intervals: spans
+                .iter()
+                .map(
+                    |(key, &(_, first_at_us, _, last_at_us, writes))| TokenInterval {
+                        node: key.node.to_string(),
+                        token: key.token,
+                        first_at_us,
+                        last_at_us,
+                        writes,
+                    },
+                )
+                .collect(),
+        };
+        let mut count: u32 = 0;
+        for (_, kind, at_us) in marks {
+            if kind == 0 {
+                count += 1;
+            } else {
+                count -= 1;
+            }
+            out.series.push((at_us, count));
+            out.max = out.max.max(count);
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -27,29 +27,66 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> u64 {
 
 /// As [`check`], for a timeline known to carry terms as tokens.
 pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> u64 {
-    // term -> the first node that won it
-    let mut owner: BTreeMap<u64, &str> = BTreeMap::new();
-    let mut reported: BTreeSet<(u64, &str)> = BTreeSet::new();
-    let mut n = 0;
+    let mut s = ElectionSafety::new(true);
     for e in entries {
+        s.entry(e);
+    }
+    s.finish(out)
+}
+
+/// Election safety, read one event at a time.
+pub(crate) struct ElectionSafety {
+    /// Only protocols whose token is a term are judged.
+    applies: bool,
+    /// term -> the first node that won it
+    owner: BTreeMap<u64, String>,
+    reported: BTreeSet<(u64, String)>,
+    violations: Vec<Violation>,
+}
+
+impl ElectionSafety {
+    /// A checker that judges only if `applies` (the protocol's token is a term).
+    pub fn new(applies: bool) -> Self {
+        ElectionSafety {
+            applies,
+            owner: BTreeMap::new(),
+            reported: BTreeSet::new(),
+            violations: vec![],
+        }
+    }
+
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
+        if !self.applies {
+            return;
+        }
         let Event::RoleChanged {
             node,
             role: Role::Leader,
             token: Some(term),
         } = &e.event
         else {
-            continue;
+            return;
         };
-        let first = *owner.entry(*term).or_insert(node.as_str());
-        if first != node && reported.insert((*term, node.as_str())) {
-            n += 1;
-            out.push(Violation::TwoLeadersInOneTerm {
+        let first = self
+            .owner
+            .entry(*term)
+            .or_insert_with(|| node.clone())
+            .clone();
+        if first != *node && self.reported.insert((*term, node.clone())) {
+            self.violations.push(Violation::TwoLeadersInOneTerm {
                 at_ms: us_to_ms(e.at_us),
                 detail: format!("{node} won term {term}, which {first} had already won"),
             });
         }
     }
-    n
+
+    /// Appends the violations; returns how many there were.
+    pub fn finish(self, out: &mut Vec<Violation>) -> u64 {
+        let n = self.violations.len() as u64;
+        out.extend(self.violations);
+        n
+    }
 }
 
 #[cfg(test)]

@@ -29,8 +29,9 @@
 //! old leader that merely believed too long, with its writes rejected, is the fence
 //! working, not a violation.
 
-use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Step, Succession, Violation};
-use crate::timeline::{Event, Role};
+use super::{us_to_ms, Accepted, CheckInput, Step, Succession, Violation};
+use crate::scenario::Resolved;
+use crate::timeline::{Entry, Event, Role};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -99,44 +100,141 @@ pub struct FailoverSummary {
 }
 
 /// A win: a node's first belief that it leads under a token.
-struct Win<'a> {
+struct Win {
     idx: usize,
     at_us: i64,
-    node: &'a str,
+    node: String,
     token: u64,
+    /// Its leadership's first accepted write: (timeline position, time).
+    first_write: Option<(usize, i64)>,
+    /// Its leadership's last accepted write, over the whole run.
+    last_write_us: Option<i64>,
+    /// Its first stop after the win (`StoppedActing` for its token, or its node killed).
+    stop: Option<(usize, i64)>,
+    /// Its leadership's first write accepted after the next win's first write.
+    late_us: Option<i64>,
+}
+
+impl Win {
+    /// Whether `w` was written under this win's leadership.
+    fn owns(&self, w: &Accepted) -> bool {
+        *w.node == *self.node
+            && w.token == self.token
+            // Hand-built timelines may lack the win a write belongs to.
+            && w.leadership.win_idx.is_none_or(|i| i == self.idx)
+    }
 }
 
 /// Appends the violations and returns the measurements.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> FailoverSummary {
-    let writes = accepted_writes(input.entries);
-    let failover_ms = failovers(input, &writes, out);
-    let (wins, latencies) = wins_and_latencies(input);
-    let handoff_gaps = handoffs(input, &writes, &wins, out);
-    FailoverSummary {
-        failover_ms,
-        election_latency_ms: LatencyStats::of(&latencies),
-        election_latencies_ms: latencies,
-        handoff_gaps,
+    let mut f = Failover::default();
+    let mut t = super::AcceptedTracker::default();
+    for (idx, e) in input.entries.iter().enumerate() {
+        f.entry(idx, e);
+        for w in t.entry(idx, e) {
+            f.write(&w, input.resolved);
+        }
     }
+    for w in t.finish() {
+        f.write(&w, input.resolved);
+    }
+    f.finish(out)
 }
 
-fn failovers(input: &CheckInput, writes: &[Accepted], out: &mut Vec<Violation>) -> Vec<f64> {
-    let bound_ms = input.resolved.scenario.expect.failover_ms_max;
-    let mut result = vec![];
-    let mut succession = Succession::default();
-    let mut prev: Option<&Accepted> = None;
-    for w in writes {
+/// Failover, election latency and handoffs, read one event and one accepted write at a
+/// time.
+#[derive(Default)]
+pub(crate) struct Failover {
+    succession: Succession,
+    prev_write_us: Option<i64>,
+    failover_ms: Vec<f64>,
+    too_slow: Vec<Violation>,
+    wins: Vec<Win>,
+    /// Win position in the timeline -> its index in `wins`.
+    win_at: BTreeMap<usize, usize>,
+    latencies: Vec<f64>,
+    /// node -> token of the leadership it currently believes in: a repeated belief is
+    /// not a new win, but winning again later (even under the same token) is.
+    leading: BTreeMap<String, u64>,
+    campaign_at: BTreeMap<String, i64>,
+    deleted_at: BTreeMap<i64, i64>,
+}
+
+impl Failover {
+    /// Reads the next event (position `idx`).
+    pub fn entry(&mut self, idx: usize, e: &Entry) {
+        match &e.event {
+            Event::CampaignStarted { node } => {
+                self.campaign_at.insert(node.clone(), e.at_us);
+            }
+            Event::KeyDeleted {
+                create_revision, ..
+            } => {
+                self.deleted_at.insert(*create_revision, e.at_us);
+            }
+            Event::SeatVacated { token, .. } => {
+                self.deleted_at.insert(*token as i64, e.at_us);
+            }
+            Event::RoleChanged { node, role, .. } if *role != Role::Leader => {
+                self.leading.remove(node.as_str());
+            }
+            Event::NodeKilled { node } => {
+                self.leading.remove(node.as_str());
+                for w in self.wins.iter_mut() {
+                    if w.stop.is_none() && w.node == *node && w.idx < idx {
+                        w.stop = Some((idx, e.at_us));
+                    }
+                }
+            }
+            Event::StoppedActing { node, token, .. } => {
+                for w in self.wins.iter_mut() {
+                    if w.stop.is_none() && w.node == *node && w.token == *token && w.idx < idx {
+                        w.stop = Some((idx, e.at_us));
+                    }
+                }
+            }
+            Event::RoleChanged {
+                node,
+                role: Role::Leader,
+                token: Some(token),
+            } if self.leading.insert(node.clone(), *token) != Some(*token) => {
+                let vacated = self
+                    .wins
+                    .last()
+                    .and_then(|prev| i64::try_from(prev.token).ok())
+                    .and_then(|rev| self.deleted_at.get(&rev).copied());
+                let start = self.campaign_at.get(node.as_str()).copied().max(vacated);
+                self.latencies.push(us_to_ms(e.at_us - start.unwrap_or(0)));
+                self.win_at.insert(idx, self.wins.len());
+                self.wins.push(Win {
+                    idx,
+                    at_us: e.at_us,
+                    node: node.clone(),
+                    token: *token,
+                    first_write: None,
+                    last_write_us: None,
+                    stop: None,
+                    late_us: None,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted, resolved: &Resolved) {
         if let (
             Step::Newer {
                 previous: Some(old),
             },
-            Some(p),
-        ) = (succession.step(w), prev)
+            Some(prev_us),
+        ) = (self.succession.step(w), self.prev_write_us)
         {
-            let ms = us_to_ms(w.at_us - p.at_us);
-            result.push(ms);
+            let ms = us_to_ms(w.at_us - prev_us);
+            self.failover_ms.push(ms);
+            let bound_ms = resolved.scenario.expect.failover_ms_max;
             if let Some(bound) = bound_ms.filter(|&b| ms > b as f64) {
-                out.push(Violation::FailoverTooSlow {
+                self.too_slow.push(Violation::FailoverTooSlow {
                     at_ms: us_to_ms(w.at_us),
                     detail: format!(
                         "failover from {} (token {}) to {} (token {}) took {ms} ms, above failover_ms_max {bound}",
@@ -145,133 +243,75 @@ fn failovers(input: &CheckInput, writes: &[Accepted], out: &mut Vec<Violation>) 
                 });
             }
         }
-        prev = Some(w);
-    }
-    result
-}
-
-fn wins_and_latencies<'a>(input: &CheckInput<'a>) -> (Vec<Win<'a>>, Vec<f64>) {
-    let mut wins: Vec<Win> = vec![];
-    let mut latencies = vec![];
-    // node -> token of the leadership it currently believes in: a repeated belief is
-    // not a new win, but winning again later (even under the same token) is.
-    let mut leading: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut campaign_at: BTreeMap<&str, i64> = BTreeMap::new();
-    let mut deleted_at: BTreeMap<i64, i64> = BTreeMap::new();
-    for (idx, e) in input.entries.iter().enumerate() {
-        match &e.event {
-            Event::CampaignStarted { node } => {
-                campaign_at.insert(node, e.at_us);
+        self.prev_write_us = Some(w.at_us);
+        // The wins this write belongs to: its own, or (hand-built timelines, no win
+        // recorded for it) every win of its node and token.
+        let owners: Vec<usize> = match w.leadership.win_idx {
+            Some(i) => self.win_at.get(&i).copied().into_iter().collect(),
+            None => (0..self.wins.len()).collect(),
+        };
+        for k in owners {
+            if !self.wins[k].owns(w) {
+                continue;
             }
-            Event::KeyDeleted {
-                create_revision, ..
-            } => {
-                deleted_at.insert(*create_revision, e.at_us);
+            let next_first = self.wins.get(k + 1).and_then(|n| n.first_write);
+            let win = &mut self.wins[k];
+            win.first_write.get_or_insert((w.idx, w.at_us));
+            win.last_write_us = Some(w.at_us);
+            if win.late_us.is_none() && next_first.is_some_and(|(i, _)| w.idx > i) {
+                win.late_us = Some(w.at_us);
             }
-            Event::SeatVacated { token, .. } => {
-                deleted_at.insert(*token as i64, e.at_us);
-            }
-            Event::RoleChanged { node, role, .. } if *role != Role::Leader => {
-                leading.remove(node.as_str());
-            }
-            Event::NodeKilled { node } => {
-                leading.remove(node.as_str());
-            }
-            Event::RoleChanged {
-                node,
-                role: Role::Leader,
-                token: Some(token),
-            } if leading.insert(node, *token) != Some(*token) => {
-                let vacated = wins
-                    .last()
-                    .and_then(|prev| i64::try_from(prev.token).ok())
-                    .and_then(|rev| deleted_at.get(&rev).copied());
-                let start = campaign_at.get(node.as_str()).copied().max(vacated);
-                latencies.push(us_to_ms(e.at_us - start.unwrap_or(0)));
-                wins.push(Win {
-                    idx,
-                    at_us: e.at_us,
-                    node,
-                    token: *token,
-                });
-            }
-            _ => {}
         }
     }
-    (wins, latencies)
-}
 
-/// Matches the accepted writes of one leadership: the win's node, token and position.
-fn by<'w>(win: &'w Win) -> impl Fn(&&Accepted) -> bool + 'w {
-    move |w| {
-        w.node == win.node
-            && w.token == win.token
-            // Hand-built timelines may lack the win a write belongs to.
-            && w.leadership.win_idx.is_none_or(|i| i == win.idx)
-    }
-}
-
-fn handoffs(
-    input: &CheckInput,
-    writes: &[Accepted],
-    wins: &[Win],
-    out: &mut Vec<Violation>,
-) -> Vec<HandoffGap> {
-    let mut gaps = vec![];
-    for pair in wins.windows(2) {
-        let (old, new) = (&pair[0], &pair[1]);
-        let Some(new_first) = writes.iter().find(by(new)) else {
-            continue;
-        };
-        let stop = input.entries[old.idx + 1..]
-            .iter()
-            .enumerate()
-            .find(|(_, e)| match &e.event {
-                Event::StoppedActing { node, token, .. } => node == old.node && *token == old.token,
-                Event::NodeKilled { node } => node == old.node,
-                _ => false,
-            })
-            .map(|(i, e)| (old.idx + 1 + i, e.at_us));
-        let (gap_us, overlap) = match stop {
-            Some((stop_idx, stop_us)) if stop_idx < new_first.idx => {
-                (new_first.at_us - stop_us, false)
+    /// Appends the violations and returns the measurements.
+    pub fn finish(self, out: &mut Vec<Violation>) -> FailoverSummary {
+        out.extend(self.too_slow);
+        let mut handoff_gaps = vec![];
+        for pair in self.wins.windows(2) {
+            let (old, new) = (&pair[0], &pair[1]);
+            let Some((new_first_idx, new_first_us)) = new.first_write else {
+                continue;
+            };
+            let (gap_us, overlap) = match old.stop {
+                Some((stop_idx, stop_us)) if stop_idx < new_first_idx => {
+                    (new_first_us - stop_us, false)
+                }
+                _ => (new_first_us - old.last_write_us.unwrap_or(old.at_us), true),
+            };
+            if overlap {
+                if let Some(late_us) = old.late_us {
+                    out.push(Violation::NegativeHandoffGap {
+                        at_ms: us_to_ms(late_us),
+                        detail: format!(
+                            "{} (token {}) had a write accepted at {} ms, after {} (token {}) \
+                             first wrote at {} ms, and had not stopped acting",
+                            old.node,
+                            old.token,
+                            us_to_ms(late_us),
+                            new.node,
+                            new.token,
+                            us_to_ms(new_first_us)
+                        ),
+                    });
+                }
             }
-            _ => {
-                let old_last_us = writes.iter().rfind(by(old)).map_or(old.at_us, |w| w.at_us);
-                (new_first.at_us - old_last_us, true)
-            }
-        };
-        if overlap {
-            let late = writes
-                .iter()
-                .filter(|w| w.idx > new_first.idx)
-                .find(by(old));
-            if let Some(late) = late {
-                out.push(Violation::NegativeHandoffGap {
-                    at_ms: us_to_ms(late.at_us),
-                    detail: format!(
-                        "{} (token {}) had a write accepted at {} ms, after {} (token {}) \
-                         first wrote at {} ms, and had not stopped acting",
-                        old.node,
-                        old.token,
-                        us_to_ms(late.at_us),
-                        new.node,
-                        new.token,
-                        us_to_ms(new_first.at_us)
-                    ),
-                });
-            }
+            handoff_gaps.push(HandoffGap {
+                old_node: old.node.clone(),
+                old_token: old.token,
+                new_node: new.node.clone(),
+                new_token: new.token,
+                gap_ms: us_to_ms(gap_us),
+                overlap,
+            });
         }
-        gaps.push(HandoffGap {
-            old_node: old.node.to_string(),
-            old_token: old.token,
-            new_node: new.node.to_string(),
-            new_token: new.token,
-            gap_ms: us_to_ms(gap_us),
-            overlap,
-        });
+        FailoverSummary {
+            failover_ms: self.failover_ms,
+            election_latency_ms: LatencyStats::of(&self.latencies),
+            election_latencies_ms: self.latencies,
+            handoff_gaps,
+        }
     }
-    gaps
 }
 
 #[cfg(test)]

@@ -24,8 +24,9 @@
 //! bound after the last fault ended, and no gap between accepted writes after it, nor
 //! from the last one to the end of the run, may exceed the bound.
 
-use super::{accepted_writes, us_to_ms, CheckInput, Violation};
-use crate::timeline::Event;
+use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Violation};
+use crate::scenario::Resolved;
+use crate::timeline::{Entry, Event};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -45,142 +46,210 @@ pub struct LivenessSummary {
 
 /// Appends a [`Violation::NoProgress`] if liveness failed or cannot be shown.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> LivenessSummary {
-    let bound_ms = input
-        .resolved
-        .scenario
-        .expect
-        .liveness_bound_ms
-        .expect("a resolved scenario always has a liveness bound");
-    let mut applied: BTreeMap<usize, VecDeque<(i64, &str)>> = BTreeMap::new();
-    let mut last_end_us: i64 = 0;
+    let mut l = Liveness::default();
     for e in input.entries {
+        l.entry(e, input.resolved);
+    }
+    for w in accepted_writes(input.entries) {
+        l.write(&w);
+    }
+    l.finish(input.resolved, input.end_us, out)
+}
+
+/// Liveness, read one event and one accepted write at a time. The last fault's end is
+/// known only at the end, so the writes after the end as it stands so far are tracked,
+/// and tracking starts again whenever that end moves: it only moves at a fault event, to
+/// a time at or after that event, so no write before it can count.
+#[derive(Default)]
+pub(crate) struct Liveness {
+    /// Applications not healed yet, by fault index, oldest first: (time, kind, planned
+    /// end if it has a duration, or None).
+    open: BTreeMap<usize, VecDeque<(i64, String, Option<i64>)>>,
+    /// The latest heal.
+    healed_end_us: i64,
+    /// The last fault's end as it stands (`i64::MAX`: a partition that may never heal).
+    end_us: i64,
+    first_after_us: Option<i64>,
+    prev_us: Option<i64>,
+    stall: (i64, i64),
+}
+
+impl Liveness {
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry, resolved: &Resolved) {
         match &e.event {
             Event::FaultApplied { index, kind, .. } => {
-                applied
+                let typed = resolved.faults.get(*index).map(|(_, f)| f);
+                // Without a typed fault (a hand-built timeline), fall back on the kind.
+                let duration_ms = match typed {
+                    Some(f) => f.duration_ms(),
+                    None if kind == "partition" => None,
+                    None => Some(0),
+                };
+                let planned =
+                    duration_ms.map(|d| e.at_us.saturating_add((d as i64).saturating_mul(1000)));
+                self.open
                     .entry(*index)
                     .or_default()
-                    .push_back((e.at_us, kind.as_str()));
+                    .push_back((e.at_us, kind.clone(), planned));
             }
             Event::FaultHealed { index, .. } => {
-                if let Some(queue) = applied.get_mut(index) {
+                if let Some(queue) = self.open.get_mut(index) {
                     if queue.pop_front().is_some() {
-                        last_end_us = last_end_us.max(e.at_us);
+                        self.healed_end_us = self.healed_end_us.max(e.at_us);
                     }
                 }
             }
-            _ => {}
+            _ => return,
+        }
+        let end_us = self.end_so_far();
+        if end_us != self.end_us {
+            self.end_us = end_us;
+            self.first_after_us = None;
+            self.prev_us = None;
+            self.stall = (0, 0);
         }
     }
-    let mut never_healed = vec![];
-    for (&index, queue) in &applied {
-        for &(at_us, kind) in queue {
-            let typed = input.resolved.faults.get(index).map(|(_, f)| f);
-            // Without a typed fault (a hand-built timeline), fall back on the kind.
-            let duration_ms = match typed {
-                Some(f) => f.duration_ms(),
-                None if kind == "partition" => None,
-                None => Some(0),
-            };
-            match duration_ms {
-                None if kind == "partition" => never_healed.push((index, at_us)),
-                None => last_end_us = last_end_us.max(at_us),
-                Some(d) => {
-                    let planned_end_us = at_us.saturating_add((d as i64).saturating_mul(1000));
-                    last_end_us = last_end_us.max(planned_end_us);
-                }
+
+    /// The last fault's end if the run stopped now; `i64::MAX` if a partition without a
+    /// duration is still open.
+    fn end_so_far(&self) -> i64 {
+        let mut end_us = self.healed_end_us;
+        for (at_us, kind, planned) in self.open.values().flatten() {
+            end_us = end_us.max(match planned {
+                Some(p) => *p,
+                None if kind == "partition" => i64::MAX,
+                None => *at_us,
+            });
+        }
+        end_us
+    }
+
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted) {
+        if w.at_us <= self.end_us {
+            return;
+        }
+        self.first_after_us.get_or_insert(w.at_us);
+        if let Some(p) = self.prev_us {
+            if w.at_us - p > self.stall.0 {
+                self.stall = (w.at_us - p, p);
             }
         }
+        self.prev_us = Some(w.at_us);
     }
-    if !never_healed.is_empty() {
-        let list: Vec<String> = never_healed
+
+    /// Appends a [`Violation::NoProgress`] if liveness failed or cannot be shown in a
+    /// run that stopped at `end_us`.
+    pub fn finish(
+        self,
+        resolved: &Resolved,
+        end_us: i64,
+        out: &mut Vec<Violation>,
+    ) -> LivenessSummary {
+        let bound_ms = resolved
+            .scenario
+            .expect
+            .liveness_bound_ms
+            .expect("a resolved scenario always has a liveness bound");
+        let end_ms = us_to_ms(end_us);
+        let never_healed: Vec<(usize, i64)> = self
+            .open
             .iter()
-            .map(|(i, at_us)| format!("fault {i} (partition, applied at {} ms)", us_to_ms(*at_us)))
+            .flat_map(|(&i, q)| {
+                q.iter()
+                    .filter(|(_, kind, planned)| planned.is_none() && kind == "partition")
+                    .map(move |(at, _, _)| (i, *at))
+            })
             .collect();
-        out.push(Violation::NoProgress {
-            at_ms: input.end_ms(),
-            detail: format!(
-                "{} never healed: liveness cannot be checked after it",
-                list.join(", ")
-            ),
-        });
-        return LivenessSummary {
-            last_fault_end_ms: input.end_ms(),
-            bound_ms,
-            first_write_after_ms: None,
-            longest_stall_after_ms: 0.0,
-        };
-    }
-    let after: Vec<i64> = accepted_writes(input.entries)
-        .iter()
-        .map(|w| w.at_us)
-        .filter(|&at| at > last_end_us)
-        .collect();
-    let first_after_us = after.first().copied();
-    let deadline_us = last_end_us.saturating_add((bound_ms as i64).saturating_mul(1000));
-    // Gaps between consecutive accepted writes after the first, and to the end of the run.
-    let (mut stall_us, mut stall_from_us) = (0i64, 0i64);
-    let ends = after.iter().copied().chain(std::iter::once(input.end_us));
-    for (a, b) in after.iter().copied().zip(ends.skip(1)) {
-        if b - a > stall_us {
-            (stall_us, stall_from_us) = (b - a, a);
-        }
-    }
-    let summary = LivenessSummary {
-        last_fault_end_ms: us_to_ms(last_end_us),
-        bound_ms,
-        first_write_after_ms: first_after_us.map(us_to_ms),
-        longest_stall_after_ms: us_to_ms(stall_us),
-    };
-    let bound_us = (bound_ms as i64).saturating_mul(1000);
-    let first_in_time = first_after_us.filter(|&at| at <= deadline_us);
-    if let Some(first) = first_in_time.filter(|_| input.end_us < deadline_us) {
-        // One write right after recovery can be a write that was already in flight; only
-        // a run that lasts the whole window can show progress was sustained through it.
-        out.push(Violation::NoProgress {
-            at_ms: input.end_ms(),
-            detail: format!(
-                "run too short to show sustained progress: one write came at {} ms, but the run ended at {} ms, before the window (last fault end {} ms + bound {bound_ms} ms) closed",
-                us_to_ms(first),
-                input.end_ms(),
-                us_to_ms(last_end_us)
-            ),
-        });
-    } else if first_in_time.is_some() && stall_us > bound_us {
-        out.push(Violation::NoProgress {
-            at_ms: us_to_ms(stall_from_us.saturating_add(bound_us)),
-            detail: format!(
-                "progress stalled after recovery: no accepted write for {} ms from {} ms (bound {bound_ms} ms)",
-                us_to_ms(stall_us),
-                us_to_ms(stall_from_us)
-            ),
-        });
-    }
-    let in_time = first_after_us.is_some_and(|at| at <= deadline_us);
-    if !in_time {
-        let last_end_ms = us_to_ms(last_end_us);
-        let detail = if input.end_us < deadline_us {
-            format!(
-                "run too short to show liveness: it ended at {} ms, before the bound of \
-                 {bound_ms} ms after the last fault end ({last_end_ms} ms) ran out, with no \
-                 accepted write after that fault",
-                input.end_ms()
-            )
-        } else {
-            let first = match first_after_us {
-                Some(at) => format!("the first came at {} ms", us_to_ms(at)),
-                None => "none came".to_string(),
+        if !never_healed.is_empty() {
+            let list: Vec<String> = never_healed
+                .iter()
+                .map(|(i, at_us)| {
+                    format!("fault {i} (partition, applied at {} ms)", us_to_ms(*at_us))
+                })
+                .collect();
+            out.push(Violation::NoProgress {
+                at_ms: end_ms,
+                detail: format!(
+                    "{} never healed: liveness cannot be checked after it",
+                    list.join(", ")
+                ),
+            });
+            return LivenessSummary {
+                last_fault_end_ms: end_ms,
+                bound_ms,
+                first_write_after_ms: None,
+                longest_stall_after_ms: 0.0,
             };
-            format!(
-                "no accepted write within {bound_ms} ms after the last fault ended at \
-                 {last_end_ms} ms; {first}"
-            )
+        }
+        let last_end_us = self.end_us;
+        let first_after_us = self.first_after_us;
+        // The gap from the last write after the fault to the end of the run counts too.
+        let (mut stall_us, mut stall_from_us) = self.stall;
+        if let Some(p) = self.prev_us {
+            if end_us - p > stall_us {
+                (stall_us, stall_from_us) = (end_us - p, p);
+            }
+        }
+        let deadline_us = last_end_us.saturating_add((bound_ms as i64).saturating_mul(1000));
+        let summary = LivenessSummary {
+            last_fault_end_ms: us_to_ms(last_end_us),
+            bound_ms,
+            first_write_after_ms: first_after_us.map(us_to_ms),
+            longest_stall_after_ms: us_to_ms(stall_us),
         };
-        out.push(Violation::NoProgress {
-            at_ms: us_to_ms(deadline_us.min(input.end_us)),
-            detail,
-        });
+        let bound_us = (bound_ms as i64).saturating_mul(1000);
+        let first_in_time = first_after_us.filter(|&at| at <= deadline_us);
+        if let Some(first) = first_in_time.filter(|_| end_us < deadline_us) {
+            // One write right after recovery can be a write that was already in flight; only
+            // a run that lasts the whole window can show progress was sustained through it.
+            out.push(Violation::NoProgress {
+                at_ms: end_ms,
+                detail: format!(
+                    "run too short to show sustained progress: one write came at {} ms, but the run ended at {} ms, before the window (last fault end {} ms + bound {bound_ms} ms) closed",
+                    us_to_ms(first),
+                    end_ms,
+                    us_to_ms(last_end_us)
+                ),
+            });
+        } else if first_in_time.is_some() && stall_us > bound_us {
+            out.push(Violation::NoProgress {
+                at_ms: us_to_ms(stall_from_us.saturating_add(bound_us)),
+                detail: format!(
+                    "progress stalled after recovery: no accepted write for {} ms from {} ms (bound {bound_ms} ms)",
+                    us_to_ms(stall_us),
+                    us_to_ms(stall_from_us)
+                ),
+            });
+        }
+        let in_time = first_after_us.is_some_and(|at| at <= deadline_us);
+        if !in_time {
+            let last_end_ms = us_to_ms(last_end_us);
+            let detail = if end_us < deadline_us {
+                format!(
+                    "run too short to show liveness: it ended at {} ms, before the bound of \
+                     {bound_ms} ms after the last fault end ({last_end_ms} ms) ran out, with no \
+                     accepted write after that fault",
+                    end_ms
+                )
+            } else {
+                let first = match first_after_us {
+                    Some(at) => format!("the first came at {} ms", us_to_ms(at)),
+                    None => "none came".to_string(),
+                };
+                format!(
+                    "no accepted write within {bound_ms} ms after the last fault ended at \
+                     {last_end_ms} ms; {first}"
+                )
+            };
+            out.push(Violation::NoProgress {
+                at_ms: us_to_ms(deadline_us.min(end_us)),
+                detail,
+            });
+        }
+        summary
     }
-    summary
 }
 
 #[cfg(test)]

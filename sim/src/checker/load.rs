@@ -15,10 +15,10 @@
 //! requests a second on clean-kill before Baton had its own network.
 
 use super::{us_to_ms, CheckInput};
-use crate::client::SLICE_US;
-use crate::timeline::Event;
+use crate::client::{ClientStats, SLICE_US};
+use crate::scenario::Resolved;
+use crate::timeline::{Entry, Event};
 use serde::Serialize;
-use std::collections::{BTreeMap, VecDeque};
 
 /// The load the client sent outside fault windows, and how much of it was served.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -35,80 +35,75 @@ pub struct LoadSummary {
 
 /// The share of the load served outside fault windows.
 pub fn check(input: &CheckInput) -> LoadSummary {
-    let s = &input.resolved.scenario;
-    let margin_us =
-        (s.expect.liveness_bound_ms.unwrap_or(0) + s.work.client_timeout_ms) as i64 * 1000;
-    let first_write_us = input
-        .entries
-        .iter()
-        .find(|e| matches!(e.event, Event::WriteAccepted { .. } | Event::BatchCommitted { .. }))
-        .map_or(input.end_us, |e| e.at_us);
-    let windows = std::iter::once((0, first_write_us))
-        .chain(
-            fault_windows(input)
-                .into_iter()
-                .map(|(from, to)| (from, to.saturating_add(margin_us).min(input.end_us))),
-        )
-        .collect::<Vec<_>>();
-    let mut summary = LoadSummary {
-        fault_windows_ms: windows
-            .iter()
-            .map(|&(a, b)| (us_to_ms(a), us_to_ms(b)))
-            .collect(),
-        ..LoadSummary::default()
-    };
-    for (i, slice) in input.client.by_send_time.iter().enumerate() {
-        let (from, to) = (i as i64 * SLICE_US, (i as i64 + 1) * SLICE_US);
-        if windows.iter().any(|&(a, b)| from <= b && a < to) {
-            continue;
-        }
-        summary.sent_outside_faults += slice.sent;
-        summary.ok_outside_faults += slice.ok;
+    let mut l = Load::default();
+    let mut f = super::faults::Faults::default();
+    for e in input.entries {
+        l.entry(e);
+        f.entry(e);
     }
-    summary.ok_share_outside_faults = if summary.sent_outside_faults == 0 {
-        1.0
-    } else {
-        summary.ok_outside_faults as f64 / summary.sent_outside_faults as f64
-    };
-    summary
+    let windows = f.windows(input.resolved, input.end_us);
+    l.finish(input.resolved, input.end_us, &input.client, &windows)
 }
 
-/// Each applied fault's `[applied, ended]`, in global µs, in order of application.
-fn fault_windows(input: &CheckInput) -> Vec<(i64, i64)> {
-    let mut open: BTreeMap<usize, VecDeque<usize>> = BTreeMap::new();
-    let mut windows: Vec<(i64, Option<i64>, usize, &str)> = vec![];
-    for e in input.entries {
-        match &e.event {
-            Event::FaultApplied { index, kind, .. } => {
-                open.entry(*index).or_default().push_back(windows.len());
-                windows.push((e.at_us, None, *index, kind.as_str()));
-            }
-            Event::FaultHealed { index, .. } => {
-                if let Some(i) = open.get_mut(index).and_then(VecDeque::pop_front) {
-                    windows[i].1 = Some(e.at_us);
-                }
-            }
-            _ => {}
+/// When work first took effect, read one event at a time.
+#[derive(Default)]
+pub(crate) struct Load {
+    first_write_us: Option<i64>,
+}
+
+impl Load {
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
+        if self.first_write_us.is_none()
+            && matches!(
+                e.event,
+                Event::WriteAccepted { .. } | Event::BatchCommitted { .. }
+            )
+        {
+            self.first_write_us = Some(e.at_us);
         }
     }
-    windows
-        .into_iter()
-        .map(|(at, healed, index, kind)| {
-            let end = healed.unwrap_or_else(|| {
-                let duration_ms = input
-                    .resolved
-                    .faults
-                    .get(index)
-                    .and_then(|(_, f)| f.duration_ms());
-                match duration_ms {
-                    Some(d) => at.saturating_add(d as i64 * 1000),
-                    None if kind == "partition" => input.end_us,
-                    None => at,
-                }
-            });
-            (at, end)
-        })
-        .collect()
+
+    /// The share served, given the run's fault windows (`[applied, ended]`, µs).
+    pub fn finish(
+        self,
+        resolved: &Resolved,
+        end_us: i64,
+        client: &ClientStats,
+        fault_windows: &[(i64, i64)],
+    ) -> LoadSummary {
+        let s = &resolved.scenario;
+        let margin_us =
+            (s.expect.liveness_bound_ms.unwrap_or(0) + s.work.client_timeout_ms) as i64 * 1000;
+        let windows = std::iter::once((0, self.first_write_us.unwrap_or(end_us)))
+            .chain(
+                fault_windows
+                    .iter()
+                    .map(|&(from, to)| (from, to.saturating_add(margin_us).min(end_us))),
+            )
+            .collect::<Vec<_>>();
+        let mut summary = LoadSummary {
+            fault_windows_ms: windows
+                .iter()
+                .map(|&(a, b)| (us_to_ms(a), us_to_ms(b)))
+                .collect(),
+            ..LoadSummary::default()
+        };
+        for (i, slice) in client.by_send_time.iter().enumerate() {
+            let (from, to) = (i as i64 * SLICE_US, (i as i64 + 1) * SLICE_US);
+            if windows.iter().any(|&(a, b)| from <= b && a < to) {
+                continue;
+            }
+            summary.sent_outside_faults += slice.sent;
+            summary.ok_outside_faults += slice.ok;
+        }
+        summary.ok_share_outside_faults = if summary.sent_outside_faults == 0 {
+            1.0
+        } else {
+            summary.ok_outside_faults as f64 / summary.sent_outside_faults as f64
+        };
+        summary
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +129,10 @@ mod tests {
         let s = check(&i);
         assert_eq!(s.ok_share_outside_faults, 1.0, "{s:?}");
         // The first slice holds start-up (before the first accepted write, at 50 ms).
-        assert_eq!(s.sent_outside_faults, (200 - 1 - window_slices as u64) * 100);
+        assert_eq!(
+            s.sent_outside_faults,
+            (200 - 1 - window_slices as u64) * 100
+        );
         // A leader that answers nothing outside the window is seen.
         i.client.by_send_time[5].ok = 0;
         assert!(check(&i).ok_share_outside_faults < 1.0);

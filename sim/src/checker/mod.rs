@@ -1,9 +1,12 @@
-//! Checkers: read a finished run's timeline and say what held and what did not.
+//! Checkers: read a run's timeline and say what held and what did not.
 //!
-//! Each property lives in its own file and reads the same [`CheckInput`]. A broken
-//! property is a [`Violation`], which is data: checkers collect, they never panic, so one
-//! run reports every broken property at once. [`check`] runs them all and gathers the
-//! summaries into [`Findings`], from which the report writer and the plot draw.
+//! Each property lives in its own file as a checker that reads one event at a time (and,
+//! from the accepted-write tracker, one accepted write at a time), so that a run is checked as it
+//! goes and never holds its timeline in memory. A broken property is a [`Violation`],
+//! which is data: checkers collect, they never panic, so one run reports every broken
+//! property at once. [`Checks`] runs them all and gathers the summaries into
+//! [`Findings`], from which the report writer and the plot draw; [`check`] does the same
+//! over a timeline held in memory ([`CheckInput`], as the unit tests build them).
 //!
 //! Every checker judges "before" and "after" by timeline order (the order the
 //! single-threaded simulation recorded events), not by comparing timestamps, because
@@ -18,6 +21,7 @@ pub mod double_leader;
 pub mod effect;
 pub mod election_safety;
 pub mod failover;
+pub mod faults;
 pub mod liveness;
 pub mod load;
 pub mod sequence;
@@ -30,7 +34,8 @@ use crate::scenario::Resolved;
 use crate::timeline::Role;
 use crate::timeline::{Entry, Event, WriteOp};
 use serde::{Serialize, Serializer};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 
 pub use crate::client::ClientStats;
 
@@ -252,6 +257,15 @@ pub struct Findings {
     pub reads: stale_read::StaleReadSummary,
     /// The share of the load served outside fault windows (`load`).
     pub load: load::LoadSummary,
+    /// Each fault as it happened (applied, healed, skipped), for the summary and plot.
+    #[serde(skip)]
+    pub faults: Vec<faults::FaultRecord>,
+    /// Each applied fault's `[applied, ended]` window, in global µs.
+    #[serde(skip)]
+    pub fault_windows: Vec<(i64, i64)>,
+    /// Events in the timeline.
+    #[serde(skip)]
+    pub events: usize,
     /// Wins by node, starved nodes and leaderless spans (`elections`).
     pub elections: wins::WinsSummary,
 }
@@ -268,43 +282,148 @@ impl Findings {
     }
 }
 
-/// Runs every checker over one run.
+/// Runs every checker over one finished timeline (in memory).
 pub fn check(input: &CheckInput) -> Findings {
-    let mut violations = vec![];
-    let belief = belief::check(input);
-    let effect = effect::check(input);
-    let double_leader_acting_incidents = double_leader::check(input, &mut violations);
-    let (stale_accepts, rejections) = stale_token::check(input, &mut violations);
-    let sequence = sequence::check(input, &mut violations);
-    let liveness = liveness::check(input, &mut violations);
-    let sometimes = sometimes::check(input, &mut violations);
-    let failover = failover::check(input, &mut violations);
-    election_safety::check(input, &mut violations);
-    let reads = stale_read::check(input, &mut violations);
-    // A stable sort keeps each checker's own order for violations at the same instant
-    // and property, so the list is a pure function of the timeline.
-    violations.sort_by(|a, b| {
-        a.at_ms()
-            .total_cmp(&b.at_ms())
-            .then_with(|| a.property().cmp(b.property()))
-    });
-    Findings {
-        violations,
-        belief,
-        effect,
-        double_leader_acting_incidents,
-        stale_accepts,
-        rejections,
-        sequence,
-        failover_ms: failover.failover_ms,
-        election_latency_ms: failover.election_latency_ms,
-        election_latencies_ms: failover.election_latencies_ms,
-        handoff_gaps: failover.handoff_gaps,
-        sometimes,
-        liveness,
-        reads,
-        load: load::check(input),
-        elections: wins::check(input),
+    let mut checks = Checks::new(input.resolved);
+    for e in input.entries {
+        checks.observe(e);
+    }
+    checks.finish(input.end_us, &input.client)
+}
+
+/// Every checker, fed one event at a time as the run records them, so that a run never
+/// holds its timeline in memory: what each checker keeps grows with leaderships, faults
+/// and violations, not with writes. (The one exception: with the sequencer in a Raft log
+/// and reads, the stale-read check keeps one entry per committed batch.)
+pub struct Checks {
+    resolved: Resolved,
+    next_idx: usize,
+    accepted: AcceptedTracker,
+    belief: belief::Belief,
+    effect: effect::Effect,
+    double_leader: double_leader::DoubleLeader,
+    stale_token: stale_token::StaleToken,
+    sequence: sequence::Sequence,
+    liveness: liveness::Liveness,
+    sometimes: sometimes::Sometimes,
+    failover: failover::Failover,
+    election_safety: election_safety::ElectionSafety,
+    stale_read: stale_read::StaleRead,
+    load: load::Load,
+    wins: wins::Wins,
+    faults: faults::Faults,
+}
+
+impl Checks {
+    /// Checkers for a run of `resolved`.
+    pub fn new(resolved: &Resolved) -> Self {
+        let nodes: Vec<String> = (1..=resolved.scenario.nodes)
+            .map(|i| format!("n{i}"))
+            .collect();
+        Checks {
+            resolved: resolved.clone(),
+            next_idx: 0,
+            accepted: AcceptedTracker::default(),
+            belief: belief::Belief::default(),
+            effect: effect::Effect::default(),
+            double_leader: double_leader::DoubleLeader::default(),
+            stale_token: stale_token::StaleToken::default(),
+            sequence: sequence::Sequence::default(),
+            liveness: liveness::Liveness::default(),
+            sometimes: sometimes::Sometimes::default(),
+            failover: failover::Failover::default(),
+            election_safety: election_safety::ElectionSafety::new(
+                crate::protocol::build(&resolved.scenario).token_is_term(),
+            ),
+            stale_read: stale_read::StaleRead::default(),
+            load: load::Load::default(),
+            wins: wins::Wins::new(&nodes),
+            faults: faults::Faults::default(),
+        }
+    }
+
+    /// Reads the next event of the run.
+    pub fn observe(&mut self, e: &Entry) {
+        let idx = self.next_idx;
+        self.next_idx += 1;
+        self.belief.entry(e);
+        self.liveness.entry(e, &self.resolved);
+        self.sometimes.entry(e);
+        self.failover.entry(idx, e);
+        self.election_safety.entry(e);
+        self.stale_read.entry(e);
+        self.load.entry(e);
+        self.wins.entry(e);
+        self.faults.entry(e);
+        self.stale_token.entry(e);
+        for w in self.accepted.entry(idx, e) {
+            self.write(&w);
+        }
+    }
+
+    fn write(&mut self, w: &Accepted) {
+        self.effect.write(w);
+        self.double_leader.write(w);
+        self.stale_token.write(w);
+        self.sequence.write(w);
+        self.liveness.write(w);
+        self.sometimes.write(w);
+        self.failover.write(w, &self.resolved);
+    }
+
+    /// How many events were read.
+    pub fn events(&self) -> usize {
+        self.next_idx
+    }
+
+    /// Judges the run, which stopped at `end_us`, with what the client saw.
+    pub fn finish(mut self, end_us: i64, client: &ClientStats) -> Findings {
+        for w in self.accepted.finish() {
+            self.write(&w);
+        }
+        let r = &self.resolved;
+        let end_ms = us_to_ms(end_us);
+        // Each checker's violations in the order the checkers ran before they streamed,
+        // then one stable sort: ties keep each checker's own order.
+        let mut violations = vec![];
+        let double_leader_acting_incidents = self.double_leader.finish(&mut violations);
+        let (stale_accepts, rejections) = self.stale_token.finish(&mut violations);
+        let sequence = self.sequence.finish(client, end_ms, &mut violations);
+        let liveness = self.liveness.finish(r, end_us, &mut violations);
+        let belief = self.belief.finish(end_us);
+        let sometimes = self
+            .sometimes
+            .finish(r, belief.max, end_ms, &mut violations);
+        let failover = self.failover.finish(&mut violations);
+        self.election_safety.finish(&mut violations);
+        let reads = self.stale_read.finish(&mut violations);
+        violations.sort_by(|a, b| {
+            a.at_ms()
+                .total_cmp(&b.at_ms())
+                .then_with(|| a.property().cmp(b.property()))
+        });
+        let fault_windows = self.faults.windows(r, end_us);
+        Findings {
+            violations,
+            belief,
+            effect: self.effect.finish(),
+            double_leader_acting_incidents,
+            stale_accepts,
+            rejections,
+            sequence,
+            failover_ms: failover.failover_ms,
+            election_latency_ms: failover.election_latency_ms,
+            election_latencies_ms: failover.election_latencies_ms,
+            handoff_gaps: failover.handoff_gaps,
+            sometimes,
+            liveness,
+            reads,
+            load: self.load.finish(r, end_us, client, &fault_windows),
+            elections: self.wins.finish(),
+            faults: self.faults.finish(),
+            fault_windows,
+            events: self.next_idx,
+        }
     }
 }
 
@@ -318,10 +437,10 @@ pub fn us_to_ms(at_us: i64) -> f64 {
 /// no such win, as in hand-built timelines). Tokens alone cannot tell leaderships apart
 /// when a protocol has none (redis-naive writes token 0) or breaks them (a constant-token
 /// canary), and the checkers must still see who acted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct LeadershipKey<'a> {
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct LeadershipKey {
     /// The writer.
-    pub node: &'a str,
+    pub node: Arc<str>,
     /// The token it carried.
     pub token: u64,
     /// Where its win sits in the timeline.
@@ -330,41 +449,60 @@ pub(crate) struct LeadershipKey<'a> {
 
 /// One write the resource accepted (or a sequencer batch a replicated log committed,
 /// as a `seq` write), with where it sits in the timeline.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Accepted<'a> {
+#[derive(Clone, Debug)]
+pub(crate) struct Accepted {
     /// Position in the timeline: the order checkers judge "before" by.
     pub idx: usize,
     /// When.
     pub at_us: i64,
     /// The writer.
-    pub node: &'a str,
+    pub node: Arc<str>,
     /// The token it carried.
     pub token: u64,
     /// What was written.
     pub op: WriteOp,
     /// The leadership it was written under.
-    pub leadership: LeadershipKey<'a>,
+    pub leadership: LeadershipKey,
 }
 
-/// The accepted writes, in timeline order, each tied to its leadership.
-pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
-    // node -> (token, index of its latest win, still believes it leads). A write belongs
-    // to its node's latest win under its token, even if it lands after the node stopped
-    // or was killed: a late write is the old leadership acting, not a new one.
-    let mut latest: BTreeMap<&str, (u64, usize, bool)> = BTreeMap::new();
-    // Log batches some leader handed out: only those are a leadership's act (see
-    // `Event::BatchHandedOut`); they count from when they took effect.
-    let handed_out: BTreeSet<(&str, u64, u64)> = entries
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::BatchHandedOut {
-                node, token, first, ..
-            } => Some((node.as_str(), *token, *first)),
-            _ => None,
-        })
-        .collect();
-    let mut out = vec![];
-    for (idx, e) in entries.iter().enumerate() {
+/// A write waiting to be handed to the checkers: a log batch is one only if its leader
+/// handed it out (`BatchHandedOut`, which comes after the batch took effect), so every
+/// write after an undecided batch waits too, and the checkers see writes in timeline
+/// order.
+struct Pending {
+    write: Accepted,
+    /// `Some(true)`: counts; `Some(false)`: a batch never handed out; `None`: a batch
+    /// whose leader may still hand it out.
+    counts: Option<bool>,
+}
+
+/// Turns the events into the accepted writes, in timeline order, each tied to its
+/// leadership.
+#[derive(Default)]
+pub(crate) struct AcceptedTracker {
+    /// node -> (token, index of its latest win, still believes it leads). A write
+    /// belongs to its node's latest win under its token, even if it lands after the node
+    /// stopped or was killed: a late write is the old leadership acting, not a new one.
+    latest: BTreeMap<Arc<str>, (u64, usize, bool)>,
+    /// Node names, shared by every write that carries them.
+    names: BTreeSet<Arc<str>>,
+    pending: VecDeque<Pending>,
+    /// Hand-outs seen before their batch took effect (none in practice).
+    early: BTreeSet<(String, u64, u64)>,
+}
+
+impl AcceptedTracker {
+    fn name(&mut self, node: &str) -> Arc<str> {
+        if let Some(n) = self.names.get(node) {
+            return n.clone();
+        }
+        let n: Arc<str> = Arc::from(node);
+        self.names.insert(n.clone());
+        n
+    }
+
+    /// Reads event `idx`; returns the writes now known, in timeline order.
+    pub fn entry(&mut self, idx: usize, e: &Entry) -> Vec<Accepted> {
         match &e.event {
             Event::RoleChanged {
                 node,
@@ -373,92 +511,179 @@ pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted<'_>> {
             } => {
                 let token = token.unwrap_or(0);
                 // A repeated belief in the same leadership is not a new win.
-                let repeat = matches!(latest.get(node.as_str()), Some(&(t, _, true)) if t == token);
+                let repeat =
+                    matches!(self.latest.get(node.as_str()), Some(&(t, _, true)) if t == token);
                 if !repeat {
-                    latest.insert(node, (token, idx, true));
+                    let n = self.name(node);
+                    self.latest.insert(n, (token, idx, true));
                 }
             }
             Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
-                if let Some(l) = latest.get_mut(node.as_str()) {
+                if let Some(l) = self.latest.get_mut(node.as_str()) {
                     l.2 = false;
                 }
+                if matches!(e.event, Event::NodeKilled { .. }) {
+                    self.decide(|w| &*w.node == node.as_str(), false);
+                }
+            }
+            Event::StoppedActing { node, token, .. } => {
+                // A leader hands out its batches before it stops acting.
+                self.decide(|w| &*w.node == node.as_str() && w.token == *token, false);
+            }
+            Event::BatchHandedOut {
+                node, token, first, ..
+            } => {
+                let mut found = false;
+                for p in self.pending.iter_mut() {
+                    if p.counts.is_none()
+                        && &*p.write.node == node.as_str()
+                        && p.write.token == *token
+                        && matches!(p.write.op, WriteOp::Seq { first: f, .. } if f == *first)
+                    {
+                        p.counts = Some(true);
+                        found = true;
+                    }
+                }
+                if !found {
+                    self.early.insert((node.clone(), *token, *first));
+                }
+            }
+            Event::WriteAccepted {
+                node, token, op, ..
+            } => {
+                let w = self.accepted(idx, e.at_us, node, *token, *op);
+                self.pending.push_back(Pending {
+                    write: w,
+                    counts: Some(true),
+                });
             }
             Event::BatchCommitted {
-                node, token, first, ..
-            } if !handed_out.contains(&(node.as_str(), *token, *first)) => {}
-            Event::WriteAccepted { node, token, .. }
-            | Event::BatchCommitted { node, token, .. } => {
-                let op = match &e.event {
-                    Event::WriteAccepted { op, .. } => *op,
-                    Event::BatchCommitted { first, last, .. } => WriteOp::Seq {
-                        first: *first,
-                        last: *last,
-                    },
-                    _ => unreachable!("matched above"),
+                node,
+                token,
+                first,
+                last,
+                ..
+            } => {
+                let op = WriteOp::Seq {
+                    first: *first,
+                    last: *last,
                 };
-                let win_idx = latest
-                    .get(node.as_str())
-                    .filter(|l| l.0 == *token)
-                    .map(|l| l.1);
-                out.push(Accepted {
-                    idx,
-                    at_us: e.at_us,
-                    node,
-                    token: *token,
-                    op,
-                    leadership: LeadershipKey {
-                        node,
-                        token: *token,
-                        win_idx,
-                    },
+                let w = self.accepted(idx, e.at_us, node, *token, op);
+                let early = self.early.remove(&(node.clone(), *token, *first));
+                self.pending.push_back(Pending {
+                    write: w,
+                    counts: early.then_some(true),
                 });
             }
             _ => {}
         }
+        self.ready()
     }
+
+    fn accepted(
+        &mut self,
+        idx: usize,
+        at_us: i64,
+        node: &str,
+        token: u64,
+        op: WriteOp,
+    ) -> Accepted {
+        let node = self.name(node);
+        let win_idx = self.latest.get(&node).filter(|l| l.0 == token).map(|l| l.1);
+        Accepted {
+            idx,
+            at_us,
+            node: node.clone(),
+            token,
+            op,
+            leadership: LeadershipKey {
+                node,
+                token,
+                win_idx,
+            },
+        }
+    }
+
+    /// Decides every undecided batch that `which` picks.
+    fn decide(&mut self, which: impl Fn(&Accepted) -> bool, counts: bool) {
+        for p in self.pending.iter_mut() {
+            if p.counts.is_none() && which(&p.write) {
+                p.counts = Some(counts);
+            }
+        }
+    }
+
+    fn ready(&mut self) -> Vec<Accepted> {
+        let mut out = vec![];
+        while self.pending.front().is_some_and(|p| p.counts.is_some()) {
+            let p = self.pending.pop_front().expect("checked");
+            if p.counts == Some(true) {
+                out.push(p.write);
+            }
+        }
+        out
+    }
+
+    /// The run is over: a batch still undecided was never handed out.
+    pub fn finish(&mut self) -> Vec<Accepted> {
+        self.decide(|_| true, false);
+        self.ready()
+    }
+}
+
+/// The accepted writes of a whole timeline, in timeline order (for tests and callers
+/// holding a timeline in memory).
+pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted> {
+    let mut t = AcceptedTracker::default();
+    let mut out = vec![];
+    for (idx, e) in entries.iter().enumerate() {
+        out.extend(t.entry(idx, e));
+    }
+    out.extend(t.finish());
     out
 }
 
 /// Where a write stands in the succession of leaderships.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step<'a> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
     /// Written under the newest leadership that has acted so far.
     Current,
     /// The first write of a leadership newer than every earlier one; `previous` is the
     /// one it succeeds.
     Newer {
         /// The leadership it took over from, if any had acted.
-        previous: Option<LeadershipKey<'a>>,
+        previous: Option<LeadershipKey>,
     },
     /// Written under a leadership older than one that has already acted: two leaders
     /// acted, interleaved.
     Stale {
         /// The newest leadership that had acted.
-        newest: LeadershipKey<'a>,
+        newest: LeadershipKey,
     },
 }
 
 /// Orders leaderships by token, then by when each first had a write accepted, so that
 /// leaderships sharing a token are still told apart by who started later.
 #[derive(Default)]
-pub(crate) struct Succession<'a> {
-    first_idx: BTreeMap<LeadershipKey<'a>, usize>,
-    newest: Option<((u64, usize), LeadershipKey<'a>)>,
+pub(crate) struct Succession {
+    first_idx: BTreeMap<LeadershipKey, usize>,
+    newest: Option<((u64, usize), LeadershipKey)>,
 }
 
-impl<'a> Succession<'a> {
+impl Succession {
     /// Places the next accepted write (in timeline order).
-    pub fn step(&mut self, w: &Accepted<'a>) -> Step<'a> {
-        let first = *self.first_idx.entry(w.leadership).or_insert(w.idx);
+    pub fn step(&mut self, w: &Accepted) -> Step {
+        let first = *self.first_idx.entry(w.leadership.clone()).or_insert(w.idx);
         let rank = (w.token, first);
-        match self.newest {
-            Some((_, key)) if key == w.leadership => Step::Current,
-            Some((newest_rank, key)) if rank < newest_rank => Step::Stale { newest: key },
+        match &self.newest {
+            Some((_, key)) if *key == w.leadership => Step::Current,
+            Some((newest_rank, key)) if rank < *newest_rank => Step::Stale {
+                newest: key.clone(),
+            },
             previous => {
-                self.newest = Some((rank, w.leadership));
-                Step::Newer {
-                    previous: previous.map(|p| p.1),
-                }
+                let previous = previous.as_ref().map(|p| p.1.clone());
+                self.newest = Some((rank, w.leadership.clone()));
+                Step::Newer { previous }
             }
         }
     }

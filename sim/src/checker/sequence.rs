@@ -12,7 +12,7 @@
 //! the resource's; a client that received a number twice is one summarizing
 //! [`Violation::SequenceReused`], because the client's counts carry no time.
 
-use super::{accepted_writes, CheckInput, Violation};
+use super::{accepted_writes, Accepted, CheckInput, Violation};
 use crate::timeline::WriteOp;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,20 +31,32 @@ pub struct SequenceSummary {
 
 /// Appends the violations and returns the summary.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> SequenceSummary {
-    let mut summary = SequenceSummary {
-        client_reused: input.client.reused,
-        ..SequenceSummary::default()
-    };
-    let mut highest: Option<u64> = None;
-    let mut seen = IntervalSet::default();
-    let mut reused = IntervalSet::default();
+    let mut q = Sequence::default();
     for w in accepted_writes(input.entries) {
+        q.write(&w);
+    }
+    q.finish(&input.client, input.end_ms(), out)
+}
+
+/// Sequence continuity, read one accepted write at a time.
+#[derive(Default)]
+pub(crate) struct Sequence {
+    non_increasing_steps: u64,
+    highest: Option<u64>,
+    seen: IntervalSet,
+    reused: IntervalSet,
+    violations: Vec<Violation>,
+}
+
+impl Sequence {
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted) {
         let WriteOp::Seq { first, last } = w.op else {
-            continue;
+            return;
         };
-        if let Some(hi) = highest.filter(|&hi| first <= hi) {
-            summary.non_increasing_steps += 1;
-            out.push(Violation::SequenceNotIncreasing {
+        if let Some(hi) = self.highest.filter(|&hi| first <= hi) {
+            self.non_increasing_steps += 1;
+            self.violations.push(Violation::SequenceNotIncreasing {
                 at_ms: super::us_to_ms(w.at_us),
                 detail: format!(
                     "{} (token {}) handed out {first}..={last}, not above {hi}",
@@ -55,27 +67,41 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> SequenceSummary {
         // A malformed batch (first > last) hands out nothing; it can still be a
         // non-increasing step above, but it covers no numbers.
         if first <= last {
-            for (a, b) in seen.covered(first, last) {
-                reused.insert(a, b);
+            for (a, b) in self.seen.covered(first, last) {
+                self.reused.insert(a, b);
             }
-            seen.insert(first, last);
-            highest = Some(highest.map_or(last, |hi| hi.max(last)));
+            self.seen.insert(first, last);
+            self.highest = Some(self.highest.map_or(last, |hi| hi.max(last)));
         }
     }
-    summary.reused = u64::try_from(reused.len()).unwrap_or(u64::MAX);
-    if input.client.reused > 0 {
-        out.push(Violation::SequenceReused {
-            at_ms: input.end_ms(),
-            detail: format!(
-                "the client received {} replies with a sequence number handed out before",
-                input.client.reused
-            ),
-        });
+
+    /// Appends the violations (with the client's own count of reuse, at the run's end
+    /// `end_ms`); returns the summary.
+    pub fn finish(
+        self,
+        client: &crate::client::ClientStats,
+        end_ms: f64,
+        out: &mut Vec<Violation>,
+    ) -> SequenceSummary {
+        out.extend(self.violations);
+        let summary = SequenceSummary {
+            non_increasing_steps: self.non_increasing_steps,
+            reused: u64::try_from(self.reused.len()).unwrap_or(u64::MAX),
+            client_reused: client.reused,
+        };
+        if client.reused > 0 {
+            out.push(Violation::SequenceReused {
+                at_ms: end_ms,
+                detail: format!(
+                    "the client received {} replies with a sequence number handed out before",
+                    client.reused
+                ),
+            });
+        }
+        summary
     }
-    summary
 }
 
-/// Disjoint, non-adjacent inclusive ranges `start -> end`.
 #[derive(Default)]
 struct IntervalSet {
     ranges: BTreeMap<u64, u64>,

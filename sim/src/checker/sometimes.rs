@@ -12,9 +12,9 @@
 //! - `deadline-stop`: some `StoppedActing` has reason `deadline_passed` (a leader stopped
 //!   by its own clock, without being told).
 
-use super::{accepted_writes, belief, CheckInput, Violation};
-use crate::scenario::Sometimes;
-use crate::timeline::Event;
+use super::{accepted_writes, belief, Accepted, CheckInput, LeadershipKey, Violation};
+use crate::scenario::{Resolved, Sometimes as Expectation};
+use crate::timeline::{Entry, Event};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -29,47 +29,78 @@ pub struct SometimesResult {
 
 /// Evaluates each of the scenario's expectations, in the order the scenario lists them.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> Vec<SometimesResult> {
-    let entries = input.entries;
-    let mut results = vec![];
-    for &expectation in &input.resolved.scenario.expect.sometimes {
-        let met = match expectation {
-            Sometimes::StaleWriteRejected => entries.iter().any(|e| {
-                matches!(
-                    e.event,
-                    Event::WriteRejected { .. } | Event::BatchRefused { .. }
-                )
-            }),
-            Sometimes::LeaderChanged => {
-                // Two leaderships wrote (told apart by node and win, not token alone, so a
-                // protocol without tokens can change leader too).
-                let leaderships: BTreeSet<_> = accepted_writes(entries)
-                    .iter()
-                    .map(|w| w.leadership)
-                    .collect();
-                leaderships.len() >= 2
-            }
-            Sometimes::BeliefOverlap => belief::summarize(entries, input.end_us).max >= 2,
-            Sometimes::LeaderResigned => stopped_because(entries, "resigned"),
-            Sometimes::DeadlineStop => stopped_because(entries, "deadline_passed"),
-        };
-        if !met {
-            out.push(Violation::ExpectationNeverMet {
-                at_ms: input.end_ms(),
-                name: expectation.name().to_string(),
-            });
-        }
-        results.push(SometimesResult {
-            name: expectation.name(),
-            met,
-        });
+    let mut s = Sometimes::default();
+    for e in input.entries {
+        s.entry(e);
     }
-    results
+    for w in accepted_writes(input.entries) {
+        s.write(&w);
+    }
+    let belief_max = belief::summarize(input.entries, input.end_us).max;
+    s.finish(input.resolved, belief_max, input.end_ms(), out)
 }
 
-fn stopped_because(entries: &[crate::timeline::Entry], why: &str) -> bool {
-    entries
-        .iter()
-        .any(|e| matches!(&e.event, Event::StoppedActing { reason, .. } if reason == why))
+/// What the expectations need, read one event and one accepted write at a time.
+#[derive(Default)]
+pub(crate) struct Sometimes {
+    rejected: bool,
+    resigned: bool,
+    deadline_stop: bool,
+    /// Leaderships that had a write accepted, up to two (enough to know it changed).
+    leaderships: BTreeSet<LeadershipKey>,
+}
+
+impl Sometimes {
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
+        match &e.event {
+            Event::WriteRejected { .. } | Event::BatchRefused { .. } => self.rejected = true,
+            Event::StoppedActing { reason, .. } if reason == "resigned" => self.resigned = true,
+            Event::StoppedActing { reason, .. } if reason == "deadline_passed" => {
+                self.deadline_stop = true
+            }
+            _ => {}
+        }
+    }
+
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted) {
+        if self.leaderships.len() < 2 {
+            self.leaderships.insert(w.leadership.clone());
+        }
+    }
+
+    /// Appends a violation per unmet expectation (dated `end_ms`); `belief_max` is the
+    /// most nodes that believed they led at once.
+    pub fn finish(
+        self,
+        resolved: &Resolved,
+        belief_max: u32,
+        end_ms: f64,
+        out: &mut Vec<Violation>,
+    ) -> Vec<SometimesResult> {
+        let mut results = vec![];
+        for &expectation in &resolved.scenario.expect.sometimes {
+            let met = match expectation {
+                Expectation::StaleWriteRejected => self.rejected,
+                Expectation::LeaderChanged => self.leaderships.len() >= 2,
+                Expectation::BeliefOverlap => belief_max >= 2,
+                Expectation::LeaderResigned => self.resigned,
+                Expectation::DeadlineStop => self.deadline_stop,
+            };
+            if !met {
+                out.push(Violation::ExpectationNeverMet {
+                    at_ms: end_ms,
+                    name: expectation.name().to_string(),
+                });
+            }
+            results.push(SometimesResult {
+                name: expectation.name(),
+                met,
+            });
+        }
+        results
+    }
 }
 
 #[cfg(test)]
@@ -78,16 +109,15 @@ mod tests {
     //! The quiet case must report each as met; the canary must fire once per expectation.
     use super::super::testing::*;
     use super::*;
-    use crate::scenario::Resolved;
 
     fn all_expected() -> Resolved {
         let mut r = resolved();
         r.scenario.expect.sometimes = vec![
-            Sometimes::StaleWriteRejected,
-            Sometimes::LeaderChanged,
-            Sometimes::BeliefOverlap,
-            Sometimes::LeaderResigned,
-            Sometimes::DeadlineStop,
+            Expectation::StaleWriteRejected,
+            Expectation::LeaderChanged,
+            Expectation::BeliefOverlap,
+            Expectation::LeaderResigned,
+            Expectation::DeadlineStop,
         ];
         r
     }

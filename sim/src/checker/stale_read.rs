@@ -48,18 +48,38 @@ struct Streak {
 
 /// As [`check`], over a bare timeline.
 pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> StaleReadSummary {
-    let mut summary = StaleReadSummary::default();
-    // Batches in the order they took effect, with the highest number so far: the
-    // timeline is in time order, so a read's bound is the last batch before its send.
-    let mut effective: Vec<(i64, u64, &str, u64)> = vec![];
-    let mut streaks: BTreeMap<(&str, u64), Streak> = BTreeMap::new();
+    let mut s = StaleRead::default();
     for e in entries {
+        s.entry(e);
+    }
+    s.finish(out)
+}
+
+/// Stale reads, read one event at a time.
+#[derive(Default)]
+pub(crate) struct StaleRead {
+    summary: StaleReadSummary,
+    /// Batches in the order they took effect, with the highest number so far: the
+    /// timeline is in time order, so a read's bound is the last batch before its send.
+    /// (Kept whole: a read may have been sent long before a paused leader answers it.)
+    effective: Vec<(i64, u64, usize)>,
+    /// Proposers and terms of the batches, by index into `names`.
+    names: Vec<(String, u64)>,
+    streaks: BTreeMap<(String, u64), Streak>,
+}
+
+impl StaleRead {
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
         match &e.event {
             Event::BatchCommitted {
                 node, token, last, ..
             } => {
-                let hi = effective.last().map_or(0, |b| b.1).max(*last);
-                effective.push((e.at_us, hi, node.as_str(), *token));
+                let hi = self.effective.last().map_or(0, |b| b.1).max(*last);
+                if self.names.last() != Some(&(node.clone(), *token)) {
+                    self.names.push((node.clone(), *token));
+                }
+                self.effective.push((e.at_us, hi, self.names.len() - 1));
             }
             Event::ReadServed {
                 node,
@@ -68,25 +88,29 @@ pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> StaleReadSu
                 sent_at_us,
                 count,
             } => {
-                summary.served += count;
-                let before = effective.partition_point(|b| b.0 < *sent_at_us);
-                let Some(&(_, committed, by, term)) = before.checked_sub(1).map(|i| &effective[i])
+                self.summary.served += count;
+                let before = self.effective.partition_point(|b| b.0 < *sent_at_us);
+                let Some(&(_, committed, by)) = before.checked_sub(1).map(|i| &self.effective[i])
                 else {
-                    continue;
+                    return;
                 };
                 if *value >= committed {
-                    continue;
+                    return;
                 }
-                summary.stale += count;
+                self.summary.stale += count;
                 let behind = committed - value;
-                summary.max_numbers_behind = summary.max_numbers_behind.max(behind);
-                let s = streaks.entry((node.as_str(), *token)).or_insert(Streak {
-                    first_at_us: e.at_us,
-                    last_at_us: e.at_us,
-                    count: 0,
-                    max_behind: 0,
-                    missed: (by.to_string(), term),
-                });
+                self.summary.max_numbers_behind = self.summary.max_numbers_behind.max(behind);
+                let missed = self.names[by].clone();
+                let s = self
+                    .streaks
+                    .entry((node.clone(), *token))
+                    .or_insert(Streak {
+                        first_at_us: e.at_us,
+                        last_at_us: e.at_us,
+                        count: 0,
+                        max_behind: 0,
+                        missed,
+                    });
                 s.last_at_us = e.at_us;
                 s.count += count;
                 s.max_behind = s.max_behind.max(behind);
@@ -94,21 +118,26 @@ pub fn check_entries(entries: &[Entry], out: &mut Vec<Violation>) -> StaleReadSu
             _ => {}
         }
     }
-    for ((node, term), s) in streaks {
-        out.push(Violation::StaleRead {
-            at_ms: us_to_ms(s.first_at_us),
-            detail: format!(
-                "{node} (term {term}) answered {} reads from its lease between {} and {} ms that missed batches already committed, up to {} numbers behind; the first missed batch was {}'s in term {}",
-                s.count,
-                us_to_ms(s.first_at_us),
-                us_to_ms(s.last_at_us),
-                s.max_behind,
-                s.missed.0,
-                s.missed.1
-            ),
-        });
+
+    /// Appends one violation per leadership that served stale reads; returns the
+    /// summary.
+    pub fn finish(self, out: &mut Vec<Violation>) -> StaleReadSummary {
+        for ((node, term), s) in self.streaks {
+            out.push(Violation::StaleRead {
+                at_ms: us_to_ms(s.first_at_us),
+                detail: format!(
+                    "{node} (term {term}) answered {} reads from its lease between {} and {} ms that missed batches already committed, up to {} numbers behind; the first missed batch was {}'s in term {}",
+                    s.count,
+                    us_to_ms(s.first_at_us),
+                    us_to_ms(s.last_at_us),
+                    s.max_behind,
+                    s.missed.0,
+                    s.missed.1
+                ),
+            });
+        }
+        self.summary
     }
-    summary
 }
 
 #[cfg(test)]

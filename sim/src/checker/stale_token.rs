@@ -7,8 +7,8 @@
 //! Rejections are the fence doing its job: each `WriteRejected` is gathered into
 //! `fencing.rejections` so a report shows the trap was reached and held.
 
-use super::{accepted_writes, us_to_ms, CheckInput, Violation};
-use crate::timeline::Event;
+use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Violation};
+use crate::timeline::{Entry, Event};
 use serde::Serialize;
 
 /// A write the fenced resource rejected, as written in `fencing.rejections`.
@@ -27,12 +27,49 @@ pub struct Rejection {
 /// Appends one violation per stale accepted write; returns their count and every
 /// rejection, in timeline order.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> (u64, Vec<Rejection>) {
-    let mut stale = 0;
-    let mut max_before: Option<u64> = None;
+    let mut t = StaleToken::default();
+    for e in input.entries {
+        t.entry(e);
+    }
     for w in accepted_writes(input.entries) {
-        if let Some(max) = max_before.filter(|&m| w.token < m) {
-            stale += 1;
-            out.push(Violation::StaleTokenAccepted {
+        t.write(&w);
+    }
+    t.finish(out)
+}
+
+/// Stale accepts and rejections, read one event and one accepted write at a time.
+#[derive(Default)]
+pub(crate) struct StaleToken {
+    stale: u64,
+    max_before: Option<u64>,
+    rejections: Vec<Rejection>,
+    violations: Vec<Violation>,
+}
+
+impl StaleToken {
+    /// Reads the next event (for rejections).
+    pub fn entry(&mut self, e: &Entry) {
+        if let Event::WriteRejected {
+            node,
+            token,
+            max_token,
+            ..
+        } = &e.event
+        {
+            self.rejections.push(Rejection {
+                at_ms: e.at_ms(),
+                node: node.clone(),
+                token: *token,
+                max_token: *max_token,
+            });
+        }
+    }
+
+    /// Reads the next accepted write.
+    pub fn write(&mut self, w: &Accepted) {
+        if let Some(max) = self.max_before.filter(|&m| w.token < m) {
+            self.stale += 1;
+            self.violations.push(Violation::StaleTokenAccepted {
                 at_ms: us_to_ms(w.at_us),
                 detail: format!(
                     "write from {} with token {} accepted after token {}",
@@ -40,27 +77,14 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> (u64, Vec<Rejectio
                 ),
             });
         }
-        max_before = Some(max_before.map_or(w.token, |m| m.max(w.token)));
+        self.max_before = Some(self.max_before.map_or(w.token, |m| m.max(w.token)));
     }
-    let rejections = input
-        .entries
-        .iter()
-        .filter_map(|e| match &e.event {
-            Event::WriteRejected {
-                node,
-                token,
-                max_token,
-                ..
-            } => Some(Rejection {
-                at_ms: e.at_ms(),
-                node: node.clone(),
-                token: *token,
-                max_token: *max_token,
-            }),
-            _ => None,
-        })
-        .collect();
-    (stale, rejections)
+
+    /// Appends the violations; returns the stale accepts and the rejections.
+    pub fn finish(self, out: &mut Vec<Violation>) -> (u64, Vec<Rejection>) {
+        out.extend(self.violations);
+        (self.stale, self.rejections)
+    }
 }
 
 #[cfg(test)]

@@ -62,27 +62,52 @@ pub fn check(input: &CheckInput) -> WinsSummary {
 
 /// As [`check`], for a fleet named `nodes`, all running at the start.
 pub fn of_entries(nodes: &[String], entries: &[Entry]) -> WinsSummary {
-    let mut by_node: BTreeMap<String, NodeWins> = nodes
-        .iter()
-        .map(|n| (n.clone(), NodeWins::default()))
-        .collect();
-    let mut running: BTreeSet<&str> = nodes.iter().map(String::as_str).collect();
-    // node -> the token it believes it leads under.
-    let mut leading: BTreeMap<&str, u64> = BTreeMap::new();
-    let mut wins = 0u64;
-    // When the fleet last became leaderless, once a first leader existed.
-    let mut vacant_since_us: Option<i64> = None;
-    let mut gaps_ms = vec![];
+    let mut w = Wins::new(nodes);
     for e in entries {
+        w.entry(e);
+    }
+    w.finish()
+}
+
+/// Wins and leaderless spans, read one event at a time.
+pub(crate) struct Wins {
+    by_node: BTreeMap<String, NodeWins>,
+    running: BTreeSet<String>,
+    /// node -> the token it believes it leads under.
+    leading: BTreeMap<String, u64>,
+    wins: u64,
+    /// When the fleet last became leaderless, once a first leader existed.
+    vacant_since_us: Option<i64>,
+    gaps_ms: Vec<f64>,
+}
+
+impl Wins {
+    /// Counting for a fleet of `nodes`.
+    pub fn new(nodes: &[String]) -> Self {
+        Wins {
+            by_node: nodes
+                .iter()
+                .map(|n| (n.clone(), NodeWins::default()))
+                .collect(),
+            running: nodes.iter().cloned().collect(),
+            leading: BTreeMap::new(),
+            wins: 0,
+            vacant_since_us: None,
+            gaps_ms: vec![],
+        }
+    }
+
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
         match &e.event {
             Event::NodeKilled { node } => {
-                running.remove(node.as_str());
-                if leading.remove(node.as_str()).is_some() && leading.is_empty() {
-                    vacant_since_us = Some(e.at_us);
+                self.running.remove(node.as_str());
+                if self.leading.remove(node.as_str()).is_some() && self.leading.is_empty() {
+                    self.vacant_since_us = Some(e.at_us);
                 }
             }
             Event::NodeRestarted { node } => {
-                running.insert(node);
+                self.running.insert(node.clone());
             }
             Event::RoleChanged {
                 node,
@@ -90,37 +115,42 @@ pub fn of_entries(nodes: &[String], entries: &[Entry]) -> WinsSummary {
                 token,
             } => {
                 let token = token.unwrap_or(0);
-                if leading.insert(node, token) == Some(token) {
-                    continue;
+                if self.leading.insert(node.clone(), token) == Some(token) {
+                    return;
                 }
-                wins += 1;
-                by_node.entry(node.clone()).or_default().wins += 1;
-                for n in &running {
-                    by_node.entry(n.to_string()).or_default().elections_running += 1;
+                self.wins += 1;
+                self.by_node.entry(node.clone()).or_default().wins += 1;
+                for n in &self.running {
+                    self.by_node.entry(n.clone()).or_default().elections_running += 1;
                 }
-                if let Some(since) = vacant_since_us.take() {
-                    gaps_ms.push(us_to_ms(e.at_us - since));
+                if let Some(since) = self.vacant_since_us.take() {
+                    self.gaps_ms.push(us_to_ms(e.at_us - since));
                 }
             }
             Event::RoleChanged { node, .. } => {
-                if leading.remove(node.as_str()).is_some() && leading.is_empty() {
-                    vacant_since_us = Some(e.at_us);
+                if self.leading.remove(node.as_str()).is_some() && self.leading.is_empty() {
+                    self.vacant_since_us = Some(e.at_us);
                 }
             }
             _ => {}
         }
     }
-    let starved = by_node
-        .iter()
-        .filter(|(_, w)| w.wins == 0 && w.elections_running >= STARVED_MIN_ELECTIONS)
-        .map(|(n, _)| n.clone())
-        .collect();
-    WinsSummary {
-        wins_by_node: by_node,
-        starved,
-        leader_changes: wins.saturating_sub(1),
-        leaderless_ms: LatencyStats::of(&gaps_ms),
-        leaderless_spans_ms: gaps_ms,
+
+    /// The summary over the run.
+    pub fn finish(self) -> WinsSummary {
+        let starved = self
+            .by_node
+            .iter()
+            .filter(|(_, w)| w.wins == 0 && w.elections_running >= STARVED_MIN_ELECTIONS)
+            .map(|(n, _)| n.clone())
+            .collect();
+        WinsSummary {
+            wins_by_node: self.by_node,
+            starved,
+            leader_changes: self.wins.saturating_sub(1),
+            leaderless_ms: LatencyStats::of(&self.gaps_ms),
+            leaderless_spans_ms: self.gaps_ms,
+        }
     }
 }
 
