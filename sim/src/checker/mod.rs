@@ -863,6 +863,58 @@ mod tests {
         assert_eq!(f.failover_ms.len(), 1, "{:?}", f.failover_ms);
     }
 
+    fn committed(at_ms: i64, node: &str, token: u64, first: u64, last: u64) -> Entry {
+        at(
+            at_ms,
+            Event::BatchCommitted {
+                node: node.into(),
+                token,
+                index: first,
+                first,
+                last,
+            },
+        )
+    }
+
+    fn handed_out(at_ms: i64, node: &str, token: u64, first: u64, last: u64) -> Entry {
+        at(
+            at_ms,
+            Event::BatchHandedOut {
+                node: node.into(),
+                token,
+                first,
+                last,
+            },
+        )
+    }
+
+    #[test]
+    fn log_batches_count_only_once_handed_out_and_writes_keep_timeline_order() {
+        // n1 commits two batches and hands out the first; a tick lands between; n1 is
+        // killed before it hands out the second (its successor committed it). Only the
+        // handed-out batch is n1's act, and the tick still comes after it.
+        let entries = vec![
+            leader(100, "n1", 1),
+            committed(200, "n1", 1, 1, 10),
+            tick(210, "n1", 1),
+            handed_out(220, "n1", 1, 1, 10),
+            committed(300, "n1", 1, 11, 20),
+            tick(310, "n1", 1),
+            killed(320, "n1"),
+        ];
+        let w = accepted_writes(&entries);
+        let got: Vec<(usize, WriteOp)> = w.iter().map(|w| (w.idx, w.op)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, WriteOp::Seq { first: 1, last: 10 }),
+                (2, WriteOp::Tick { n: 0 }),
+                (5, WriteOp::Tick { n: 0 }),
+            ]
+        );
+        assert!(w.iter().all(|w| w.leadership.win_idx == Some(0)));
+    }
+
     #[test]
     fn clean_run_passes() {
         let r = resolved();
