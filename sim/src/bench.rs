@@ -330,117 +330,94 @@ fn node_ip(i: u8) -> std::net::IpAddr {
     std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 9, 0, i))
 }
 
-/// A bare madsim program: nodes answer a `Ping` RPC at once; a client calls them in
-/// turn, one spawned call per RPC (madsim's way to have calls in flight together),
-/// `rpc_micro_per_ms` millionths of a call per simulated millisecond. Returns the
-/// messages madsim counted.
+/// The baseline program on one network: in runtime `$rt`, three nodes bind with `$bind`
+/// (an expression on an address, giving an endpoint) and answer a `Ping` RPC at once; a
+/// client calls them in turn, one spawned call per RPC (the way to have calls in flight
+/// together), `$rate` millionths of a call per simulated millisecond, for `$duration_ms`.
+/// Evaluates to the messages `$messages` counted.
+macro_rules! baseline {
+    ($rt:expr, |$addr:ident| $bind:expr, $rate:expr, $duration_ms:expr, $messages:expr) => {{
+        let (rate, duration_ms) = ($rate, $duration_ms);
+        $rt.block_on(async move {
+            let h = madsim::runtime::Handle::current();
+            let mut ids = vec![];
+            for i in 1..=3u8 {
+                let n = h
+                    .create_node()
+                    .ip(node_ip(i))
+                    .init(move || async move {
+                        let $addr: std::net::SocketAddr = (node_ip(i), 1).into();
+                        let ep = $bind;
+                        ep.add_rpc_handler(|p: Ping| async move { p.0 });
+                        futures::future::pending::<()>().await;
+                    })
+                    .build();
+                ids.push(n.id());
+            }
+            let client = h
+                .create_node()
+                .ip(node_ip(9))
+                .init(move || async move {
+                    let $addr: std::net::SocketAddr = (node_ip(9), 1).into();
+                    let ep = Arc::new($bind);
+                    let (mut credit, mut k) = (0u64, 0u64);
+                    loop {
+                        madsim::time::sleep(Duration::from_millis(1)).await;
+                        credit += rate;
+                        while credit >= 1_000_000 {
+                            credit -= 1_000_000;
+                            k += 1;
+                            let (ep, dst) = (ep.clone(), (node_ip(1 + (k % 3) as u8), 1));
+                            madsim::task::spawn(async move {
+                                let _ = ep
+                                    .call_timeout(dst.into(), Ping(k), Duration::from_millis(500))
+                                    .await;
+                            });
+                        }
+                    }
+                })
+                .build();
+            ids.push(client.id());
+            madsim::time::sleep(Duration::from_millis(duration_ms)).await;
+            let messages = $messages;
+            for id in ids {
+                h.kill(id);
+            }
+            madsim::time::sleep(Duration::from_millis(1)).await;
+            messages
+        })
+    }};
+}
+
+/// The baseline over madsim's own endpoints (1-5 ms latency, as the scenarios).
 fn baseline_madsim(seed: u64, duration_ms: u64, rpc_micro_per_ms: u64) -> u64 {
     std::thread::spawn(move || {
         let mut config = madsim::Config::default();
         config.net.send_latency = Duration::from_millis(1)..Duration::from_millis(5);
         let rt = madsim::runtime::Runtime::with_seed_and_config(seed, config);
-        rt.block_on(async move {
-            let h = madsim::runtime::Handle::current();
-            let mut ids = vec![];
-            for i in 1..=3u8 {
-                let n = h
-                    .create_node()
-                    .ip(node_ip(i))
-                    .init(move || async move {
-                        let ep = madsim::net::Endpoint::bind((node_ip(i), 1)).await.unwrap();
-                        ep.add_rpc_handler(|p: Ping| async move { p.0 });
-                        futures::future::pending::<()>().await;
-                    })
-                    .build();
-                ids.push(n.id());
-            }
-            let client = h
-                .create_node()
-                .ip(node_ip(9))
-                .init(move || async move {
-                    let ep = Arc::new(madsim::net::Endpoint::bind((node_ip(9), 1)).await.unwrap());
-                    let (mut credit, mut k) = (0u64, 0u64);
-                    loop {
-                        madsim::time::sleep(Duration::from_millis(1)).await;
-                        credit += rpc_micro_per_ms;
-                        while credit >= 1_000_000 {
-                            credit -= 1_000_000;
-                            k += 1;
-                            let (ep, dst) = (ep.clone(), (node_ip(1 + (k % 3) as u8), 1));
-                            madsim::task::spawn(async move {
-                                let _ = ep
-                                    .call_timeout(dst.into(), Ping(k), Duration::from_millis(500))
-                                    .await;
-                            });
-                        }
-                    }
-                })
-                .build();
-            ids.push(client.id());
-            madsim::time::sleep(Duration::from_millis(duration_ms)).await;
-            let messages = madsim::net::NetSim::current().stat().msg_count;
-            for id in ids {
-                h.kill(id);
-            }
-            madsim::time::sleep(Duration::from_millis(1)).await;
-            messages
-        })
+        baseline!(
+            rt,
+            |addr| madsim::net::Endpoint::bind(addr).await.unwrap(),
+            rpc_micro_per_ms,
+            duration_ms,
+            madsim::net::NetSim::current().stat().msg_count
+        )
     })
     .join()
     .expect("the baseline ran")
 }
 
-/// The same pattern as [`baseline_madsim`] over Baton's network: one RPC per request,
-/// each its own task, so the difference is the network alone.
+/// The same program over Baton's network, so the difference is the network alone.
 fn baseline_baton_net(seed: u64, duration_ms: u64, rpc_micro_per_ms: u64) -> u64 {
     std::thread::spawn(move || {
         let rt = Net::runtime(seed);
-        rt.block_on(async move {
-            let h = madsim::runtime::Handle::current();
-            let mut ids = vec![];
-            for i in 1..=3u8 {
-                let n = h
-                    .create_node()
-                    .ip(node_ip(i))
-                    .init(move || async move {
-                        let ep = Endpoint::bind((node_ip(i), 1).into()).unwrap();
-                        ep.add_rpc_handler(|p: Ping| async move { p.0 });
-                        futures::future::pending::<()>().await;
-                    })
-                    .build();
-                ids.push(n.id());
-            }
-            let client = h
-                .create_node()
-                .ip(node_ip(9))
-                .init(move || async move {
-                    let ep = Endpoint::bind((node_ip(9), 1).into()).unwrap();
-                    let (mut credit, mut k) = (0u64, 0u64);
-                    loop {
-                        madsim::time::sleep(Duration::from_millis(1)).await;
-                        credit += rpc_micro_per_ms;
-                        while credit >= 1_000_000 {
-                            credit -= 1_000_000;
-                            k += 1;
-                            let (ep, dst) = (ep.clone(), (node_ip(1 + (k % 3) as u8), 1));
-                            madsim::task::spawn(async move {
-                                let _ = ep
-                                    .call_timeout(dst.into(), Ping(k), Duration::from_millis(500))
-                                    .await;
-                            });
-                        }
-                    }
-                })
-                .build();
-            ids.push(client.id());
-            madsim::time::sleep(Duration::from_millis(duration_ms)).await;
-            let messages = Net::current().messages();
-            for id in ids {
-                h.kill(id);
-            }
-            madsim::time::sleep(Duration::from_millis(1)).await;
-            messages
-        })
+        baseline!(
+            rt,
+            |addr| Endpoint::bind(addr).unwrap(),
+            rpc_micro_per_ms,
+            duration_ms,
+            Net::current().messages()
+        )
     })
     .join()
     .expect("the baseline ran")
