@@ -20,17 +20,18 @@ pub trait Clock: Send + Sync {
     fn global_duration_for(&self, local: Duration) -> Duration;
 }
 
-/// A madsim sleep that arms its timer once.
+/// A madsim sleep that arms its timer once per waker.
 ///
 /// madsim's `Sleep` adds a timer to the runtime at every poll while it is pending, and a
 /// timer is only dropped when it fires. A sleep inside a `select!` whose other branches
 /// wake the task often (a leader's loop, openraft's timeouts around every RPC) piled up
-/// one timer per wake-up, each firing later for nothing. This one polls the inner sleep
-/// (arming its timer) on its first poll only; the timer then wakes the task that polled
-/// it, which is the task that owns this future.
+/// one timer per wake-up, each firing later for nothing. This one arms the inner sleep's
+/// timer on its first poll, and again only if it is polled with a waker that would not
+/// wake the same task (the future moved to another task: an RPC answer first polled in
+/// place, then spawned), so the timer always wakes whoever now awaits it.
 pub struct Timer {
     sleep: madsim::time::Sleep,
-    armed: bool,
+    armed_for: Option<std::task::Waker>,
 }
 
 impl Timer {
@@ -39,7 +40,7 @@ impl Timer {
     pub fn after(global: Duration) -> Self {
         Timer {
             sleep: madsim::time::sleep(global),
-            armed: false,
+            armed_for: None,
         }
     }
 }
@@ -54,8 +55,12 @@ impl std::future::Future for Timer {
         if self.sleep.is_elapsed() {
             return std::task::Poll::Ready(());
         }
-        if !self.armed {
-            self.armed = true;
+        if self
+            .armed_for
+            .as_ref()
+            .is_none_or(|w| !w.will_wake(cx.waker()))
+        {
+            self.armed_for = Some(cx.waker().clone());
             return std::pin::Pin::new(&mut self.sleep).poll(cx);
         }
         std::task::Poll::Pending

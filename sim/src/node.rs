@@ -105,6 +105,9 @@ pub struct NodeEnv {
     pub chaos_node: OnceLock<NodeId>,
 }
 
+/// How long a node takes to boot before its first message (see [`run`]).
+const BOOT: Duration = Duration::from_millis(1);
+
 /// How often a node asks the backend who leads, for its `NotLeader` hints.
 const OBSERVE_INTERVAL_MS: u64 = 1000;
 
@@ -118,6 +121,13 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     ctl.set_status(Role::Follower, None);
     ctl.resign_requested.store(false, Ordering::SeqCst);
     let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
+    if incarnation == 1 {
+        // Every process of a run starts at the same instant, in a random order, and a
+        // message to an address nobody listens on yet is lost. Booting takes a
+        // millisecond: by then every process (services, peers, the client) has bound
+        // its address, and the first message is never sent into the void.
+        madsim::time::sleep(BOOT).await;
+    }
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
     let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
         node: &ctl.name,
