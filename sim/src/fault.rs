@@ -160,7 +160,21 @@ pub struct FaultSpec {
     /// Packet loss in parts per million.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss_ppm: Option<u64>,
+    /// Repeat the fault every this many ms from `at_ms` (with `count` or `until_ms`).
+    /// The resolved scenario lists every repetition as a fault of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_ms: Option<u64>,
+    /// With `every_ms`: how many times the fault fires in all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// With `every_ms`: the last time it may fire (inclusive).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until_ms: Option<u64>,
 }
+
+/// The most repetitions one scenario may expand to, so that a slip of the pen cannot
+/// ask for millions of faults.
+pub const MAX_REPETITIONS: u64 = 100_000;
 
 /// When a fault fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,6 +297,86 @@ impl FaultSpec {
             loss_ppm
         );
         keys
+    }
+
+    /// Whether the table asks to repeat (`every_ms`, `count` or `until_ms`).
+    pub fn repeats(&self) -> bool {
+        self.every_ms.is_some() || self.count.is_some() || self.until_ms.is_some()
+    }
+
+    /// The fault's firings: itself if it does not repeat; else one copy per repetition,
+    /// at `at_ms + k * every_ms`, without the repetition keys. The run lasts
+    /// `duration_ms`; every firing must come before its end.
+    pub fn repetitions(&self, duration_ms: u64) -> Result<Vec<FaultSpec>, FaultError> {
+        if !self.repeats() {
+            return Ok(vec![self.clone()]);
+        }
+        let every = self.every_ms.ok_or_else(|| {
+            let key = if self.count.is_some() {
+                "count"
+            } else {
+                "until_ms"
+            };
+            (key.to_string(), "repeats only with every_ms".to_string())
+        })?;
+        if every == 0 {
+            return Err(("every_ms".into(), "must be at least 1".into()));
+        }
+        let Some(first) = self.at_ms else {
+            return Err((
+                "every_ms".into(),
+                "a repeating fault needs at_ms (when it first fires), not after".into(),
+            ));
+        };
+        let n = match (self.count, self.until_ms) {
+            (Some(_), Some(_)) => {
+                return Err(("until_ms".into(), "give count or until_ms, not both".into()))
+            }
+            (None, None) => {
+                return Err((
+                    "every_ms".into(),
+                    "needs count (how many times) or until_ms (until when)".into(),
+                ))
+            }
+            (Some(0), None) => return Err(("count".into(), "must be at least 1".into())),
+            (Some(c), None) => c,
+            (None, Some(u)) if u < first => {
+                return Err(("until_ms".into(), format!("{u} is before at_ms {first}")))
+            }
+            (None, Some(u)) => (u - first) / every + 1,
+        };
+        if n > MAX_REPETITIONS {
+            let key = if self.count.is_some() {
+                "count"
+            } else {
+                "until_ms"
+            };
+            return Err((
+                key.into(),
+                format!("{n} repetitions: at most {MAX_REPETITIONS}"),
+            ));
+        }
+        let last = first.saturating_add((n - 1).saturating_mul(every));
+        if last >= duration_ms {
+            let key = if self.count.is_some() {
+                "count"
+            } else {
+                "until_ms"
+            };
+            return Err((
+                key.into(),
+                format!("the last repetition would fire at {last} ms, not before duration_ms {duration_ms}"),
+            ));
+        }
+        Ok((0..n)
+            .map(|k| FaultSpec {
+                at_ms: Some(first + k * every),
+                every_ms: None,
+                count: None,
+                until_ms: None,
+                ..self.clone()
+            })
+            .collect())
     }
 
     /// Checks the table against its kind and returns when it fires and what it does.
@@ -480,5 +574,87 @@ impl FaultSpec {
             out.delay_ms = Some(0);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: hand-written tables; each error names the key a user must fix.
+    use super::*;
+
+    fn kill(at_ms: Option<u64>) -> FaultSpec {
+        FaultSpec {
+            kind: FaultKind::Kill,
+            at_ms,
+            after: None,
+            delay_ms: None,
+            target: Some("leader".into()),
+            duration_ms: None,
+            point: None,
+            from: None,
+            to: None,
+            one_way: None,
+            offset_ms: None,
+            drift_ppm: None,
+            step_ms: None,
+            latency_ms_min: None,
+            latency_ms_max: None,
+            loss_ppm: None,
+            every_ms: None,
+            count: None,
+            until_ms: None,
+        }
+    }
+
+    fn times(f: &FaultSpec, duration_ms: u64) -> Vec<u64> {
+        f.repetitions(duration_ms)
+            .unwrap()
+            .iter()
+            .map(|r| {
+                assert!(!r.repeats(), "a repetition does not repeat again");
+                r.at_ms.unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn repetitions_by_count_and_by_until() {
+        let once = kill(Some(500));
+        assert_eq!(times(&once, 10_000), vec![500]);
+        let by_count = FaultSpec {
+            every_ms: Some(1000),
+            count: Some(3),
+            ..kill(Some(500))
+        };
+        assert_eq!(times(&by_count, 10_000), vec![500, 1500, 2500]);
+        let by_until = FaultSpec {
+            every_ms: Some(1000),
+            until_ms: Some(2500),
+            ..kill(Some(500))
+        };
+        assert_eq!(times(&by_until, 10_000), vec![500, 1500, 2500]);
+    }
+
+    #[test]
+    fn bad_repetitions_name_their_key() {
+        let key = |f: FaultSpec| f.repetitions(10_000).unwrap_err().0;
+        let rep = |every_ms, count, until_ms, at_ms| FaultSpec {
+            every_ms,
+            count,
+            until_ms,
+            ..kill(at_ms)
+        };
+        assert_eq!(key(rep(None, Some(3), None, Some(0))), "count");
+        assert_eq!(key(rep(Some(0), Some(3), None, Some(0))), "every_ms");
+        assert_eq!(key(rep(Some(100), None, None, Some(0))), "every_ms");
+        assert_eq!(key(rep(Some(100), Some(3), Some(900), Some(0))), "until_ms");
+        assert_eq!(key(rep(Some(100), Some(0), None, Some(0))), "count");
+        assert_eq!(key(rep(Some(100), None, Some(5), Some(10))), "until_ms");
+        assert_eq!(key(rep(Some(100), Some(3), None, None)), "every_ms");
+        assert_eq!(key(rep(Some(1000), Some(11), None, Some(0))), "count");
+        assert_eq!(
+            key(rep(Some(1), Some(MAX_REPETITIONS + 1), None, Some(0))),
+            "count"
+        );
     }
 }

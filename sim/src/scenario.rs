@@ -536,7 +536,31 @@ pub fn load_str(
     let mut filled = vec![];
     let mut last_at: Option<(usize, u64)> = None;
     let mut node_before = false;
+    // Each fault's firings, with the index of its table in the file (for errors). A
+    // scenario with a repeating fault fires everything in time order (ties in file
+    // order), so every fault of it needs an at_ms.
+    let mut firings: Vec<(usize, FaultSpec)> = vec![];
     for (i, spec) in s.faults.iter().enumerate() {
+        let reps = spec.repetitions(s.duration_ms).map_err(|(key, m)| {
+            err(
+                at(&["faults", &i.to_string(), &key]),
+                Some(format!("faults.{i}.{key}")),
+                m,
+            )
+        })?;
+        firings.extend(reps.into_iter().map(|r| (i, r)));
+    }
+    if s.faults.iter().any(FaultSpec::repeats) {
+        if let Some(i) = s.faults.iter().position(|f| f.at_ms.is_none()) {
+            return Err(err(
+                at(&["faults", &i.to_string(), "after"]),
+                Some(format!("faults.{i}.after")),
+                "a scenario with a repeating fault fires its faults in time order: give this one an at_ms".into(),
+            ));
+        }
+        firings.sort_by_key(|(_, f)| f.at_ms);
+    }
+    for (i, spec) in firings.iter().map(|(i, f)| (*i, f)) {
         let idx = i.to_string();
         let (when, fault) = spec
             .resolve(

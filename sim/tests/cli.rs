@@ -126,6 +126,16 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "zero.toml:3: key `ring.hop_timeout_ms`: must be at least 1",
         ),
         (
+            "repeat.toml",
+            "duration_ms = 10000\n[[faults]]\nkind = \"kill\"\nat_ms = 1000\ntarget = \"n1\"\nevery_ms = 4000\ncount = 4\n",
+            "repeat.toml:7: key `faults.0.count`: the last repetition would fire at 13000 ms",
+        ),
+        (
+            "repeat-how.toml",
+            "[[faults]]\nkind = \"kill\"\nat_ms = 1000\ntarget = \"n1\"\nevery_ms = 4000\n",
+            "repeat-how.toml:5: key `faults.0.every_ms`: needs count (how many times) or until_ms (until when)",
+        ),
+        (
             "reads.toml",
             "protocol = \"etcd-lease\"\n[work]\nread_rate_per_s = 10\n",
             "reads.toml:3: key `work.read_rate_per_s`: 10: reads are answered from a replicated log, which etcd-lease does not keep here; allowed: 0, or protocol = \"raft\" with [raft] sequencer = \"log\"",
