@@ -481,26 +481,28 @@ pub fn targets(rows: &[Row]) -> String {
             if met { "yes" } else { "**no**" }
         );
     };
-    if let Some(m) = get("etcd-5k") {
-        line(
+    // Speed targets: (workload, simulated s per wall s at least, what the issue asks).
+    let speeds = [
+        (
+            "etcd-5k",
+            500.0,
             "etcd-lease at 5,000 next/s: 500 or more simulated s per wall s",
-            fmt_speed(m.speed()),
-            m.speed() >= 500.0,
-        );
-    }
-    if let Some(m) = get("etcd-50k") {
-        line(
+        ),
+        (
+            "etcd-50k",
+            100.0,
             "etcd-lease at 50,000 next/s: 100 or more simulated s per wall s",
-            fmt_speed(m.speed()),
-            m.speed() >= 100.0,
-        );
-    }
-    if let Some(m) = get("raft-idle") {
-        line(
+        ),
+        (
+            "raft-idle",
+            2500.0,
             "raft idle: 2,500 or more simulated s per wall s",
-            fmt_speed(m.speed()),
-            m.speed() >= 2500.0,
-        );
+        ),
+    ];
+    for (name, at_least, what) in speeds {
+        if let Some(m) = get(name) {
+            line(what, fmt_speed(m.speed()), m.speed() >= at_least);
+        }
     }
     if let Some(m) = get("raft-storm") {
         let per_run = m.total_wall_s / m.runs as f64;

@@ -345,12 +345,13 @@ impl FaultSpec {
             }
             (None, Some(u)) => (u - first) / every + 1,
         };
+        // The key that set how many times it fires.
+        let key = if self.count.is_some() {
+            "count"
+        } else {
+            "until_ms"
+        };
         if n > MAX_REPETITIONS {
-            let key = if self.count.is_some() {
-                "count"
-            } else {
-                "until_ms"
-            };
             return Err((
                 key.into(),
                 format!("{n} repetitions: at most {MAX_REPETITIONS}"),
@@ -358,11 +359,6 @@ impl FaultSpec {
         }
         let last = first.saturating_add((n - 1).saturating_mul(every));
         if last >= duration_ms {
-            let key = if self.count.is_some() {
-                "count"
-            } else {
-                "until_ms"
-            };
             return Err((
                 key.into(),
                 format!("the last repetition would fire at {last} ms, not before duration_ms {duration_ms}"),

@@ -147,7 +147,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         backend_requests: out.backend_requests,
         backend_requests_per_s: out.backend_requests as f64 * 1000.0
             / r.scenario.duration_ms as f64,
-        timeline_events: out.events,
+        timeline_events: f.events,
         violations: f.violation_records(),
         reproduce: reproduce_command(r, seed),
     };

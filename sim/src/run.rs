@@ -62,8 +62,6 @@ pub struct RunOutput {
     pub findings: Findings,
     /// The timeline, when it was kept ([`run()`]'s `keep_timeline`).
     pub timeline: Option<TimelineFile>,
-    /// How many events the timeline holds.
-    pub events: usize,
     /// The simulated time the run stopped, in microseconds.
     pub end_us: i64,
     /// What the sequencer client saw.
@@ -144,7 +142,6 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
         return Err(format!("cannot write the timeline: {e}"));
     }
     let checks = sink.checks.take().expect("taken once");
-    let events = checks.events();
     let findings = checks.finish(end_us, &client);
     let timeline = match sink.file.take() {
         Some(w) => Some(TimelineFile(
@@ -156,7 +153,6 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
     Ok(RunOutput {
         findings,
         timeline,
-        events,
         end_us,
         client,
         messages,

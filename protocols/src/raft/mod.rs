@@ -168,8 +168,9 @@ pub struct RaftConfig {
     /// Upper bound of the election timeout (openraft default 300 ms); also the
     /// followers' lease, during which they refuse to vote for another leader.
     pub election_timeout_max_ms: u64,
-    /// The leader's heartbeat interval (openraft default 50 ms); also how often the
-    /// elector renews the leader lease with a quorum round.
+    /// The leader's heartbeat interval (openraft default 50 ms). openraft sends a
+    /// heartbeat at its tick (every 1.5 intervals), and each one a majority accepts
+    /// renews the leader lease.
     pub heartbeat_interval_ms: u64,
     /// How long after sending a quorum-acknowledged heartbeat the leader may act. Must
     /// be below `election_timeout_min_ms`.

@@ -16,6 +16,7 @@
 //! accepted before this write" is recomputed from the accepted writes, so a resource
 //! that mislabels `max_token` cannot hide a stale accept.
 
+mod accepted;
 pub mod belief;
 pub mod double_leader;
 pub mod effect;
@@ -31,11 +32,11 @@ pub mod stale_token;
 pub mod wins;
 
 use crate::scenario::Resolved;
-use crate::timeline::Role;
-use crate::timeline::{Entry, Event, WriteOp};
+use crate::timeline::Entry;
+pub(crate) use accepted::{
+    accepted_writes, Accepted, AcceptedTracker, LeadershipKey, Step, Succession,
+};
 use serde::{Serialize, Serializer};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::Arc;
 
 pub use crate::client::ClientStats;
 
@@ -260,9 +261,6 @@ pub struct Findings {
     /// Each fault as it happened (applied, healed, skipped), for the summary and plot.
     #[serde(skip)]
     pub faults: Vec<faults::FaultRecord>,
-    /// Each applied fault's `[applied, ended]` window, in global µs.
-    #[serde(skip)]
-    pub fault_windows: Vec<(i64, i64)>,
     /// Events in the timeline.
     #[serde(skip)]
     pub events: usize,
@@ -371,11 +369,6 @@ impl Checks {
         self.failover.write(w, &self.resolved);
     }
 
-    /// How many events were read.
-    pub fn events(&self) -> usize {
-        self.next_idx
-    }
-
     /// Judges the run, which stopped at `end_us`, with what the client saw.
     pub fn finish(mut self, end_us: i64, client: &ClientStats) -> Findings {
         for w in self.accepted.finish() {
@@ -421,7 +414,6 @@ impl Checks {
             load: self.load.finish(r, end_us, client, &fault_windows),
             elections: self.wins.finish(),
             faults: self.faults.finish(),
-            fault_windows,
             events: self.next_idx,
         }
     }
@@ -432,268 +424,11 @@ pub fn us_to_ms(at_us: i64) -> f64 {
     at_us as f64 / 1000.0
 }
 
-/// Which leadership a write belongs to: the writer, its token, and the timeline position
-/// of the win that began the writer's current leadership (`None` when the timeline holds
-/// no such win, as in hand-built timelines). Tokens alone cannot tell leaderships apart
-/// when a protocol has none (redis-naive writes token 0) or breaks them (a constant-token
-/// canary), and the checkers must still see who acted.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct LeadershipKey {
-    /// The writer.
-    pub node: Arc<str>,
-    /// The token it carried.
-    pub token: u64,
-    /// Where its win sits in the timeline.
-    pub win_idx: Option<usize>,
-}
-
-/// One write the resource accepted (or a sequencer batch a replicated log committed,
-/// as a `seq` write), with where it sits in the timeline.
-#[derive(Clone, Debug)]
-pub(crate) struct Accepted {
-    /// Position in the timeline: the order checkers judge "before" by.
-    pub idx: usize,
-    /// When.
-    pub at_us: i64,
-    /// The writer.
-    pub node: Arc<str>,
-    /// The token it carried.
-    pub token: u64,
-    /// What was written.
-    pub op: WriteOp,
-    /// The leadership it was written under.
-    pub leadership: LeadershipKey,
-}
-
-/// A write waiting to be handed to the checkers: a log batch is one only if its leader
-/// handed it out (`BatchHandedOut`, which comes after the batch took effect), so every
-/// write after an undecided batch waits too, and the checkers see writes in timeline
-/// order.
-struct Pending {
-    write: Accepted,
-    /// `Some(true)`: counts; `Some(false)`: a batch never handed out; `None`: a batch
-    /// whose leader may still hand it out.
-    counts: Option<bool>,
-}
-
-/// Turns the events into the accepted writes, in timeline order, each tied to its
-/// leadership.
-#[derive(Default)]
-pub(crate) struct AcceptedTracker {
-    /// node -> (token, index of its latest win, still believes it leads). A write
-    /// belongs to its node's latest win under its token, even if it lands after the node
-    /// stopped or was killed: a late write is the old leadership acting, not a new one.
-    latest: BTreeMap<Arc<str>, (u64, usize, bool)>,
-    /// Node names, shared by every write that carries them.
-    names: BTreeSet<Arc<str>>,
-    pending: VecDeque<Pending>,
-    /// Hand-outs seen before their batch took effect (none in practice).
-    early: BTreeSet<(String, u64, u64)>,
-}
-
-impl AcceptedTracker {
-    fn name(&mut self, node: &str) -> Arc<str> {
-        if let Some(n) = self.names.get(node) {
-            return n.clone();
-        }
-        let n: Arc<str> = Arc::from(node);
-        self.names.insert(n.clone());
-        n
-    }
-
-    /// Reads event `idx`; returns the writes now known, in timeline order.
-    pub fn entry(&mut self, idx: usize, e: &Entry) -> Vec<Accepted> {
-        match &e.event {
-            Event::RoleChanged {
-                node,
-                role: Role::Leader,
-                token,
-            } => {
-                let token = token.unwrap_or(0);
-                // A repeated belief in the same leadership is not a new win.
-                let repeat =
-                    matches!(self.latest.get(node.as_str()), Some(&(t, _, true)) if t == token);
-                if !repeat {
-                    let n = self.name(node);
-                    self.latest.insert(n, (token, idx, true));
-                }
-            }
-            Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
-                if let Some(l) = self.latest.get_mut(node.as_str()) {
-                    l.2 = false;
-                }
-                if matches!(e.event, Event::NodeKilled { .. }) {
-                    self.decide(|w| &*w.node == node.as_str(), false);
-                }
-            }
-            Event::StoppedActing { node, token, .. } => {
-                // A leader hands out its batches before it stops acting.
-                self.decide(|w| &*w.node == node.as_str() && w.token == *token, false);
-            }
-            Event::BatchHandedOut {
-                node, token, first, ..
-            } => {
-                let mut found = false;
-                for p in self.pending.iter_mut() {
-                    if p.counts.is_none()
-                        && &*p.write.node == node.as_str()
-                        && p.write.token == *token
-                        && matches!(p.write.op, WriteOp::Seq { first: f, .. } if f == *first)
-                    {
-                        p.counts = Some(true);
-                        found = true;
-                    }
-                }
-                if !found {
-                    self.early.insert((node.clone(), *token, *first));
-                }
-            }
-            Event::WriteAccepted {
-                node, token, op, ..
-            } => {
-                let w = self.accepted(idx, e.at_us, node, *token, *op);
-                self.pending.push_back(Pending {
-                    write: w,
-                    counts: Some(true),
-                });
-            }
-            Event::BatchCommitted {
-                node,
-                token,
-                first,
-                last,
-                ..
-            } => {
-                let op = WriteOp::Seq {
-                    first: *first,
-                    last: *last,
-                };
-                let w = self.accepted(idx, e.at_us, node, *token, op);
-                let early = self.early.remove(&(node.clone(), *token, *first));
-                self.pending.push_back(Pending {
-                    write: w,
-                    counts: early.then_some(true),
-                });
-            }
-            _ => {}
-        }
-        self.ready()
-    }
-
-    fn accepted(
-        &mut self,
-        idx: usize,
-        at_us: i64,
-        node: &str,
-        token: u64,
-        op: WriteOp,
-    ) -> Accepted {
-        let node = self.name(node);
-        let win_idx = self.latest.get(&node).filter(|l| l.0 == token).map(|l| l.1);
-        Accepted {
-            idx,
-            at_us,
-            node: node.clone(),
-            token,
-            op,
-            leadership: LeadershipKey {
-                node,
-                token,
-                win_idx,
-            },
-        }
-    }
-
-    /// Decides every undecided batch that `which` picks.
-    fn decide(&mut self, which: impl Fn(&Accepted) -> bool, counts: bool) {
-        for p in self.pending.iter_mut() {
-            if p.counts.is_none() && which(&p.write) {
-                p.counts = Some(counts);
-            }
-        }
-    }
-
-    fn ready(&mut self) -> Vec<Accepted> {
-        let mut out = vec![];
-        while self.pending.front().is_some_and(|p| p.counts.is_some()) {
-            let p = self.pending.pop_front().expect("checked");
-            if p.counts == Some(true) {
-                out.push(p.write);
-            }
-        }
-        out
-    }
-
-    /// The run is over: a batch still undecided was never handed out.
-    pub fn finish(&mut self) -> Vec<Accepted> {
-        self.decide(|_| true, false);
-        self.ready()
-    }
-}
-
-/// The accepted writes of a whole timeline, in timeline order (for tests and callers
-/// holding a timeline in memory).
-pub(crate) fn accepted_writes(entries: &[Entry]) -> Vec<Accepted> {
-    let mut t = AcceptedTracker::default();
-    let mut out = vec![];
-    for (idx, e) in entries.iter().enumerate() {
-        out.extend(t.entry(idx, e));
-    }
-    out.extend(t.finish());
-    out
-}
-
-/// Where a write stands in the succession of leaderships.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
-    /// Written under the newest leadership that has acted so far.
-    Current,
-    /// The first write of a leadership newer than every earlier one; `previous` is the
-    /// one it succeeds.
-    Newer {
-        /// The leadership it took over from, if any had acted.
-        previous: Option<LeadershipKey>,
-    },
-    /// Written under a leadership older than one that has already acted: two leaders
-    /// acted, interleaved.
-    Stale {
-        /// The newest leadership that had acted.
-        newest: LeadershipKey,
-    },
-}
-
-/// Orders leaderships by token, then by when each first had a write accepted, so that
-/// leaderships sharing a token are still told apart by who started later.
-#[derive(Default)]
-pub(crate) struct Succession {
-    first_idx: BTreeMap<LeadershipKey, usize>,
-    newest: Option<((u64, usize), LeadershipKey)>,
-}
-
-impl Succession {
-    /// Places the next accepted write (in timeline order).
-    pub fn step(&mut self, w: &Accepted) -> Step {
-        let first = *self.first_idx.entry(w.leadership.clone()).or_insert(w.idx);
-        let rank = (w.token, first);
-        match &self.newest {
-            Some((_, key)) if *key == w.leadership => Step::Current,
-            Some((newest_rank, key)) if rank < *newest_rank => Step::Stale {
-                newest: key.clone(),
-            },
-            previous => {
-                let previous = previous.as_ref().map(|p| p.1.clone());
-                self.newest = Some((rank, w.leadership.clone()));
-                Step::Newer { previous }
-            }
-        }
-    }
-}
-
 /// Builders for hand-made timelines in the checkers' unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
     use super::*;
-    use crate::timeline::Role;
+    use crate::timeline::{Event, Role, WriteOp};
 
     /// A default scenario, resolved, for tests to tweak through `.scenario`.
     pub fn resolved() -> Resolved {
@@ -847,6 +582,7 @@ mod tests {
     //! the second.
     use super::testing::*;
     use super::*;
+    use crate::timeline::{Event, WriteOp};
 
     #[test]
     fn a_write_landing_after_its_leader_was_killed_is_no_new_leadership() {
@@ -861,58 +597,6 @@ mod tests {
         entries.insert(kill_at + 1, tick(1501, "n1", 1));
         let f = check(&input(&r, &entries, 12_000));
         assert_eq!(f.failover_ms.len(), 1, "{:?}", f.failover_ms);
-    }
-
-    fn committed(at_ms: i64, node: &str, token: u64, first: u64, last: u64) -> Entry {
-        at(
-            at_ms,
-            Event::BatchCommitted {
-                node: node.into(),
-                token,
-                index: first,
-                first,
-                last,
-            },
-        )
-    }
-
-    fn handed_out(at_ms: i64, node: &str, token: u64, first: u64, last: u64) -> Entry {
-        at(
-            at_ms,
-            Event::BatchHandedOut {
-                node: node.into(),
-                token,
-                first,
-                last,
-            },
-        )
-    }
-
-    #[test]
-    fn log_batches_count_only_once_handed_out_and_writes_keep_timeline_order() {
-        // n1 commits two batches and hands out the first; a tick lands between; n1 is
-        // killed before it hands out the second (its successor committed it). Only the
-        // handed-out batch is n1's act, and the tick still comes after it.
-        let entries = vec![
-            leader(100, "n1", 1),
-            committed(200, "n1", 1, 1, 10),
-            tick(210, "n1", 1),
-            handed_out(220, "n1", 1, 1, 10),
-            committed(300, "n1", 1, 11, 20),
-            tick(310, "n1", 1),
-            killed(320, "n1"),
-        ];
-        let w = accepted_writes(&entries);
-        let got: Vec<(usize, WriteOp)> = w.iter().map(|w| (w.idx, w.op)).collect();
-        assert_eq!(
-            got,
-            vec![
-                (1, WriteOp::Seq { first: 1, last: 10 }),
-                (2, WriteOp::Tick { n: 0 }),
-                (5, WriteOp::Tick { n: 0 }),
-            ]
-        );
-        assert!(w.iter().all(|w| w.leadership.win_idx == Some(0)));
     }
 
     #[test]
