@@ -1,9 +1,10 @@
 //! The policy side: fires a scenario's faults at their times through the world's verbs.
 
 use crate::clock::global_now_us;
-use crate::fault::{Fault, PausePoint, Trigger, When};
+use crate::fault::{Fault, Firing, PausePoint, Trigger, When};
 use crate::timeline::{Event, Role};
 use crate::world::World;
+use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,13 +18,25 @@ async fn sleep_until_us(t_us: i64) {
     }
 }
 
-/// Fires `faults` in order, each at its time or trigger, until the run ends.
-pub async fn drive(world: Arc<World>, faults: Vec<(When, Fault)>, base_network: (u64, u64, u64)) {
+/// Fires `faults` in order, each at its time or trigger plus its seeded jitter, until
+/// the run ends. Jitter never reorders faults: one fires no earlier than the one before.
+pub async fn drive(
+    world: Arc<World>,
+    faults: Vec<Firing>,
+    seed: u64,
+    base_network: (u64, u64, u64),
+) {
     let mut prev_fired_us = 0i64;
     let mut prev_target: Option<String> = None;
-    for (index, (when, fault)) in faults.into_iter().enumerate() {
-        match when {
-            When::At(t_ms) => sleep_until_us(t_ms as i64 * 1000).await,
+    for (index, firing) in faults.into_iter().enumerate() {
+        // One generator per firing, so that jitter on one fault never shifts another's.
+        let jitter_ms = if firing.jitter_ms > 0 {
+            crate::seed::fork(seed, &format!("fault/{index}")).gen_range(0..=firing.jitter_ms)
+        } else {
+            0
+        };
+        match firing.when {
+            When::At(t_ms) => sleep_until_us((t_ms + jitter_ms) as i64 * 1000).await,
             When::After(Trigger::LeaderElected, delay_ms) => {
                 while !world.timeline.any_since(prev_fired_us, |e| {
                     matches!(
@@ -36,7 +49,7 @@ pub async fn drive(world: Arc<World>, faults: Vec<(When, Fault)>, base_network: 
                 }) {
                     madsim::time::sleep(Duration::from_millis(POLL_MS)).await;
                 }
-                madsim::time::sleep(Duration::from_millis(delay_ms)).await;
+                madsim::time::sleep(Duration::from_millis(delay_ms + jitter_ms)).await;
             }
             When::After(Trigger::PreviousFaultEnded, delay_ms) => {
                 if index > 0 {
@@ -44,11 +57,11 @@ pub async fn drive(world: Arc<World>, faults: Vec<(When, Fault)>, base_network: 
                         madsim::time::sleep(Duration::from_millis(POLL_MS)).await;
                     }
                 }
-                madsim::time::sleep(Duration::from_millis(delay_ms)).await;
+                madsim::time::sleep(Duration::from_millis(delay_ms + jitter_ms)).await;
             }
         }
         prev_fired_us = global_now_us();
-        prev_target = apply(&world, index, fault, prev_target, base_network);
+        prev_target = apply(&world, index, firing.fault, prev_target, base_network);
     }
 }
 
@@ -140,13 +153,13 @@ fn apply(
                 PausePoint::BeforeWrite => world.arm_pause(&t, index, duration_ms),
                 PausePoint::Anywhere => {
                     applied("pause", &t);
-                    world.pause(&t);
+                    let held = world.pause(&t);
                     let t2 = t.clone();
                     heal_later(
                         duration_ms,
                         "pause",
                         t.clone(),
-                        Box::new(move |w: &World| w.resume(&t2)),
+                        Box::new(move |w: &World| w.resume(&t2, held)),
                     );
                 }
             }

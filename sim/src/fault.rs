@@ -121,6 +121,11 @@ pub struct FaultSpec {
     /// Extra wait after the trigger.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_ms: Option<u64>,
+    /// A seeded offset, drawn uniformly from 0 to this many ms for every firing, added to
+    /// the fault's time (`at_ms`, or the trigger plus `delay_ms`): the fault lands at a
+    /// different phase of the protocol's timers under each seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter_ms: Option<u64>,
     /// A node name, `leader` (whoever leads when it fires), `previous` (what the previous
     /// fault hit), and for clocks also `backend`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -183,6 +188,18 @@ pub enum When {
     At(u64),
     /// This long after the trigger.
     After(Trigger, u64),
+}
+
+/// One firing of a fault: when, how much seeded jitter, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Firing {
+    /// When it fires before jitter.
+    pub when: When,
+    /// The most seeded delay added to `when` (0: none). The draw comes from
+    /// `seed::fork(seed, "fault/<firing index>")`.
+    pub jitter_ms: u64,
+    /// What it does.
+    pub fault: Fault,
 }
 
 /// A fault, checked and typed.
@@ -488,7 +505,7 @@ impl FaultSpec {
             return Err(("duration_ms".into(), "must be at least 1".into()));
         }
         // Bounds that keep every later computation (ms -> us, sums) far from overflow.
-        let limits: [(&str, Option<i128>, i128, i128, &str); 7] = [
+        let limits: [(&str, Option<i128>, i128, i128, &str); 8] = [
             (
                 "duration_ms",
                 self.duration_ms.map(i128::from),
@@ -499,6 +516,13 @@ impl FaultSpec {
             (
                 "delay_ms",
                 self.delay_ms.map(i128::from),
+                0,
+                MAX_MS,
+                "0 to 3600000 (one simulated hour)",
+            ),
+            (
+                "jitter_ms",
+                self.jitter_ms.map(i128::from),
                 0,
                 MAX_MS,
                 "0 to 3600000 (one simulated hour)",
@@ -584,6 +608,7 @@ mod tests {
             at_ms,
             after: None,
             delay_ms: None,
+            jitter_ms: None,
             target: Some("leader".into()),
             duration_ms: None,
             point: None,

@@ -15,6 +15,7 @@ pub mod experiment;
 pub mod fault;
 pub mod matrix;
 pub mod net;
+pub mod noise;
 pub mod node;
 pub mod output;
 pub mod plot;

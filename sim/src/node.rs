@@ -55,6 +55,9 @@ pub struct NodeControl {
     pub incarnation: AtomicU64,
     /// The node's disk: what a persisting protocol keeps across restarts.
     pub disk: DiskSlot,
+    /// Stop-the-world pauses in force (scripted and GC noise): the node runs when none
+    /// is, so that one pause ending never wakes a node another still holds.
+    holds: Mutex<u32>,
 }
 
 impl NodeControl {
@@ -75,7 +78,44 @@ impl NodeControl {
             id: OnceLock::new(),
             incarnation: AtomicU64::new(0),
             disk: DiskSlot::default(),
+            holds: Mutex::new(0),
         }
+    }
+
+    /// Stops the world on the node, one more pause in force. Returns the incarnation it
+    /// hit, for [`NodeControl::release`], or `None` when the node is down.
+    pub fn hold(&self) -> Option<u64> {
+        if self.status.lock().unwrap().dead {
+            return None;
+        }
+        let mut holds = self.holds.lock().unwrap();
+        if *holds == 0 {
+            madsim::runtime::Handle::current().pause(*self.id.get().expect("built"));
+        }
+        *holds += 1;
+        Some(self.incarnation.load(Ordering::SeqCst))
+    }
+
+    /// Ends one pause taken by [`NodeControl::hold`] on `incarnation`; the node runs
+    /// again when it was the last. A pause on an incarnation since killed ends nothing.
+    pub fn release(&self, incarnation: u64) {
+        if self.incarnation.load(Ordering::SeqCst) != incarnation {
+            return;
+        }
+        let mut holds = self.holds.lock().unwrap();
+        if *holds == 0 {
+            return;
+        }
+        *holds -= 1;
+        if *holds == 0 {
+            madsim::runtime::Handle::current().resume(*self.id.get().expect("built"));
+        }
+    }
+
+    /// Forgets every pause in force: the node was killed (madsim drops its tasks, and a
+    /// restart starts it unpaused).
+    pub fn clear_holds(&self) {
+        *self.holds.lock().unwrap() = 0;
     }
 
     fn set_status(&self, role: Role, token: Option<u64>) {
@@ -101,6 +141,8 @@ pub struct NodeEnv {
     pub tick_interval_ms: u64,
     /// Timeout of calls to the fenced resource.
     pub resource_timeout_ms: u64,
+    /// The most a node waits before it boots (see [`run`]).
+    pub start_delay_ms_max: u64,
     /// The node that runs the world's own timers (pause ends), never paused or killed.
     pub chaos_node: OnceLock<NodeId>,
 }
@@ -120,14 +162,19 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let incarnation = ctl.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
     ctl.set_status(Role::Follower, None);
     ctl.resign_requested.store(false, Ordering::SeqCst);
+    // A real process starts when its supervisor gets to it and boots for a while, so
+    // nodes' timers (keepalives, renewals, polls) run at phases that differ from start
+    // to start. The delay is drawn per node and per incarnation, from a generator of
+    // its own. Until it has booted, the node does not listen: a message to it is lost,
+    // as one to a process not yet started would be.
+    let delay_ms = crate::seed::fork(env.seed, &format!("start/{}/{incarnation}", ctl.name))
+        .gen_range(0..=env.start_delay_ms_max);
+    // Every service and the client start at time 0 and bind at once; booting takes at
+    // least a millisecond, so a node's first message never goes to an address nobody
+    // listens on yet.
+    let boot = if incarnation == 1 { BOOT } else { Duration::ZERO };
+    madsim::time::sleep(boot + Duration::from_millis(delay_ms)).await;
     let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
-    if incarnation == 1 {
-        // Every process of a run starts at the same instant, in a random order, and a
-        // message to an address nobody listens on yet is lost. Booting takes a
-        // millisecond: by then every process (services, peers, the client) has bound
-        // its address, and the first message is never sent into the void.
-        madsim::time::sleep(BOOT).await;
-    }
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
     let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
         node: &ctl.name,

@@ -116,7 +116,10 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
             s.network.loss_ppm,
         );
         let driver =
-            madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), base));
+            madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), seed, base));
+        if let Some(gc) = &s.noise.gc {
+            crate::noise::start_gc(&world, gc, seed, s.duration_ms);
+        }
         madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
         let out = (
             crate::clock::global_now_us(),

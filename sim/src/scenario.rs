@@ -4,7 +4,7 @@
 //! [`Resolved`] (every default filled in, faults typed). Every failure is a
 //! [`ScenarioError`] naming the file, line, key and what is allowed; nothing panics.
 
-use crate::fault::{Fault, FaultSpec, When};
+use crate::fault::{Fault, FaultSpec, Firing, When};
 use crate::protocol::{self, Protocol, ProtocolName};
 use baton_protocols::bully::BullyConfig;
 use baton_protocols::consul_session::ConsulSessionConfig;
@@ -77,6 +77,58 @@ impl Default for WorkConfig {
     }
 }
 
+/// Background noise: what happens to every fleet all the time, drawn from the seed for
+/// the whole run, as opposed to the scripted `[[faults]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Noise {
+    /// Stop-the-world GC pauses on running nodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcNoise>,
+}
+
+impl Noise {
+    /// No noise at all (the table is left out of a resolved scenario).
+    pub fn is_empty(&self) -> bool {
+        self.gc.is_none()
+    }
+}
+
+/// GC pauses as background noise. On each node it covers, pauses come one after
+/// another: the time from the end of one to the start of the next is exponential with
+/// mean `mean_interval_ms`, and a pause's length is log-normal with median
+/// `pause_p50_ms` and 99th percentile `pause_p99_ms`, capped at `pause_max_ms`. Draws
+/// come from `seed::fork(seed, "noise/gc/<node>")`. A node that is down when a pause is
+/// due skips it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GcNoise {
+    /// Mean time between pauses on one node.
+    pub mean_interval_ms: u64,
+    /// Median pause length.
+    pub pause_p50_ms: u64,
+    /// 99th-percentile pause length.
+    pub pause_p99_ms: u64,
+    /// The longest pause drawn (longer draws are cut to it).
+    pub pause_max_ms: u64,
+    /// The nodes it hits (empty: every node).
+    pub nodes: Vec<String>,
+}
+
+impl Default for GcNoise {
+    fn default() -> Self {
+        // A JVM-like service under load: a young-generation pause of tens of ms every
+        // few seconds, with a long tail (full GCs) reaching a second.
+        GcNoise {
+            mean_interval_ms: 5_000,
+            pause_p50_ms: 50,
+            pause_p99_ms: 1_000,
+            pause_max_ms: 10_000,
+            nodes: vec![],
+        }
+    }
+}
+
 /// A property that must hold at least once in a run, proving the run reached the trap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -134,12 +186,19 @@ pub struct Scenario {
     pub duration_ms: u64,
     /// Fleet size; nodes are named `n1`, `n2`, ...
     pub nodes: u32,
+    /// Each node boots (on first start and on every restart) after a seeded delay drawn
+    /// uniformly from 0 to this many ms, so that its keepalive, renewal and poll timers
+    /// run at a different phase under each seed, as real processes' do.
+    pub start_delay_ms_max: u64,
     /// `false` makes the resource accept every token: the counterfactual run.
     pub fencing: bool,
     /// The network.
     pub network: NetworkConfig,
     /// The leader's work and the load on it.
     pub work: WorkConfig,
+    /// Background noise drawn from the seed (`[noise.gc]`).
+    #[serde(skip_serializing_if = "Noise::is_empty")]
+    pub noise: Noise,
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
@@ -184,9 +243,11 @@ impl Default for Scenario {
             protocol: ProtocolName::default(),
             duration_ms: 60_000,
             nodes: 3,
+            start_delay_ms_max: 1000,
             fencing: true,
             network: NetworkConfig::default(),
             work: WorkConfig::default(),
+            noise: Noise::default(),
             etcd_lease: None,
             redis_naive: None,
             redis_fenced: None,
@@ -208,8 +269,9 @@ impl Default for Scenario {
 pub struct Resolved {
     /// The scenario, defaults filled (this is what `scenario.toml` in a report shows).
     pub scenario: Scenario,
-    /// The faults, typed, in file order.
-    pub faults: Vec<(When, Fault)>,
+    /// The faults' firings, typed, in firing order (file order, or time order when a
+    /// fault repeats).
+    pub faults: Vec<Firing>,
     /// The scenario file it came from.
     pub path: String,
     /// The `--set` overrides applied, as given.
@@ -482,6 +544,11 @@ pub fn load_str(
         crate::fault::MAX_LATENCY_MS,
     )?;
     in_range(
+        s.start_delay_ms_max,
+        &["start_delay_ms_max"],
+        crate::fault::MAX_MS,
+    )?;
+    in_range(
         s.work.tick_interval_ms,
         &["work", "tick_interval_ms"],
         crate::fault::MAX_MS,
@@ -532,6 +599,26 @@ pub fn load_str(
     )?;
 
     let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
+    if let Some(gc) = &s.noise.gc {
+        let key = |k: &str| ["noise", "gc", k].map(String::from);
+        let at_key = |k: &str| locate(&effective, &key(k));
+        let bad = |k: &str, m: String| Err(err(at_key(k), Some(format!("noise.gc.{k}")), m));
+        if gc.mean_interval_ms == 0 || i128::from(gc.mean_interval_ms) > crate::fault::MAX_MS {
+            return bad("mean_interval_ms", format!("{} is out of range: 1 to 3600000", gc.mean_interval_ms));
+        }
+        if gc.pause_p50_ms == 0 {
+            return bad("pause_p50_ms", "must be at least 1".into());
+        }
+        if gc.pause_p99_ms < gc.pause_p50_ms {
+            return bad("pause_p99_ms", format!("{} is below pause_p50_ms {}", gc.pause_p99_ms, gc.pause_p50_ms));
+        }
+        if gc.pause_max_ms < gc.pause_p99_ms || i128::from(gc.pause_max_ms) > crate::fault::MAX_MS {
+            return bad("pause_max_ms", format!("{} is out of range: pause_p99_ms ({}) to 3600000", gc.pause_max_ms, gc.pause_p99_ms));
+        }
+        if let Some(n) = gc.nodes.iter().find(|n| !nodes.contains(n)) {
+            return bad("nodes", format!("unknown node `{n}`: expected some of {} (empty: all)", nodes.join(", ")));
+        }
+    }
     let mut faults = vec![];
     let mut filled = vec![];
     let mut last_at: Option<(usize, u64)> = None;
@@ -635,11 +722,20 @@ pub fn load_str(
             }
             Fault::Heal | Fault::Network { .. } => {}
         }
+        let jitter_ms = spec.jitter_ms.unwrap_or(0);
         if let When::At(t) = when {
             check(
                 t < s.duration_ms,
                 &["faults", &idx, "at_ms"],
                 format!("{t} is not before duration_ms {}", s.duration_ms),
+            )?;
+            check(
+                t + jitter_ms < s.duration_ms,
+                &["faults", &idx, "jitter_ms"],
+                format!(
+                    "at_ms {t} + jitter_ms {jitter_ms} is not before duration_ms {}",
+                    s.duration_ms
+                ),
             )?;
             // Faults fire in file order; an earlier time after a later one would
             // silently fire late.
@@ -653,7 +749,11 @@ pub fn load_str(
             last_at = Some((i, t));
         }
         filled.push(spec.filled(&fault));
-        faults.push((when, fault));
+        faults.push(Firing {
+            when,
+            jitter_ms,
+            fault,
+        });
     }
     scenario.faults = filled;
     // The protocol's table, with the real system's defaults where it is silent.

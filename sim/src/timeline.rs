@@ -118,6 +118,19 @@ pub enum Event {
         /// The node.
         node: String,
     },
+    /// Background GC noise (`[noise.gc]`) stopped the world on a node: not a scripted
+    /// fault. Its end is a `GcResumed`.
+    GcPaused {
+        /// The node.
+        node: String,
+        /// How long the pause lasts.
+        duration_ms: u64,
+    },
+    /// A GC-noise pause ended.
+    GcResumed {
+        /// The node.
+        node: String,
+    },
     /// The lease service granted a lease.
     LeaseGranted {
         /// The node that asked.

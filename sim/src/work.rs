@@ -21,7 +21,7 @@ use baton_protocols::clock::sleep_until_local;
 use baton_protocols::{Clock, Leadership, LossReason, ReplicatedLog};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 /// A client batch of `next` requests waiting for the leader's next write.
@@ -119,7 +119,7 @@ enum Outcome {
 /// through the protocol's replicated log instead of written to the resource; the claim
 /// and the scheduler ticks still go to the resource.
 pub async fn lead(
-    ctl: &NodeControl,
+    ctl: &Arc<NodeControl>,
     env: &NodeEnv,
     ep: &Endpoint,
     l: &Leadership,
@@ -212,7 +212,7 @@ pub async fn lead(
 /// One protected write: check the lease, then send. A pause armed by the scenario strikes
 /// between the two, which is where a real GC pause does its damage.
 async fn write(
-    ctl: &NodeControl,
+    ctl: &Arc<NodeControl>,
     env: &NodeEnv,
     ep: &Endpoint,
     l: &Leadership,
@@ -246,7 +246,7 @@ async fn write(
 /// never handed out. An entry proposed by a deposed leader never commits: the log is its
 /// own fence, so a refusal is reported as `Fenced`.
 async fn commit(
-    ctl: &NodeControl,
+    ctl: &Arc<NodeControl>,
     env: &NodeEnv,
     l: &Leadership,
     log: &dyn ReplicatedLog,
@@ -283,12 +283,10 @@ async fn commit(
 /// If a `point = "before-write"` pause is armed on this node, stop the world now: pause
 /// this madsim node (every task on it, keepalive included) and have the chaos node
 /// resume it after the pause's duration.
-async fn strike_armed_pause(ctl: &NodeControl, env: &NodeEnv) {
+async fn strike_armed_pause(ctl: &Arc<NodeControl>, env: &NodeEnv) {
     let Some((index, duration_ms)) = ctl.pause_armed.lock().unwrap().take() else {
         return;
     };
-    let handle = madsim::runtime::Handle::current();
-    let id = *ctl.id.get().expect("node id set at build");
     let chaos = *env.chaos_node.get().expect("chaos node set at build");
     let timeline = env.timeline.clone();
     let name = ctl.name.clone();
@@ -298,12 +296,16 @@ async fn strike_armed_pause(ctl: &NodeControl, env: &NodeEnv) {
         target: name.clone(),
     });
     timeline.record(Event::NodePaused { node: name.clone() });
-    handle
+    let held = ctl.hold();
+    let ctl2 = ctl.clone();
+    madsim::runtime::Handle::current()
         .get_node(chaos)
         .expect("chaos node exists")
         .spawn(async move {
             madsim::time::sleep(std::time::Duration::from_millis(duration_ms)).await;
-            madsim::runtime::Handle::current().resume(id);
+            if let Some(incarnation) = held {
+                ctl2.release(incarnation);
+            }
             timeline.record(Event::NodeResumed { node: name.clone() });
             timeline.record(Event::FaultHealed {
                 index,
@@ -311,7 +313,6 @@ async fn strike_armed_pause(ctl: &NodeControl, env: &NodeEnv) {
                 target: name,
             });
         });
-    handle.pause(id);
     // The next poll of this task finds its node paused and parks it until the resume.
     madsim::task::yield_now().await;
 }

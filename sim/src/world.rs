@@ -57,6 +57,7 @@ impl World {
             nodes: s.nodes as usize,
             tick_interval_ms: s.work.tick_interval_ms,
             resource_timeout_ms: s.work.resource_timeout_ms,
+            start_delay_ms_max: s.start_delay_ms_max,
             chaos_node: OnceLock::new(),
         });
         // A node of the world's own, for timers that must run while a node is paused.
@@ -192,6 +193,7 @@ impl World {
     pub fn kill(&self, name: &str) {
         let n = self.node(name).expect("validated node name");
         self.handle.kill(*n.id.get().expect("built"));
+        n.clear_holds();
         *n.status.lock().unwrap() = node::NodeStatus {
             role: Role::Follower,
             token: None,
@@ -214,6 +216,7 @@ impl World {
             });
         }
         self.handle.kill(id);
+        n.clear_holds();
         self.timeline.record(Event::NodeRestarted {
             node: name.to_string(),
         });
@@ -221,22 +224,37 @@ impl World {
         self.handle.restart(id);
     }
 
-    /// Stops the world on a node until [`World::resume`].
-    pub fn pause(&self, name: &str) {
-        let n = self.node(name).expect("validated node name");
-        self.handle.pause(*n.id.get().expect("built"));
+    /// Stops the world on a node (a scripted pause) until [`World::resume`] with what
+    /// this returns.
+    pub fn pause(&self, name: &str) -> Option<u64> {
+        let held = self.hold(name);
         self.timeline.record(Event::NodePaused {
+            node: name.to_string(),
+        });
+        held
+    }
+
+    /// Ends a scripted pause.
+    pub fn resume(&self, name: &str, held: Option<u64>) {
+        if let Some(incarnation) = held {
+            self.release(name, incarnation);
+        }
+        self.timeline.record(Event::NodeResumed {
             node: name.to_string(),
         });
     }
 
-    /// Resumes a paused node.
-    pub fn resume(&self, name: &str) {
-        let n = self.node(name).expect("validated node name");
-        self.handle.resume(*n.id.get().expect("built"));
-        self.timeline.record(Event::NodeResumed {
-            node: name.to_string(),
-        });
+    /// One more pause in force on a node (see [`NodeControl::hold`]); `None` when the
+    /// node is down.
+    pub fn hold(&self, name: &str) -> Option<u64> {
+        self.node(name).expect("validated node name").hold()
+    }
+
+    /// Ends a pause taken by [`World::hold`].
+    pub fn release(&self, name: &str, incarnation: u64) {
+        self.node(name)
+            .expect("validated node name")
+            .release(incarnation);
     }
 
     /// Arms a pause that strikes at the node's next protected write.

@@ -94,7 +94,7 @@ impl Faults {
                     let duration_ms = resolved
                         .faults
                         .get(r.index)
-                        .and_then(|(_, f)| f.duration_ms());
+                        .and_then(|f| f.fault.duration_ms());
                     match duration_ms {
                         Some(d) => r.at_us.saturating_add(d as i64 * 1000),
                         None if r.kind == "partition" => end_us,

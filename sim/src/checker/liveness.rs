@@ -79,7 +79,7 @@ impl Liveness {
     pub fn entry(&mut self, e: &Entry, resolved: &Resolved) {
         match &e.event {
             Event::FaultApplied { index, kind, .. } => {
-                let typed = resolved.faults.get(*index).map(|(_, f)| f);
+                let typed = resolved.faults.get(*index).map(|f| &f.fault);
                 // Without a typed fault (a hand-built timeline), fall back on the kind.
                 let duration_ms = match typed {
                     Some(f) => f.duration_ms(),

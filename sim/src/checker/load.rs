@@ -6,8 +6,10 @@
 //! plus the time the scenario gives the system to recover from a fault
 //! (`expect.liveness_bound_ms`) plus the client timeout (a request sent just before the
 //! window closed may still be waiting). A partition never healed lasts to the end of the
-//! run. Start-up, until the first write a leader had accepted, is left out too: nobody
-//! could serve before an election. Requests are counted by when they were sent, in the
+//! run. Start-up, until the first write a leader had accepted plus the client timeout,
+//! is left out too: nobody could serve before an election, and nodes boot after seeded
+//! delays, so the client's first requests may go to a node still booting and wait out
+//! one timeout before it tries another. Requests are counted by when they were sent, in the
 //! client's 100 ms slices; a slice that touches a window is left out whole.
 //!
 //! What it catches: a leader that is elected and acting but does not answer the load. A
@@ -75,7 +77,10 @@ impl Load {
         let s = &resolved.scenario;
         let margin_us =
             (s.expect.liveness_bound_ms.unwrap_or(0) + s.work.client_timeout_ms) as i64 * 1000;
-        let windows = std::iter::once((0, self.first_write_us.unwrap_or(end_us)))
+        let start_up_us = self
+            .first_write_us
+            .map_or(end_us, |t| (t + s.work.client_timeout_ms as i64 * 1000).min(end_us));
+        let windows = std::iter::once((0, start_up_us))
             .chain(
                 fault_windows
                     .iter()
@@ -128,13 +133,14 @@ mod tests {
         }
         let s = check(&i);
         assert_eq!(s.ok_share_outside_faults, 1.0, "{s:?}");
-        // The first slice holds start-up (before the first accepted write, at 50 ms).
+        // The first 6 slices hold start-up (the first accepted write, at 50 ms, plus the
+        // 500 ms client timeout).
         assert_eq!(
             s.sent_outside_faults,
-            (200 - 1 - window_slices as u64) * 100
+            (200 - 6 - window_slices as u64) * 100
         );
         // A leader that answers nothing outside the window is seen.
-        i.client.by_send_time[5].ok = 0;
+        i.client.by_send_time[7].ok = 0;
         assert!(check(&i).ok_share_outside_faults < 1.0);
     }
 }
