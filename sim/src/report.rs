@@ -73,6 +73,7 @@ struct Report<'a> {
     sequence: Sequence,
     reads: &'a crate::checker::stale_read::StaleReadSummary,
     handoff_gaps: &'a [HandoffGap],
+    false_failovers: &'a crate::checker::false_failover::FalseFailoverSummary,
     elections: &'a WinsSummary,
     liveness: Liveness,
     sometimes: Vec<Sometimes>,
@@ -126,6 +127,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         },
         reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
+        false_failovers: &f.false_failovers,
         elections: &f.elections,
         liveness: Liveness {
             last_fault_end_ms: f.liveness.last_fault_end_ms,
@@ -333,6 +335,51 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
                 " (the old leader had not stopped by then: it still believed it led)"
             } else {
                 ""
+            }
+        );
+    }
+    if s.noise.gc.is_some() || f.false_failovers.count > 0 {
+        let ff = &f.false_failovers;
+        let _ = writeln!(
+            w,
+            "false failovers (leadership changed with the old leader alive and no scripted fault in force): {} ({:.1} per hour)",
+            ff.count, ff.per_hour
+        );
+        for x in ff.each.iter().take(10) {
+            let cause = match x.gc_pause_ms {
+                Some((from, len)) => format!(
+                    "{} was in a {len} ms GC-noise pause from {}",
+                    x.old_node,
+                    ms(from)
+                ),
+                None => format!("no GC-noise pause of {} covered it", x.old_node),
+            };
+            let _ = writeln!(
+                w,
+                "  at {}: {} (token {}) -> {} (token {}); {cause}",
+                ms(x.at_ms),
+                x.old_node,
+                x.old_token,
+                x.new_node,
+                x.new_token
+            );
+        }
+        if ff.each.len() > 10 {
+            let _ = writeln!(w, "  ... {} more in report.json", ff.each.len() - 10);
+        }
+    }
+    if let Some(gc) = &s.noise.gc {
+        let _ = writeln!(
+            w,
+            "GC noise: a pause every {} ms on average per node (p50 {} ms, p99 {} ms, at most {} ms), on {}",
+            gc.mean_interval_ms,
+            gc.pause_p50_ms,
+            gc.pause_p99_ms,
+            gc.pause_max_ms,
+            if gc.nodes.is_empty() {
+                "every node".to_string()
+            } else {
+                gc.nodes.join(", ")
             }
         );
     }

@@ -22,6 +22,7 @@ pub mod double_leader;
 pub mod effect;
 pub mod election_safety;
 pub mod failover;
+pub mod false_failover;
 pub mod faults;
 pub mod liveness;
 pub mod load;
@@ -250,6 +251,8 @@ pub struct Findings {
     pub election_latencies_ms: Vec<f64>,
     /// For each leadership change, old leader's stop to new leader's first write.
     pub handoff_gaps: Vec<failover::HandoffGap>,
+    /// Leadership changes no scripted fault explains (`false_failovers`).
+    pub false_failovers: false_failover::FalseFailoverSummary,
     /// Each of the scenario's "sometimes" expectations and whether it held.
     pub sometimes: Vec<sometimes::SometimesResult>,
     /// When the last fault ended and when work resumed after it.
@@ -305,6 +308,7 @@ pub struct Checks {
     liveness: liveness::Liveness,
     sometimes: sometimes::Sometimes,
     failover: failover::Failover,
+    false_failovers: false_failover::FalseFailovers,
     election_safety: election_safety::ElectionSafety,
     stale_read: stale_read::StaleRead,
     load: load::Load,
@@ -330,6 +334,7 @@ impl Checks {
             liveness: liveness::Liveness::default(),
             sometimes: sometimes::Sometimes::default(),
             failover: failover::Failover::default(),
+            false_failovers: false_failover::FalseFailovers::default(),
             election_safety: election_safety::ElectionSafety::new(
                 crate::protocol::build(&resolved.scenario).token_is_term(),
             ),
@@ -348,6 +353,7 @@ impl Checks {
         self.liveness.entry(e, &self.resolved);
         self.sometimes.entry(e);
         self.failover.entry(idx, e);
+        self.false_failovers.entry(e);
         self.election_safety.entry(e);
         self.stale_read.entry(e);
         self.load.entry(e);
@@ -367,6 +373,7 @@ impl Checks {
         self.liveness.write(w);
         self.sometimes.write(w);
         self.failover.write(w, &self.resolved);
+        self.false_failovers.write(w, &self.resolved);
     }
 
     /// Judges the run, which stopped at `end_us`, with what the client saw.
@@ -408,6 +415,7 @@ impl Checks {
             election_latency_ms: failover.election_latency_ms,
             election_latencies_ms: failover.election_latencies_ms,
             handoff_gaps: failover.handoff_gaps,
+            false_failovers: self.false_failovers.finish(r.scenario.duration_ms),
             sometimes,
             liveness,
             reads,
