@@ -55,6 +55,13 @@ enum Command {
     /// data here, not errors: the command exits 0 once the matrix is written.
     #[command(after_help = EXIT_CODES)]
     Matrix(MatrixArgs),
+    /// Run one scenario over a grid of values (a TTL sweep), for several protocols.
+    ///
+    /// Writes sweep.json, sweep.md (a table, then findings against the scenario's [slo])
+    /// and four SVG plots to reports/<scenario>/sweep/ (or --out). Failing seeds are data
+    /// here: the command exits 0 once the sweep is written.
+    #[command(after_help = EXIT_CODES)]
+    Sweep(SweepArgs),
     /// Measure Baton's speed: the named workloads, each in a fresh process.
     ///
     /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
@@ -118,6 +125,39 @@ struct MatrixArgs {
     /// Write into a directory that holds files sim did not write.
     #[arg(long)]
     force: bool,
+}
+
+#[derive(Debug, Args)]
+struct SweepArgs {
+    /// The base scenario file.
+    scenario: PathBuf,
+    /// A grid axis, KEY=V1,V2,...; repeat for more axes (every combination runs). A TTL
+    /// key (ttl_ms, or a protocol's own, such as etcd-lease.lease_ttl_ms) moves every
+    /// protocol's TTL-like setting (see sim/src/ttl.rs); any other dotted key is set as
+    /// given. The first axis is the plots' x axis.
+    #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true, value_parser = crate::sweep::parse_axis)]
+    grid: Vec<crate::sweep::Axis>,
+    /// `all`, or protocol names separated by commas (default: the scenario's protocol).
+    #[arg(long)]
+    protocols: Option<String>,
+    /// Seeds to run each cell with, as A..B (B excluded).
+    #[arg(long, default_value = "0..20", value_parser = parse_seed_range)]
+    seeds: std::ops::Range<u64>,
+    /// Runs in parallel (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// Overrides applied to every run, as in `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write the sweep here instead of reports/<scenario>/sweep/.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write into a directory that holds files sim did not write.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar and no table on stdout: only the output directory.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -193,6 +233,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Run(args) => run(args),
         Command::CheckDeterminism(args) => check_determinism(args),
         Command::Matrix(args) => matrix(args),
+        Command::Sweep(args) => sweep(args),
         Command::Bench(args) => bench(args),
         Command::BenchWorkload(args) => bench_workload(args),
     };
@@ -260,26 +301,113 @@ fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
     }
 }
 
-fn matrix(args: MatrixArgs) -> Result<i32, i32> {
+/// Parses `--protocols`: `all`, or names separated by commas.
+fn parse_protocols(arg: &str) -> Result<Vec<crate::protocol::ProtocolName>, i32> {
     use crate::protocol::ProtocolName;
-    let protocols: Vec<ProtocolName> = if args.protocols == "all" {
-        ProtocolName::ALL.to_vec()
-    } else {
-        args.protocols
-            .split(',')
-            .map(|p| {
-                ProtocolName::parse(p.trim()).ok_or_else(|| {
-                    let names: Vec<&str> = ProtocolName::ALL.iter().map(|p| p.name()).collect();
-                    eprintln!(
-                        "error: --protocols: unknown protocol `{}`: expected all, or some of {}",
-                        p.trim(),
-                        names.join(", ")
-                    );
-                    EXIT_BAD_INPUT
-                })
+    if arg == "all" {
+        return Ok(ProtocolName::ALL.to_vec());
+    }
+    arg.split(',')
+        .map(|p| {
+            ProtocolName::parse(p.trim()).ok_or_else(|| {
+                let names: Vec<&str> = ProtocolName::ALL.iter().map(|p| p.name()).collect();
+                eprintln!(
+                    "error: --protocols: unknown protocol `{}`: expected all, or some of {}",
+                    p.trim(),
+                    names.join(", ")
+                );
+                EXIT_BAD_INPUT
             })
-            .collect::<Result<_, _>>()?
+        })
+        .collect()
+}
+
+fn sweep(args: SweepArgs) -> Result<i32, i32> {
+    use crate::sweep;
+    let bad = |m: String| {
+        eprintln!("error: {m}");
+        EXIT_BAD_INPUT
     };
+    let base = scenario::load(&args.scenario, &args.set).map_err(|e| bad(e.to_string()))?;
+    let protocols = match &args.protocols {
+        Some(p) => parse_protocols(p)?,
+        None => vec![base.scenario.protocol],
+    };
+    if args.set.iter().any(|s| s.trim_start().starts_with("protocol=")) {
+        return Err(bad("--set protocol=...: sweep protocols with --protocols".into()));
+    }
+    let plan = sweep::Plan {
+        scenario: args.scenario.clone(),
+        axes: args.grid.clone(),
+        protocols,
+        seeds: args.seeds.clone(),
+        set: args.set.clone(),
+        jobs: args.jobs as usize,
+    };
+    let targets = sweep::resolve(&plan).map_err(bad)?;
+    let dir = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("reports")
+            .join(&base.scenario.name)
+            .join("sweep")
+    });
+    output::check_writable(&dir, args.force).map_err(bad)?;
+    let slo = base.scenario.slo.clone();
+    let slo_given = slo.is_some();
+    let slo = slo.unwrap_or_default();
+    let total = targets.len() as u64 * (plan.seeds.end - plan.seeds.start);
+    let bar = sweep::Bar::new(total, args.quiet);
+    let cells = sweep::run(&plan, &targets, &slo, &bar).map_err(|e| {
+        bar.finish();
+        eprintln!("internal error: the simulation failed: {e}");
+        EXIT_INTERNAL
+    })?;
+    bar.finish();
+    let mut command = format!("sim sweep {}", args.scenario.display());
+    for a in &plan.axes {
+        command.push_str(&format!(" --grid {}={}", a.key, a.values.join(",")));
+    }
+    if let Some(p) = &args.protocols {
+        command.push_str(&format!(" --protocols {p}"));
+    }
+    command.push_str(&format!(" --seeds {}..{}", plan.seeds.start, plan.seeds.end));
+    for s in &args.set {
+        command.push_str(&format!(" --set {s}"));
+    }
+    let name = &base.scenario.name;
+    let md = sweep::markdown(&plan, &command, name, &slo, slo_given, &cells);
+    let json = serde_json::json!({
+        "command": command,
+        "scenario": name,
+        "seeds": [plan.seeds.start, plan.seeds.end],
+        "slo": slo,
+        "slo_budget_s_per_hour": slo.budget_s_per_hour(),
+        "cells": cells,
+    });
+    let json = serde_json::to_string_pretty(&json).expect("cells serialize") + "\n";
+    let plot = |r: Result<String, String>| r.map_err(|e| bad(format!("cannot plot the sweep: {e}")));
+    let plots = [
+        ("failover_vs_ttl.svg", plot(crate::sweep_plot::failover_svg(&cells, &format!("{name}: failover vs TTL (median, p5-p95 band; dashed: the protocol's bound)")))?),
+        ("false_failovers_vs_ttl.svg", plot(crate::sweep_plot::false_failovers_svg(&cells, &format!("{name}: false failovers per hour vs TTL, under the scenario's GC noise")))?),
+        ("election_latency_cdf.svg", plot(crate::sweep_plot::election_cdf_svg(&cells, &format!("{name}: election latency CDF (every grid point and seed)")))?),
+        ("unavailability_vs_ttl.svg", plot(crate::sweep_plot::unavailability_svg(&cells, slo.budget_s_per_hour(), &format!("{name}: dark seconds per hour vs TTL (deaths + false failovers)")))?),
+    ];
+    let mut files: Vec<(&str, &[u8])> = vec![("sweep.md", md.as_bytes()), ("sweep.json", json.as_bytes())];
+    for (n, svg) in &plots {
+        files.push((n, svg.as_bytes()));
+    }
+    output::write_all(&dir, &files).map_err(|e| {
+        eprintln!("error: cannot write the sweep to {}: {e}", dir.display());
+        EXIT_INTERNAL
+    })?;
+    if !args.quiet {
+        say(&md);
+    }
+    sayln!("sweep: {}", dir.display());
+    Ok(EXIT_PASS)
+}
+
+fn matrix(args: MatrixArgs) -> Result<i32, i32> {
+    let protocols = parse_protocols(&args.protocols)?;
     let plan = crate::matrix::Plan {
         scenarios: args.scenarios.clone(),
         protocols,

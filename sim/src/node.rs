@@ -130,7 +130,7 @@ pub struct NodeEnv {
     /// The run's timeline.
     pub timeline: Timeline,
     /// The world's count of requests the protocol's backend served.
-    pub backend_requests: Arc<std::sync::atomic::AtomicU64>,
+    pub backend_requests: Arc<crate::requests::RequestCounter>,
     /// The run's root seed.
     pub seed: u64,
     /// The protocol under test.

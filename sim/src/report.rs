@@ -54,6 +54,51 @@ struct Liveness {
     longest_stall_after_ms: f64,
 }
 
+/// `backend_load` in report.json: the protocol's backend requests over time, to show a
+/// thundering herd after a leader's death.
+#[derive(Serialize)]
+struct BackendLoad {
+    /// Requests per simulated second while faults fired: from the first fault applied to
+    /// the last one applied or ended.
+    per_s_during_faults: f64,
+    /// Requests per second in the second after each kill, averaged over kills.
+    per_s_after_kill_mean: f64,
+    /// The busiest such second.
+    per_s_after_kill_max: f64,
+    /// How many kills.
+    kills: u64,
+}
+
+fn backend_load(f: &Findings, buckets: &[u64]) -> Option<BackendLoad> {
+    let bucket_us = crate::requests::BUCKET_US;
+    let count = |from_us: i64, to_us: i64| -> u64 {
+        let (a, b) = ((from_us / bucket_us).max(0) as usize, (to_us / bucket_us).max(0) as usize);
+        buckets.iter().skip(a).take(b.saturating_sub(a)).sum()
+    };
+    let applied: Vec<&crate::checker::faults::FaultRecord> = f.faults.iter().filter(|r| !r.skipped).collect();
+    let first = applied.iter().map(|r| r.at_us).min()?;
+    let last = applied
+        .iter()
+        .map(|r| r.healed_us.unwrap_or(r.at_us))
+        .max()?
+        .max(first + bucket_us);
+    let kills: Vec<u64> = applied
+        .iter()
+        .filter(|r| r.kind == "kill")
+        .map(|r| count(r.at_us, r.at_us + 1_000_000))
+        .collect();
+    Some(BackendLoad {
+        per_s_during_faults: count(first, last) as f64 * 1e6 / (last - first) as f64,
+        per_s_after_kill_mean: if kills.is_empty() {
+            0.0
+        } else {
+            kills.iter().sum::<u64>() as f64 / kills.len() as f64
+        },
+        per_s_after_kill_max: kills.iter().copied().max().unwrap_or(0) as f64,
+        kills: kills.len() as u64,
+    })
+}
+
 /// report.json. The keys listed in DESIGN.md are stable; others may be added.
 #[derive(Serialize)]
 struct Report<'a> {
@@ -82,6 +127,8 @@ struct Report<'a> {
     network_messages: u64,
     backend_requests: u64,
     backend_requests_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    backend_load: Option<BackendLoad>,
     timeline_events: usize,
     violations: Vec<ViolationRecord>,
     reproduce: String,
@@ -149,6 +196,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         backend_requests: out.backend_requests,
         backend_requests_per_s: out.backend_requests as f64 * 1000.0
             / r.scenario.duration_ms as f64,
+        backend_load: backend_load(f, &out.backend_requests_by_100ms),
         timeline_events: f.events,
         violations: f.violation_records(),
         reproduce: reproduce_command(r, seed),
@@ -401,6 +449,23 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
             so.name,
             if so.met { "met" } else { "NEVER MET" }
         );
+    }
+    if out.backend_requests > 0 {
+        let mut line = format!(
+            "backend requests: {:.1}/s over the run",
+            out.backend_requests as f64 * 1000.0 / s.duration_ms as f64
+        );
+        if let Some(b) = backend_load(f, &out.backend_requests_by_100ms) {
+            let _ = write!(line, ", {:.1}/s while faults fired", b.per_s_during_faults);
+            if b.kills > 0 {
+                let _ = write!(
+                    line,
+                    "; in the second after each of {} kills: {:.1}/s on average, {:.0}/s at most",
+                    b.kills, b.per_s_after_kill_mean, b.per_s_after_kill_max
+                );
+            }
+        }
+        let _ = writeln!(w, "{line}");
     }
     let c = &out.client;
     let _ = writeln!(

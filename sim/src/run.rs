@@ -70,6 +70,8 @@ pub struct RunOutput {
     pub messages: u64,
     /// Requests the protocol's backend served (0 for peer-to-peer protocols).
     pub backend_requests: u64,
+    /// Requests the backend served in each 100 ms of the run.
+    pub backend_requests_by_100ms: Vec<u64>,
 }
 
 /// Runs `resolved` with `seed`, keeping its timeline as a file if `keep_timeline`. Each
@@ -107,7 +109,7 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
     let timeline = Timeline::streaming(sink.clone());
     let runtime = Net::runtime(seed);
     let resolved = resolved.clone();
-    let (end_us, client, messages, backend_requests) = runtime.block_on(async move {
+    let (end_us, client, messages, backend_requests, backend_buckets) = runtime.block_on(async move {
         let s = &resolved.scenario;
         let world = Arc::new(World::build(&resolved, seed, timeline));
         let base = (
@@ -128,6 +130,7 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
             world
                 .backend_requests
                 .load(std::sync::atomic::Ordering::Relaxed),
+            world.backend_requests.by_bucket(),
         );
         // Tear the world down inside the runtime. madsim does not drop a node's parked
         // tasks when the runtime is dropped, and a task waiting on its endpoint is in a
@@ -160,5 +163,6 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
         client,
         messages,
         backend_requests,
+        backend_requests_by_100ms: backend_buckets,
     })
 }

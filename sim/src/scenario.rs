@@ -129,6 +129,35 @@ impl Default for GcNoise {
     }
 }
 
+/// The availability objective a TTL sweep's findings are judged against (`[slo]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Slo {
+    /// The share of time the singleton work must be done, in percent (99.95).
+    pub availability_pct: f64,
+    /// The window the objective is measured over.
+    pub window_days: u64,
+    /// How often the leader's process dies for real (crash, deploy, node loss), per day.
+    pub leader_deaths_per_day: f64,
+}
+
+impl Default for Slo {
+    fn default() -> Self {
+        Slo {
+            availability_pct: 99.95,
+            window_days: 30,
+            leader_deaths_per_day: 1.0,
+        }
+    }
+}
+
+impl Slo {
+    /// The error budget: seconds of darkness allowed per hour.
+    pub fn budget_s_per_hour(&self) -> f64 {
+        (100.0 - self.availability_pct) / 100.0 * 3600.0
+    }
+}
+
 /// A property that must hold at least once in a run, proving the run reached the trap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -175,7 +204,7 @@ pub struct Expect {
 }
 
 /// A scenario file as written (with defaults for what it leaves out).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Scenario {
     /// The scenario's name (default: the file name without `.toml`).
@@ -199,6 +228,9 @@ pub struct Scenario {
     /// Background noise drawn from the seed (`[noise.gc]`).
     #[serde(skip_serializing_if = "Noise::is_empty")]
     pub noise: Noise,
+    /// The availability objective a sweep's findings judge TTLs by (`sim sweep`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo: Option<Slo>,
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
@@ -248,6 +280,7 @@ impl Default for Scenario {
             network: NetworkConfig::default(),
             work: WorkConfig::default(),
             noise: Noise::default(),
+            slo: None,
             etcd_lease: None,
             redis_naive: None,
             redis_fenced: None,
@@ -599,6 +632,23 @@ pub fn load_str(
     )?;
 
     let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
+    if let Some(slo) = &s.slo {
+        check(
+            slo.availability_pct > 0.0 && slo.availability_pct < 100.0,
+            &["slo", "availability_pct"],
+            format!("{} is out of range: above 0 and below 100", slo.availability_pct),
+        )?;
+        check(
+            (1..=3650).contains(&slo.window_days),
+            &["slo", "window_days"],
+            format!("{} is out of range: 1 to 3650", slo.window_days),
+        )?;
+        check(
+            slo.leader_deaths_per_day.is_finite() && slo.leader_deaths_per_day >= 0.0,
+            &["slo", "leader_deaths_per_day"],
+            format!("{} is out of range: 0 or more", slo.leader_deaths_per_day),
+        )?;
+    }
     if let Some(gc) = &s.noise.gc {
         let key = |k: &str| ["noise", "gc", k].map(String::from);
         let at_key = |k: &str| locate(&effective, &key(k));

@@ -25,7 +25,7 @@ pub struct World {
     /// The protocol's backend node (none for peer-to-peer protocols) and its clock.
     backend: (Option<NodeId>, NodeClock),
     /// Requests the backend served.
-    pub backend_requests: Arc<std::sync::atomic::AtomicU64>,
+    pub backend_requests: Arc<crate::requests::RequestCounter>,
     resource: NodeId,
     client: NodeId,
     chaos: NodeId,
@@ -48,7 +48,7 @@ impl World {
             s.network.latency_ms_max,
             s.network.loss_ppm,
         ));
-        let backend_requests = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let backend_requests = Arc::new(crate::requests::RequestCounter::default());
         let env = Arc::new(NodeEnv {
             timeline: timeline.clone(),
             backend_requests: backend_requests.clone(),

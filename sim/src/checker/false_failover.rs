@@ -36,6 +36,8 @@ pub struct FalseFailover {
     pub new_node: String,
     /// Its token.
     pub new_token: u64,
+    /// The failover: the old leadership's last accepted write to the new one's first.
+    pub failover_ms: f64,
     /// The old leader's GC-noise pause over the handover, if one: (start ms, length ms).
     pub gc_pause_ms: Option<(f64, u64)>,
 }
@@ -139,6 +141,7 @@ impl FalseFailovers {
             old_token: old.token,
             new_node: w.node.to_string(),
             new_token: w.token,
+            failover_ms: us_to_ms(w.at_us - last_old_us),
             gc_pause_ms,
         });
     }
@@ -202,6 +205,7 @@ mod tests {
             ("n1", 1, "n2", 2)
         );
         assert_eq!(ff.at_ms, 4100.0);
+        assert_eq!(ff.failover_ms, 2900.0);
         assert_eq!(ff.gc_pause_ms, Some((1300.0, 3000)));
     }
 

@@ -28,7 +28,6 @@ use baton_protocols::{Clock, Elector};
 use madsim::runtime::Handle;
 use serde::{Deserialize, Serialize};
 use std::any::Any;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 /// The protocols a scenario may name in its `protocol` key.
@@ -113,7 +112,7 @@ pub struct BackendCtx<'a> {
     /// The backend's own clock (skewable as `backend`).
     pub clock: NodeClock,
     /// Counts every request the backend serves.
-    pub requests: Arc<AtomicU64>,
+    pub requests: Arc<crate::requests::RequestCounter>,
     /// The run's root seed.
     pub seed: u64,
 }
@@ -142,7 +141,7 @@ pub struct ElectorCtx<'a> {
     /// The world's count of requests the backend served (`backend_requests`). A
     /// peer-to-peer protocol whose peers are its backend may count the election requests
     /// they serve here (raft does; bully and ring count nothing).
-    pub requests: Arc<AtomicU64>,
+    pub requests: Arc<crate::requests::RequestCounter>,
 }
 
 /// Checks a protocol table's durations and counts that must not be 0: the first one that

@@ -36,7 +36,7 @@ use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::consul_session::{KvPair, KvRead, SessionRequest};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -87,7 +87,7 @@ struct Service {
     clock: NodeClock,
     timeline: Timeline,
     settings: Settings,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
     changed: Notify,
 }
 
@@ -97,7 +97,7 @@ struct Service {
 pub async fn serve(
     timeline: Timeline,
     clock: NodeClock,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
     settings: Settings,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");

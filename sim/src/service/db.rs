@@ -16,7 +16,7 @@ use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::db_row::LeaderRow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
@@ -43,7 +43,7 @@ const ROW_KEY: &str = "leader";
 /// Runs the database on the current node until the node is killed.
 ///
 /// `requests` counts every statement served (the backend load a protocol puts on it).
-pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
+pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<crate::requests::RequestCounter>) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         row: Mutex::new(Row {

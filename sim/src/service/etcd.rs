@@ -24,7 +24,7 @@ use baton_protocols::etcd_api::{
     WatchEvent, WatchEventKind,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -52,7 +52,7 @@ struct Service {
     timeline: Timeline,
     min_lease_ttl_ms: u64,
     expiry_check_interval_ms: u64,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
     changed: Notify,
 }
 
@@ -62,7 +62,7 @@ struct Service {
 pub async fn serve(
     timeline: Timeline,
     clock: NodeClock,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
     min_lease_ttl_ms: u64,
     expiry_check_interval_ms: u64,
 ) {

@@ -26,7 +26,7 @@ use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::k8s_lease::Lease;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// How often, at most, the server looks for Leases left unrenewed past their duration
@@ -53,13 +53,13 @@ struct Service {
     store: Mutex<Store>,
     clock: NodeClock,
     timeline: Timeline,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
 }
 
 /// Runs the API server on the current node until the node is killed.
 ///
 /// `requests` counts every request served.
-pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
+pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<crate::requests::RequestCounter>) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         store: Mutex::new(Store {

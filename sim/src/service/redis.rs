@@ -21,7 +21,7 @@ use crate::rpc::BACKEND_ADDR;
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ struct Service {
 /// Runs the Redis instance on the current node until the node is killed.
 ///
 /// `requests` counts every request served (the backend load a protocol puts on it).
-pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<AtomicU64>) {
+pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<crate::requests::RequestCounter>) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         keys: Mutex::new(BTreeMap::new()),

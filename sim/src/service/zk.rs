@@ -26,7 +26,7 @@ use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::zk_sequential::{CreateMode, SessionGrant, Stat, ZkError};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -67,7 +67,7 @@ struct Service {
     clock: NodeClock,
     timeline: Timeline,
     settings: ZkSettings,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
     changed: Notify,
 }
 
@@ -84,7 +84,7 @@ fn parent_of(path: &str) -> &str {
 pub async fn serve(
     timeline: Timeline,
     clock: NodeClock,
-    requests: Arc<AtomicU64>,
+    requests: Arc<crate::requests::RequestCounter>,
     settings: ZkSettings,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
