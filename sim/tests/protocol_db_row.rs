@@ -19,7 +19,6 @@ use baton_sim::rpc::BACKEND_ADDR;
 use baton_sim::service::db;
 use baton_sim::timeline::Timeline;
 use common::*;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,7 +48,7 @@ fn simulated_database_keeps_the_row_lease_semantics() {
             .create_node()
             .name("backend")
             .ip(BACKEND_ADDR.ip())
-            .init(move || db::serve(Timeline::new(), c.clone(), Arc::new(AtomicU64::new(0))))
+            .init(move || db::serve(Timeline::new(), c.clone(), Arc::new(baton_sim::requests::RequestCounter::default())))
             .build();
         let client = handle
             .create_node()

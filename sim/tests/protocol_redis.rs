@@ -19,7 +19,6 @@ use baton_sim::rpc::BACKEND_ADDR;
 use baton_sim::service::redis;
 use baton_sim::timeline::{Event, Timeline};
 use common::*;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,7 +49,7 @@ fn simulated_redis_keeps_lock_semantics_on_its_own_clock() {
             .create_node()
             .name("backend")
             .ip(BACKEND_ADDR.ip())
-            .init(move || redis::serve(tl.clone(), c.clone(), Arc::new(AtomicU64::new(0))))
+            .init(move || redis::serve(tl.clone(), c.clone(), Arc::new(baton_sim::requests::RequestCounter::default())))
             .build();
         let client = handle
             .create_node()
