@@ -143,6 +143,8 @@ pub struct NodeEnv {
     pub resource_timeout_ms: u64,
     /// The most a node waits before it boots (see [`run`]).
     pub start_delay_ms_max: u64,
+    /// The leader's long-running job, if the scenario has one.
+    pub job: Option<crate::scenario::JobConfig>,
     /// The node that runs the world's own timers (pause ends), never paused or killed.
     pub chaos_node: OnceLock<NodeId>,
 }
@@ -262,6 +264,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
             &leadership,
             &work,
             elector.replicated_log(),
+            elector.as_ref(),
         )
         .await;
         leadership.end(reason);
@@ -280,6 +283,10 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
             token: None,
         });
         if reason == LossReason::Resigned {
+            env.timeline.record(Event::Released {
+                node: ctl.name.clone(),
+                token,
+            });
             let _ = elector.resign(&leadership).await;
             // Let the next candidate in the queue take over before queueing again.
             sleep_local(

@@ -119,6 +119,8 @@ struct Report<'a> {
     reads: &'a crate::checker::stale_read::StaleReadSummary,
     handoff_gaps: &'a [HandoffGap],
     false_failovers: &'a crate::checker::false_failover::FalseFailoverSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job: Option<&'a crate::checker::job::JobSummary>,
     elections: &'a WinsSummary,
     liveness: Liveness,
     sometimes: Vec<Sometimes>,
@@ -175,6 +177,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
         false_failovers: &f.false_failovers,
+        job: r.scenario.work.job.as_ref().map(|_| &f.job),
         elections: &f.elections,
         liveness: Liveness {
             last_fault_end_ms: f.liveness.last_fault_end_ms,
@@ -414,6 +417,31 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         }
         if ff.each.len() > 10 {
             let _ = writeln!(w, "  ... {} more in report.json", ff.each.len() - 10);
+        }
+    }
+    if let Some(cfg) = &s.work.job {
+        let j = &f.job;
+        let _ = writeln!(
+            w,
+            "job (steps of {}-{} ms, cursor checkpointed after each): {} steps done, {} redone, {} segments skipped, {} abandoned ({} ms of work thrown away); cursor at {}",
+            cfg.step_ms_min, cfg.step_ms_max, j.steps_done, j.steps_redone, j.segments_skipped, j.steps_abandoned, j.abandoned_ms, j.cursor
+        );
+        for h in j.handoffs.iter().take(10) {
+            let _ = writeln!(
+                w,
+                "  handoff {} (token {}) -> {} (token {}) at {}: cursor still for {}, {} ms of {}'s step thrown away",
+                h.old_node,
+                h.old_token,
+                h.new_node,
+                h.new_token,
+                ms(h.at_ms),
+                ms(h.cursor_still_ms),
+                h.abandoned_ms,
+                h.old_node
+            );
+        }
+        if j.handoffs.len() > 10 {
+            let _ = writeln!(w, "  ... {} more in report.json", j.handoffs.len() - 10);
         }
     }
     if let Some(gc) = &s.noise.gc {

@@ -121,6 +121,8 @@ pub enum WriteReply {
     Accepted {
         /// `sequence.last_seq` after the write.
         last_seq: u64,
+        /// The job's cursor after the write: the first segment not yet checkpointed.
+        cursor: u64,
     },
     /// The token is below the highest accepted one.
     Rejected {

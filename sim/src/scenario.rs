@@ -62,6 +62,46 @@ pub struct WorkConfig {
     pub client_quantum_ms: u64,
     /// Timeout of a node's calls to the fenced resource.
     pub resource_timeout_ms: u64,
+    /// A long-running job the leader also owns (`[work.job]`; none when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobConfig>,
+}
+
+/// A job whose steps take time: the spec's compaction cursor over a large store. The
+/// leader compacts one segment per step, checkpoints the cursor as a fenced write after
+/// each, and a new leader resumes from the last checkpoint. A leader that stops leading
+/// abandons its step before it releases leadership.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JobConfig {
+    /// The shortest step (each step's length is drawn uniformly from min to max from
+    /// `seed::fork(seed, "job/<node>/<token>")`).
+    pub step_ms_min: u64,
+    /// The longest step.
+    pub step_ms_max: u64,
+    /// A deliberately broken node (`none` for the real discipline).
+    pub canary: JobCanary,
+}
+
+impl Default for JobConfig {
+    fn default() -> Self {
+        JobConfig {
+            step_ms_min: 200,
+            step_ms_max: 2000,
+            canary: JobCanary::None,
+        }
+    }
+}
+
+/// Deliberately broken job disciplines, for the checkers' canaries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobCanary {
+    /// The real discipline: stop the step, then release.
+    #[default]
+    None,
+    /// On a step-down, release leadership first and finish the step after.
+    ReleaseBeforeStop,
 }
 
 impl Default for WorkConfig {
@@ -73,6 +113,7 @@ impl Default for WorkConfig {
             client_timeout_ms: 500,
             client_quantum_ms: 1,
             resource_timeout_ms: 500,
+            job: None,
         }
     }
 }
@@ -632,6 +673,21 @@ pub fn load_str(
     )?;
 
     let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
+    if let Some(job) = &s.work.job {
+        check(
+            job.step_ms_min >= 1,
+            &["work", "job", "step_ms_min"],
+            "must be at least 1".into(),
+        )?;
+        check(
+            job.step_ms_max >= job.step_ms_min && i128::from(job.step_ms_max) <= crate::fault::MAX_MS,
+            &["work", "job", "step_ms_max"],
+            format!(
+                "{} is out of range: step_ms_min ({}) to 3600000",
+                job.step_ms_max, job.step_ms_min
+            ),
+        )?;
+    }
     if let Some(slo) = &s.slo {
         check(
             slo.availability_pct > 0.0 && slo.availability_pct < 100.0,

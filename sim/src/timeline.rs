@@ -37,6 +37,11 @@ pub enum WriteOp {
         /// Last sequence number of the batch.
         last: u64,
     },
+    /// The job's checkpoint: segment `segment` is compacted, the cursor moves past it.
+    Checkpoint {
+        /// The segment done.
+        segment: u64,
+    },
 }
 
 /// Something that happened in a run.
@@ -130,6 +135,45 @@ pub enum Event {
     GcResumed {
         /// The node.
         node: String,
+    },
+    /// A leader started a step of the job (`[work.job]`): compacting one segment.
+    JobStepStarted {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The segment (the cursor it resumed from, or its previous step's + 1).
+        segment: u64,
+    },
+    /// A job step's work finished; its checkpoint write comes next.
+    JobStepDone {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The segment.
+        segment: u64,
+        /// How long the step took on the node's clock.
+        elapsed_ms: u64,
+    },
+    /// A leader gave up a job step half-way because it stopped leading: the work is
+    /// lost and the next leader does the segment again.
+    JobStepAbandoned {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The segment.
+        segment: u64,
+        /// How long it had worked on it, on its clock.
+        elapsed_ms: u64,
+    },
+    /// A leader gave its leadership up on purpose (a step-down), telling the backend.
+    Released {
+        /// The node.
+        node: String,
+        /// The token it gave up.
+        token: u64,
     },
     /// The lease service granted a lease.
     LeaseGranted {

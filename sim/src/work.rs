@@ -107,17 +107,86 @@ impl LeaderWork {
 
 #[derive(Clone, Copy)]
 enum Outcome {
-    Written(u64),
+    /// Accepted: `sequence.last_seq` and the job's cursor after the write.
+    Written(u64, u64),
     TimedOut,
     Fenced,
     NotActing,
+}
+
+/// The job step a leader is working on.
+struct Step {
+    segment: u64,
+    started_us: i64,
+    /// When it is done, on the node's clock.
+    ends_us: i64,
+}
+
+/// The leader's share of the job (`[work.job]`): where the cursor stands and the step
+/// in progress.
+struct Job {
+    cfg: crate::scenario::JobConfig,
+    cursor: u64,
+    step: Option<Step>,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl Job {
+    /// Starts the next step if none is in progress; returns when it ends (node clock).
+    fn ensure_step(&mut self, ctl: &NodeControl, env: &NodeEnv, token: u64) -> i64 {
+        use rand::Rng;
+        if let Some(s) = &self.step {
+            return s.ends_us;
+        }
+        let len_ms = self.rng.gen_range(self.cfg.step_ms_min..=self.cfg.step_ms_max);
+        let now = ctl.clock.now_us();
+        env.timeline.record(Event::JobStepStarted {
+            node: ctl.name.clone(),
+            token,
+            segment: self.cursor,
+        });
+        let ends_us = now + len_ms as i64 * 1000;
+        self.step = Some(Step {
+            segment: self.cursor,
+            started_us: now,
+            ends_us,
+        });
+        ends_us
+    }
+
+    /// Gives the step in progress up (the node stops leading).
+    fn abandon(&mut self, ctl: &NodeControl, env: &NodeEnv, token: u64) {
+        if let Some(s) = self.step.take() {
+            env.timeline.record(Event::JobStepAbandoned {
+                node: ctl.name.clone(),
+                token,
+                segment: s.segment,
+                elapsed_ms: ((ctl.clock.now_us() - s.started_us).max(0) / 1000) as u64,
+            });
+        }
+    }
+
+    /// The step in progress finished its work: record it and take it off the job.
+    fn finish(&mut self, ctl: &NodeControl, env: &NodeEnv, token: u64) -> Option<u64> {
+        let s = self.step.take()?;
+        env.timeline.record(Event::JobStepDone {
+            node: ctl.name.clone(),
+            token,
+            segment: s.segment,
+            elapsed_ms: ((ctl.clock.now_us() - s.started_us).max(0) / 1000) as u64,
+        });
+        Some(s.segment)
+    }
 }
 
 /// Does the leader's work until it must stop; returns why it stopped.
 ///
 /// With `seq_log` (raft with `sequencer = "log"`) the sequencer's batches are committed
 /// through the protocol's replicated log instead of written to the resource; the claim
-/// and the scheduler ticks still go to the resource.
+/// and the scheduler ticks still go to the resource. With a job (`[work.job]`), a step in
+/// progress when the leader must stop is abandoned before this returns, so the node
+/// releases leadership only once it has stopped the step (the `release-before-stop`
+/// canary releases first, through `elector`, and finishes the step after).
 pub async fn lead(
     ctl: &Arc<NodeControl>,
     env: &NodeEnv,
@@ -125,31 +194,83 @@ pub async fn lead(
     l: &Leadership,
     work: &LeaderWork,
     seq_log: Option<&dyn ReplicatedLog>,
+    elector: &dyn baton_protocols::Elector,
 ) -> LossReason {
     // Claim: announce the token to the resource (raising max_token, which fences every
-    // older leader from here on) and read where the sequence stands.
-    let mut last_seq = loop {
+    // older leader from here on) and read where the sequence and the job's cursor stand.
+    let (mut last_seq, cursor) = loop {
         if ctl.resign_requested.swap(false, Ordering::SeqCst) {
             return LossReason::Resigned;
         }
         match write(ctl, env, ep, l, WriteOp::Claim).await {
-            Outcome::Written(s) => break s,
+            Outcome::Written(s, c) => break (s, c),
             Outcome::TimedOut => continue,
             Outcome::Fenced => return LossReason::Fenced,
             Outcome::NotActing => return l.loss_reason(),
         }
     };
+    let mut job = env.job.clone().map(|cfg| Job {
+        cfg,
+        cursor,
+        step: None,
+        rng: crate::seed::fork(env.seed, &format!("job/{}/{}", ctl.name, l.token)),
+    });
     *work.leading.lock().unwrap() = Some(l.token);
     let clock = &ctl.clock;
     let tick_us = env.tick_interval_ms as i64 * 1000;
     let mut next_tick_us = clock.now_us();
     let mut tick_n = 0u64;
-    loop {
+    let reason = 'work: loop {
         if !l.acting() {
-            return l.loss_reason();
+            break 'work l.loss_reason();
         }
         if ctl.resign_requested.swap(false, Ordering::SeqCst) {
-            return LossReason::Resigned;
+            if let Some(j) = job
+                .as_mut()
+                .filter(|j| j.cfg.canary == crate::scenario::JobCanary::ReleaseBeforeStop)
+            {
+                // The canary: give leadership up first, then finish the step.
+                env.timeline.record(Event::Released {
+                    node: ctl.name.clone(),
+                    token: l.token,
+                });
+                let _ = elector.resign(l).await;
+                if let Some(ends_us) = j.step.as_ref().map(|s| s.ends_us) {
+                    sleep_until_local(clock, ends_us).await;
+                    if let Some(segment) = j.finish(ctl, env, l.token) {
+                        let _ = write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await;
+                    }
+                }
+            }
+            break 'work LossReason::Resigned;
+        }
+        // The scheduler's tick and the job's checkpoint come first when due: they are
+        // rare, and under load the sequencer's queue is never empty, so after it they
+        // would wait for ever.
+        if clock.now_us() >= next_tick_us {
+            tick_n += 1;
+            next_tick_us += tick_us;
+            match write(ctl, env, ep, l, WriteOp::Tick { n: tick_n }).await {
+                Outcome::Fenced => break 'work LossReason::Fenced,
+                Outcome::NotActing => break 'work l.loss_reason(),
+                _ => continue,
+            }
+        }
+        // The job: a step's work runs while the leader also serves the load; when it is
+        // done, its checkpoint is the leader's next write.
+        let step_ends_us = job.as_mut().map(|j| j.ensure_step(ctl, env, l.token));
+        if let (Some(j), Some(ends_us)) = (job.as_mut(), step_ends_us) {
+            if clock.now_us() >= ends_us {
+                let segment = j.finish(ctl, env, l.token).expect("a step was in progress");
+                match write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await {
+                    Outcome::Written(_, cursor) => j.cursor = cursor,
+                    // It may still land: doing the segment again is safe, skipping is not.
+                    Outcome::TimedOut => {}
+                    Outcome::Fenced => break 'work LossReason::Fenced,
+                    Outcome::NotActing => break 'work l.loss_reason(),
+                }
+                continue;
+            }
         }
         let batch = work.take();
         if !batch.is_empty() {
@@ -161,7 +282,7 @@ pub async fn lead(
                     let outcome = write(ctl, env, ep, l, WriteOp::Seq { first, last }).await;
                     // A timed-out write may still have landed: skip its numbers rather
                     // than risk handing them out twice. Gaps are allowed; reuse is not.
-                    if matches!(outcome, Outcome::Written(_) | Outcome::TimedOut) {
+                    if matches!(outcome, Outcome::Written(..) | Outcome::TimedOut) {
                         last_seq = last;
                     }
                     (first, outcome)
@@ -170,7 +291,7 @@ pub async fn lead(
             // Each request gets its own number, in queue order.
             let mut next = first;
             work.answer(batch, |q| match outcome {
-                Outcome::Written(_) => {
+                Outcome::Written(..) => {
                     let (first, last) = (next, next + q.count - 1);
                     next += q.count;
                     NextReply::Ok {
@@ -183,20 +304,17 @@ pub async fn lead(
                 Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
             });
             match outcome {
-                Outcome::Fenced => return LossReason::Fenced,
-                Outcome::NotActing => return l.loss_reason(),
+                Outcome::Fenced => break 'work LossReason::Fenced,
+                Outcome::NotActing => break 'work l.loss_reason(),
                 _ => continue,
             }
         }
-        if clock.now_us() >= next_tick_us {
-            tick_n += 1;
-            next_tick_us += tick_us;
-            match write(ctl, env, ep, l, WriteOp::Tick { n: tick_n }).await {
-                Outcome::Fenced => return LossReason::Fenced,
-                Outcome::NotActing => return l.loss_reason(),
-                _ => continue,
+        let step_end = async {
+            match step_ends_us {
+                Some(t) => sleep_until_local(clock, t).await,
+                None => futures::future::pending::<()>().await,
             }
-        }
+        };
         tokio::select! {
             // Biased: tokio would otherwise pick among ready branches with its own RNG, which
             // madsim does not seed; polling in written order keeps runs deterministic.
@@ -205,8 +323,14 @@ pub async fn lead(
             _ = ctl.resign_notify.notified() => {}
             _ = work.queued.notified() => {}
             _ = sleep_until_local(clock, next_tick_us) => {}
+            _ = step_end => {}
         }
+    };
+    // Stop the step before the node releases leadership.
+    if let Some(j) = job.as_mut() {
+        j.abandon(ctl, env, l.token);
     }
+    reason
 }
 
 /// One protected write: check the lease, then send. A pause armed by the scenario strikes
@@ -233,7 +357,7 @@ async fn write(
         op,
     };
     match call(ep, RESOURCE_ADDR, req, env.resource_timeout_ms).await {
-        Ok(WriteReply::Accepted { last_seq }) => Outcome::Written(last_seq),
+        Ok(WriteReply::Accepted { last_seq, cursor }) => Outcome::Written(last_seq, cursor),
         Ok(WriteReply::Rejected { .. }) => Outcome::Fenced,
         Err(_) => Outcome::TimedOut,
     }
@@ -267,7 +391,7 @@ async fn commit(
                 first,
                 last,
             });
-            (first, Outcome::Written(last))
+            (first, Outcome::Written(last, 0))
         }
         Ok(Err(_)) => {
             env.timeline.record(Event::BatchRefused {

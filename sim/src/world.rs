@@ -58,6 +58,7 @@ impl World {
             tick_interval_ms: s.work.tick_interval_ms,
             resource_timeout_ms: s.work.resource_timeout_ms,
             start_delay_ms_max: s.start_delay_ms_max,
+            job: s.work.job.clone(),
             chaos_node: OnceLock::new(),
         });
         // A node of the world's own, for timers that must run while a node is paused.

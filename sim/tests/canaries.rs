@@ -83,3 +83,24 @@ fn failover_bound_checker_fires_when_the_bound_is_too_tight() {
     assert!(!a.passed);
     assert!(properties(&a).contains(&"failover_too_slow".to_string()));
 }
+
+#[test]
+fn a_leader_that_releases_before_stopping_its_step_is_caught() {
+    // With a long job step, a leader that gives leadership up first and finishes its step
+    // after is still acting when the next leader starts. With the real discipline (stop,
+    // then release) the same step-down passes.
+    for seed in [42, 0, 1] {
+        let a = run(
+            "graceful-stepdown",
+            seed,
+            &["work.job.canary=release-before-stop"],
+        );
+        assert!(!a.passed, "seed {seed}");
+        assert!(
+            properties(&a).contains(&"acted_after_release".to_string()),
+            "seed {seed}: {:?}",
+            properties(&a)
+        );
+        assert!(run("graceful-stepdown", seed, &[]).passed, "seed {seed}");
+    }
+}

@@ -106,6 +106,26 @@ fn clean_kill_failover_is_a_distribution_over_seeds() {
 }
 
 #[test]
+fn a_long_job_step_shows_what_handoff_costs() {
+    // The leader's compaction job: a step-down throws away the step in progress (it is
+    // stopped before the release) and the cursor stands still until the next leader's
+    // first checkpoint; a kill throws its step away too. Nothing is skipped either way.
+    for (name, seed) in [("graceful-stepdown", 42), ("clean-kill", 42), ("clean-kill", 7)] {
+        let a = run(name, seed, &[]);
+        let r = report(&a);
+        assert_eq!(r["verdict"], "pass", "{name} {seed}:\n{}", a.summary_txt);
+        let j = &r["job"];
+        assert!(j["steps_done"].as_u64().unwrap() > 5, "{name}: {j}");
+        assert_eq!(j["segments_skipped"], 0, "{name}: {j}");
+        let handoffs = j["handoffs"].as_array().unwrap();
+        assert_eq!(handoffs.len(), 1, "{name}: {j}");
+        assert!(handoffs[0]["cursor_still_ms"].as_f64().unwrap() > 0.0);
+        assert_eq!(j["steps_abandoned"], 1, "{name}: {j}");
+        assert!(a.summary_txt.contains("job (steps of 200-2000 ms"));
+    }
+}
+
+#[test]
 fn partitioned_leader_stops_by_its_own_deadline() {
     let a = run("partition", 42, &[]);
     let r = report(&a);

@@ -27,7 +27,10 @@
 //! negative when the old leader's writes went on being accepted. Only that last case is
 //! a [`Violation::NegativeHandoffGap`]: both leaders' writes took effect interleaved. An
 //! old leader that merely believed too long, with its writes rejected, is the fence
-//! working, not a violation.
+//! working, not a violation, unless it had given leadership up on purpose (`Released`)
+//! before the new leader first wrote: a leader that knows it stepped down has no excuse
+//! to act on, and that is a [`Violation::ActedAfterRelease`] (a long job step finished
+//! after the release, for one).
 
 use super::{us_to_ms, Accepted, CheckInput, Step, Succession, Violation};
 use crate::scenario::Resolved;
@@ -113,6 +116,8 @@ struct Win {
     stop: Option<(usize, i64)>,
     /// Its leadership's first write accepted after the next win's first write.
     late_us: Option<i64>,
+    /// When it gave the leadership up on purpose (`Released`), if it did.
+    released: Option<(usize, i64)>,
 }
 
 impl Win {
@@ -186,6 +191,13 @@ impl Failover {
                     }
                 }
             }
+            Event::Released { node, token } => {
+                for w in self.wins.iter_mut() {
+                    if w.released.is_none() && w.node == *node && w.token == *token && w.idx < idx {
+                        w.released = Some((idx, e.at_us));
+                    }
+                }
+            }
             Event::StoppedActing { node, token, .. } => {
                 for w in self.wins.iter_mut() {
                     if w.stop.is_none() && w.node == *node && w.token == *token && w.idx < idx {
@@ -215,6 +227,7 @@ impl Failover {
                     last_write_us: None,
                     stop: None,
                     late_us: None,
+                    released: None,
                 });
             }
             _ => {}
@@ -279,6 +292,25 @@ impl Failover {
                 }
                 _ => (new_first_us - old.last_write_us.unwrap_or(old.at_us), true),
             };
+            // A leader that gave leadership up knew it was no longer leader: it must have
+            // stopped by then. Only one that lost it without knowing (a pause, a cut)
+            // may still be acting when the next one starts.
+            if let (true, Some((rel_idx, rel_us))) = (overlap, old.released) {
+                if rel_idx < new_first_idx {
+                    out.push(Violation::ActedAfterRelease {
+                        at_ms: us_to_ms(new_first_us),
+                        detail: format!(
+                            "{} (token {}) released leadership at {} ms and was still acting when {} (token {}) first wrote at {} ms",
+                            old.node,
+                            old.token,
+                            us_to_ms(rel_us),
+                            new.node,
+                            new.token,
+                            us_to_ms(new_first_us)
+                        ),
+                    });
+                }
+            }
             if overlap {
                 if let Some(late_us) = old.late_us {
                     out.push(Violation::NegativeHandoffGap {

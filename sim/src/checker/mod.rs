@@ -24,6 +24,7 @@ pub mod election_safety;
 pub mod failover;
 pub mod false_failover;
 pub mod faults;
+pub mod job;
 pub mod liveness;
 pub mod load;
 pub mod sequence;
@@ -127,6 +128,14 @@ pub enum Violation {
         /// Both leaders and the overlap.
         detail: String,
     },
+    /// Defends "stop, then release" (see [`failover`]): a leader that gave leadership up
+    /// on purpose was still acting when the next leader first wrote.
+    ActedAfterRelease {
+        /// When the new leader first wrote.
+        at_ms: f64,
+        /// Both leaders and the release.
+        detail: String,
+    },
     /// Defends election safety (see [`election_safety`]): at most one leader per term,
     /// for protocols whose token is a term.
     TwoLeadersInOneTerm {
@@ -157,6 +166,7 @@ impl Violation {
             Violation::ExpectationNeverMet { .. } => "expectation_never_met",
             Violation::FailoverTooSlow { .. } => "failover_too_slow",
             Violation::NegativeHandoffGap { .. } => "negative_handoff_gap",
+            Violation::ActedAfterRelease { .. } => "acted_after_release",
             Violation::TwoLeadersInOneTerm { .. } => "election_safety",
             Violation::StaleRead { .. } => "stale_read",
         }
@@ -173,6 +183,7 @@ impl Violation {
             | Violation::ExpectationNeverMet { at_ms, .. }
             | Violation::FailoverTooSlow { at_ms, .. }
             | Violation::NegativeHandoffGap { at_ms, .. }
+            | Violation::ActedAfterRelease { at_ms, .. }
             | Violation::TwoLeadersInOneTerm { at_ms, .. }
             | Violation::StaleRead { at_ms, .. } => *at_ms,
         }
@@ -188,6 +199,7 @@ impl Violation {
             | Violation::NoProgress { detail, .. }
             | Violation::FailoverTooSlow { detail, .. }
             | Violation::NegativeHandoffGap { detail, .. }
+            | Violation::ActedAfterRelease { detail, .. }
             | Violation::TwoLeadersInOneTerm { detail, .. }
             | Violation::StaleRead { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
@@ -251,6 +263,8 @@ pub struct Findings {
     pub election_latencies_ms: Vec<f64>,
     /// For each leadership change, old leader's stop to new leader's first write.
     pub handoff_gaps: Vec<failover::HandoffGap>,
+    /// The long-running job's handoffs (`job`).
+    pub job: job::JobSummary,
     /// Leadership changes no scripted fault explains (`false_failovers`).
     pub false_failovers: false_failover::FalseFailoverSummary,
     /// Each of the scenario's "sometimes" expectations and whether it held.
@@ -309,6 +323,7 @@ pub struct Checks {
     sometimes: sometimes::Sometimes,
     failover: failover::Failover,
     false_failovers: false_failover::FalseFailovers,
+    job: job::Job,
     election_safety: election_safety::ElectionSafety,
     stale_read: stale_read::StaleRead,
     load: load::Load,
@@ -335,6 +350,7 @@ impl Checks {
             sometimes: sometimes::Sometimes::default(),
             failover: failover::Failover::default(),
             false_failovers: false_failover::FalseFailovers::default(),
+            job: job::Job::default(),
             election_safety: election_safety::ElectionSafety::new(
                 crate::protocol::build(&resolved.scenario).token_is_term(),
             ),
@@ -354,6 +370,7 @@ impl Checks {
         self.sometimes.entry(e);
         self.failover.entry(idx, e);
         self.false_failovers.entry(e);
+        self.job.entry(e);
         self.election_safety.entry(e);
         self.stale_read.entry(e);
         self.load.entry(e);
@@ -374,6 +391,7 @@ impl Checks {
         self.sometimes.write(w);
         self.failover.write(w, &self.resolved);
         self.false_failovers.write(w, &self.resolved);
+        self.job.write(w);
     }
 
     /// Judges the run, which stopped at `end_us`, with what the client saw.
@@ -416,6 +434,7 @@ impl Checks {
             election_latencies_ms: failover.election_latencies_ms,
             handoff_gaps: failover.handoff_gaps,
             false_failovers: self.false_failovers.finish(r.scenario.duration_ms),
+            job: self.job.finish(),
             sometimes,
             liveness,
             reads,

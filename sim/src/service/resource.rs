@@ -1,7 +1,7 @@
 //! The fenced resource: the protected store of the spec's data model (section 7).
 //!
-//! `fenced_resource(name, max_token)`, `sequence(name, last_seq, owner_token)` and tick
-//! records, behind one check done atomically with each write: a token below `max_token`
+//! `fenced_resource(name, max_token)`, `sequence(name, last_seq, owner_token)`, tick
+//! records and the job's checkpointed cursor, behind one check done atomically with each write: a token below `max_token`
 //! is rejected and logged with both tokens; a token equal to it (the same leader's further
 //! writes) or above it is accepted and raises `max_token`. With `fencing = false` every
 //! write is accepted: the counterfactual that shows the token is load-bearing.
@@ -21,6 +21,8 @@ struct Rows {
     owner_token: u64,
     /// Tick records written.
     ticks: u64,
+    /// The job's cursor: the first segment not yet checkpointed.
+    cursor: u64,
 }
 
 /// Runs the resource on the current node until the node is killed.
@@ -58,6 +60,9 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
             r.last_seq = last;
             r.owner_token = w.token;
         }
+        // Unfenced, a stale leader's checkpoint can move the cursor backwards too (the
+        // next leader then compacts those segments again).
+        WriteOp::Checkpoint { segment } => r.cursor = segment + 1,
     }
     timeline.record(Event::WriteAccepted {
         node: w.node,
@@ -67,5 +72,6 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
     });
     WriteReply::Accepted {
         last_seq: r.last_seq,
+        cursor: r.cursor,
     }
 }
