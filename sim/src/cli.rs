@@ -333,8 +333,14 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
         Some(p) => parse_protocols(p)?,
         None => vec![base.scenario.protocol],
     };
-    if args.set.iter().any(|s| s.trim_start().starts_with("protocol=")) {
-        return Err(bad("--set protocol=...: sweep protocols with --protocols".into()));
+    if args
+        .set
+        .iter()
+        .any(|s| s.trim_start().starts_with("protocol="))
+    {
+        return Err(bad(
+            "--set protocol=...: sweep protocols with --protocols".into()
+        ));
     }
     let plan = sweep::Plan {
         scenario: args.scenario.clone(),
@@ -369,7 +375,10 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
     if let Some(p) = &args.protocols {
         command.push_str(&format!(" --protocols {p}"));
     }
-    command.push_str(&format!(" --seeds {}..{}", plan.seeds.start, plan.seeds.end));
+    command.push_str(&format!(
+        " --seeds {}..{}",
+        plan.seeds.start, plan.seeds.end
+    ));
     for s in &args.set {
         command.push_str(&format!(" --set {s}"));
     }
@@ -384,14 +393,43 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
         "cells": cells,
     });
     let json = serde_json::to_string_pretty(&json).expect("cells serialize") + "\n";
-    let plot = |r: Result<String, String>| r.map_err(|e| bad(format!("cannot plot the sweep: {e}")));
+    let plot =
+        |r: Result<String, String>| r.map_err(|e| bad(format!("cannot plot the sweep: {e}")));
     let plots = [
-        ("failover_vs_ttl.svg", plot(crate::sweep_plot::failover_svg(&cells, &format!("{name}: failover vs TTL (median, p5-p95 band; dashed: the protocol's bound)")))?),
-        ("false_failovers_vs_ttl.svg", plot(crate::sweep_plot::false_failovers_svg(&cells, &format!("{name}: false failovers per hour vs TTL, under the scenario's GC noise")))?),
-        ("election_latency_cdf.svg", plot(crate::sweep_plot::election_cdf_svg(&cells, &format!("{name}: election latency CDF (every grid point and seed)")))?),
-        ("unavailability_vs_ttl.svg", plot(crate::sweep_plot::unavailability_svg(&cells, slo.budget_s_per_hour(), &format!("{name}: dark seconds per hour vs TTL (deaths + false failovers)")))?),
+        (
+            "failover_vs_ttl.svg",
+            plot(crate::sweep_plot::failover_svg(
+                &cells,
+                &format!(
+                    "{name}: failover vs TTL (median, p5-p95 band; dashed: the protocol's bound)"
+                ),
+            ))?,
+        ),
+        (
+            "false_failovers_vs_ttl.svg",
+            plot(crate::sweep_plot::false_failovers_svg(
+                &cells,
+                &format!("{name}: false failovers per hour vs TTL, under the scenario's GC noise"),
+            ))?,
+        ),
+        (
+            "election_latency_cdf.svg",
+            plot(crate::sweep_plot::election_cdf_svg(
+                &cells,
+                &format!("{name}: election latency CDF (every grid point and seed)"),
+            ))?,
+        ),
+        (
+            "unavailability_vs_ttl.svg",
+            plot(crate::sweep_plot::unavailability_svg(
+                &cells,
+                slo.budget_s_per_hour(),
+                &format!("{name}: dark seconds per hour vs TTL (deaths + false failovers)"),
+            ))?,
+        ),
     ];
-    let mut files: Vec<(&str, &[u8])> = vec![("sweep.md", md.as_bytes()), ("sweep.json", json.as_bytes())];
+    let mut files: Vec<(&str, &[u8])> =
+        vec![("sweep.md", md.as_bytes()), ("sweep.json", json.as_bytes())];
     for (n, svg) in &plots {
         files.push((n, svg.as_bytes()));
     }

@@ -174,7 +174,11 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     // Every service and the client start at time 0 and bind at once; booting takes at
     // least a millisecond, so a node's first message never goes to an address nobody
     // listens on yet.
-    let boot = if incarnation == 1 { BOOT } else { Duration::ZERO };
+    let boot = if incarnation == 1 {
+        BOOT
+    } else {
+        Duration::ZERO
+    };
     madsim::time::sleep(boot + Duration::from_millis(delay_ms)).await;
     let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());

@@ -28,7 +28,10 @@ pub fn gc_schedule(cfg: &GcNoise, seed: u64, node: &str, duration_ms: u64) -> Ve
     let mut t = 0.0f64;
     loop {
         t += gap.sample(&mut rng);
-        let len = length.sample(&mut rng).round().clamp(1.0, cfg.pause_max_ms as f64) as u64;
+        let len = length
+            .sample(&mut rng)
+            .round()
+            .clamp(1.0, cfg.pause_max_ms as f64) as u64;
         let start = t.round() as u64;
         if start >= duration_ms {
             return out;
@@ -55,7 +58,9 @@ pub async fn gc(world: Arc<World>, node: String, schedule: Vec<(u64, u64)>) {
         });
         madsim::time::sleep(Duration::from_millis(len_ms)).await;
         world.release(&node, held);
-        world.timeline.record(Event::GcResumed { node: node.clone() });
+        world
+            .timeline
+            .record(Event::GcResumed { node: node.clone() });
     }
 }
 

@@ -72,10 +72,14 @@ struct BackendLoad {
 fn backend_load(f: &Findings, buckets: &[u64]) -> Option<BackendLoad> {
     let bucket_us = crate::requests::BUCKET_US;
     let count = |from_us: i64, to_us: i64| -> u64 {
-        let (a, b) = ((from_us / bucket_us).max(0) as usize, (to_us / bucket_us).max(0) as usize);
+        let (a, b) = (
+            (from_us / bucket_us).max(0) as usize,
+            (to_us / bucket_us).max(0) as usize,
+        );
         buckets.iter().skip(a).take(b.saturating_sub(a)).sum()
     };
-    let applied: Vec<&crate::checker::faults::FaultRecord> = f.faults.iter().filter(|r| !r.skipped).collect();
+    let applied: Vec<&crate::checker::faults::FaultRecord> =
+        f.faults.iter().filter(|r| !r.skipped).collect();
     let first = applied.iter().map(|r| r.at_us).min()?;
     let last = applied
         .iter()

@@ -109,39 +109,44 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
     let timeline = Timeline::streaming(sink.clone());
     let runtime = Net::runtime(seed);
     let resolved = resolved.clone();
-    let (end_us, client, messages, backend_requests, backend_buckets) = runtime.block_on(async move {
-        let s = &resolved.scenario;
-        let world = Arc::new(World::build(&resolved, seed, timeline));
-        let base = (
-            s.network.latency_ms_min,
-            s.network.latency_ms_max,
-            s.network.loss_ppm,
-        );
-        let driver =
-            madsim::task::spawn(driver::drive(world.clone(), resolved.faults.clone(), seed, base));
-        if let Some(gc) = &s.noise.gc {
-            crate::noise::start_gc(&world, gc, seed, s.duration_ms);
-        }
-        madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
-        let out = (
-            crate::clock::global_now_us(),
-            world.client_record.stats(),
-            Net::current().messages(),
-            world
-                .backend_requests
-                .load(std::sync::atomic::Ordering::Relaxed),
-            world.backend_requests.by_bucket(),
-        );
-        // Tear the world down inside the runtime. madsim does not drop a node's parked
-        // tasks when the runtime is dropped, and a task waiting on its endpoint is in a
-        // reference cycle with it (task -> endpoint -> mailbox -> waker -> task): every
-        // run would leak its world (about 12 MB). Killing a node wakes its tasks, and the
-        // executor drops a killed node's futures on the next tick.
-        driver.abort();
-        world.shutdown();
-        madsim::time::sleep(Duration::from_millis(1)).await;
-        out
-    });
+    let (end_us, client, messages, backend_requests, backend_buckets) =
+        runtime.block_on(async move {
+            let s = &resolved.scenario;
+            let world = Arc::new(World::build(&resolved, seed, timeline));
+            let base = (
+                s.network.latency_ms_min,
+                s.network.latency_ms_max,
+                s.network.loss_ppm,
+            );
+            let driver = madsim::task::spawn(driver::drive(
+                world.clone(),
+                resolved.faults.clone(),
+                seed,
+                base,
+            ));
+            if let Some(gc) = &s.noise.gc {
+                crate::noise::start_gc(&world, gc, seed, s.duration_ms);
+            }
+            madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
+            let out = (
+                crate::clock::global_now_us(),
+                world.client_record.stats(),
+                Net::current().messages(),
+                world
+                    .backend_requests
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                world.backend_requests.by_bucket(),
+            );
+            // Tear the world down inside the runtime. madsim does not drop a node's parked
+            // tasks when the runtime is dropped, and a task waiting on its endpoint is in a
+            // reference cycle with it (task -> endpoint -> mailbox -> waker -> task): every
+            // run would leak its world (about 12 MB). Killing a node wakes its tasks, and the
+            // executor drops a killed node's futures on the next tick.
+            driver.abort();
+            world.shutdown();
+            madsim::time::sleep(Duration::from_millis(1)).await;
+            out
+        });
     drop(runtime);
     let mut sink = sink.lock().unwrap();
     if let Some(e) = sink.error.take() {

@@ -680,7 +680,8 @@ pub fn load_str(
             "must be at least 1".into(),
         )?;
         check(
-            job.step_ms_max >= job.step_ms_min && i128::from(job.step_ms_max) <= crate::fault::MAX_MS,
+            job.step_ms_max >= job.step_ms_min
+                && i128::from(job.step_ms_max) <= crate::fault::MAX_MS,
             &["work", "job", "step_ms_max"],
             format!(
                 "{} is out of range: step_ms_min ({}) to 3600000",
@@ -692,7 +693,10 @@ pub fn load_str(
         check(
             slo.availability_pct > 0.0 && slo.availability_pct < 100.0,
             &["slo", "availability_pct"],
-            format!("{} is out of range: above 0 and below 100", slo.availability_pct),
+            format!(
+                "{} is out of range: above 0 and below 100",
+                slo.availability_pct
+            ),
         )?;
         check(
             (1..=3650).contains(&slo.window_days),
@@ -710,19 +714,40 @@ pub fn load_str(
         let at_key = |k: &str| locate(&effective, &key(k));
         let bad = |k: &str, m: String| Err(err(at_key(k), Some(format!("noise.gc.{k}")), m));
         if gc.mean_interval_ms == 0 || i128::from(gc.mean_interval_ms) > crate::fault::MAX_MS {
-            return bad("mean_interval_ms", format!("{} is out of range: 1 to 3600000", gc.mean_interval_ms));
+            return bad(
+                "mean_interval_ms",
+                format!("{} is out of range: 1 to 3600000", gc.mean_interval_ms),
+            );
         }
         if gc.pause_p50_ms == 0 {
             return bad("pause_p50_ms", "must be at least 1".into());
         }
         if gc.pause_p99_ms < gc.pause_p50_ms {
-            return bad("pause_p99_ms", format!("{} is below pause_p50_ms {}", gc.pause_p99_ms, gc.pause_p50_ms));
+            return bad(
+                "pause_p99_ms",
+                format!(
+                    "{} is below pause_p50_ms {}",
+                    gc.pause_p99_ms, gc.pause_p50_ms
+                ),
+            );
         }
         if gc.pause_max_ms < gc.pause_p99_ms || i128::from(gc.pause_max_ms) > crate::fault::MAX_MS {
-            return bad("pause_max_ms", format!("{} is out of range: pause_p99_ms ({}) to 3600000", gc.pause_max_ms, gc.pause_p99_ms));
+            return bad(
+                "pause_max_ms",
+                format!(
+                    "{} is out of range: pause_p99_ms ({}) to 3600000",
+                    gc.pause_max_ms, gc.pause_p99_ms
+                ),
+            );
         }
         if let Some(n) = gc.nodes.iter().find(|n| !nodes.contains(n)) {
-            return bad("nodes", format!("unknown node `{n}`: expected some of {} (empty: all)", nodes.join(", ")));
+            return bad(
+                "nodes",
+                format!(
+                    "unknown node `{n}`: expected some of {} (empty: all)",
+                    nodes.join(", ")
+                ),
+            );
         }
     }
     let mut faults = vec![];

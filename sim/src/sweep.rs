@@ -35,11 +35,15 @@ pub struct Axis {
 /// Parses `KEY=V1,V2,...`; a TTL axis must give whole milliseconds of at least 1.
 pub fn parse_axis(arg: &str) -> Result<Axis, String> {
     let Some((key, values)) = arg.split_once('=') else {
-        return Err(format!("--grid `{arg}`: expected KEY=V1,V2,... (for example ttl_ms=1000,3000,10000)"));
+        return Err(format!(
+            "--grid `{arg}`: expected KEY=V1,V2,... (for example ttl_ms=1000,3000,10000)"
+        ));
     };
     let key = key.trim().to_string();
     if key.is_empty() || key.split('.').any(|s| s.is_empty()) {
-        return Err(format!("--grid `{arg}`: `{key}` is not a dotted scenario key"));
+        return Err(format!(
+            "--grid `{arg}`: `{key}` is not a dotted scenario key"
+        ));
     }
     let values: Vec<String> = values
         .split(',')
@@ -47,7 +51,9 @@ pub fn parse_axis(arg: &str) -> Result<Axis, String> {
         .filter(|v| !v.is_empty())
         .collect();
     if values.is_empty() {
-        return Err(format!("--grid {key}: the grid is empty: give at least one value (KEY=V1,V2,...)"));
+        return Err(format!(
+            "--grid {key}: the grid is empty: give at least one value (KEY=V1,V2,...)"
+        ));
     }
     let ttl = crate::ttl::is_ttl_key(&key);
     if ttl {
@@ -141,7 +147,9 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Target>, String> {
         }
     }
     if plan.axes.iter().filter(|a| a.ttl).count() > 1 {
-        return Err("--grid: more than one TTL axis; give one (ttl_ms or a protocol's TTL key)".into());
+        return Err(
+            "--grid: more than one TTL axis; give one (ttl_ms or a protocol's TTL key)".into(),
+        );
     }
     let mut out = vec![];
     for point in points(&plan.axes) {
@@ -196,7 +204,12 @@ fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
     violations.dedup();
     // The failovers no scripted fault explains are the false ones; the rest are the
     // scenario's own (its kills, pauses, partitions).
-    let false_ms: Vec<f64> = f.false_failovers.each.iter().map(|x| x.failover_ms).collect();
+    let false_ms: Vec<f64> = f
+        .false_failovers
+        .each
+        .iter()
+        .map(|x| x.failover_ms)
+        .collect();
     let mut scripted = f.failover_ms.clone();
     for x in &false_ms {
         if let Some(i) = scripted.iter().position(|y| y == x) {
@@ -240,7 +253,7 @@ impl Spread {
         let mut v = values.to_vec();
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let rank = |p: usize| v[(p * n).div_ceil(100).clamp(1, n) - 1];
+        let rank = |p: usize| crate::checker::failover::nearest_rank(&v, p);
         Spread {
             p5: rank(5),
             p50: rank(50),
@@ -318,7 +331,11 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
             *failed.entry(v.to_string()).or_default() += 1;
         }
     }
-    let all = |f: fn(&RunFacts) -> &Vec<f64>| runs.iter().flat_map(|x| f(x).iter().copied()).collect::<Vec<f64>>();
+    let all = |f: fn(&RunFacts) -> &Vec<f64>| {
+        runs.iter()
+            .flat_map(|x| f(x).iter().copied())
+            .collect::<Vec<f64>>()
+    };
     let hours = runs.len() as f64 * s.duration_ms as f64 / 3_600_000.0;
     let failover = Spread::of(&all(|x| &x.failover_ms));
     let false_ms = Spread::of(&all(|x| &x.false_failover_ms));
@@ -364,7 +381,12 @@ pub trait Progress: Sync {
 }
 
 /// Runs every target over the plan's seeds; cells come back in target order.
-pub fn run(plan: &Plan, targets: &[Target], slo: &Slo, progress: &dyn Progress) -> Result<Vec<Cell>, String> {
+pub fn run(
+    plan: &Plan,
+    targets: &[Target],
+    slo: &Slo,
+    progress: &dyn Progress,
+) -> Result<Vec<Cell>, String> {
     let per = (plan.seeds.end - plan.seeds.start) as usize;
     let total = targets.len() * per;
     let results: Mutex<Vec<Option<Result<RunFacts, String>>>> = Mutex::new(vec![None; total]);
@@ -482,7 +504,14 @@ fn point_label(c: &Cell) -> String {
 }
 
 /// sweep.md: the table, then the findings against the SLO.
-pub fn markdown(plan: &Plan, command: &str, scenario_name: &str, slo: &Slo, slo_given: bool, cells: &[Cell]) -> String {
+pub fn markdown(
+    plan: &Plan,
+    command: &str,
+    scenario_name: &str,
+    slo: &Slo,
+    slo_given: bool,
+    cells: &[Cell],
+) -> String {
     let mut t = String::new();
     let w = &mut t;
     let _ = writeln!(w, "# TTL sweep: {scenario_name}\n");
@@ -511,7 +540,13 @@ pub fn markdown(plan: &Plan, command: &str, scenario_name: &str, slo: &Slo, slo_
             if f.count == 0 {
                 "none".to_string()
             } else {
-                format!("{} / {} / {} / {}", secs(f.p5), secs(f.p50), secs(f.p95), secs(f.p99))
+                format!(
+                    "{} / {} / {} / {}",
+                    secs(f.p5),
+                    secs(f.p50),
+                    secs(f.p95),
+                    secs(f.p99)
+                )
             },
             secs(c.failover_bound_ms as f64),
             c.false_failovers_per_hour,
@@ -536,7 +571,13 @@ pub fn markdown(plan: &Plan, command: &str, scenario_name: &str, slo: &Slo, slo_
                 .iter()
                 .map(|(p, n)| format!("{p} in {n}"))
                 .collect();
-            let _ = writeln!(w, "- {} {}: {}", point_label(c), c.protocol, props.join(", "));
+            let _ = writeln!(
+                w,
+                "- {} {}: {}",
+                point_label(c),
+                c.protocol,
+                props.join(", ")
+            );
         }
     }
     findings(w, slo, slo_given, cells);
@@ -574,7 +615,10 @@ fn findings(w: &mut String, slo: &Slo, slo_given: bool, cells: &[Cell]) {
         let _ = writeln!(w, "### {p}\n");
         for c in &series {
             let false_part = if c.false_failovers == 0 {
-                format!("0 false failovers (none in {:.1} simulated h)", c.simulated_hours)
+                format!(
+                    "0 false failovers (none in {:.1} simulated h)",
+                    c.simulated_hours
+                )
             } else {
                 format!(
                     "{:.2} false failovers/h x {:.2} s",
@@ -591,13 +635,22 @@ fn findings(w: &mut String, slo: &Slo, slo_given: bool, cells: &[Cell]) {
                 c.unavailability_s_per_hour,
                 if c.meets_slo { "<=" } else { ">" },
                 budget,
-                if c.meets_slo { "meets the SLO" } else { "misses the SLO" }
+                if c.meets_slo {
+                    "meets the SLO"
+                } else {
+                    "misses the SLO"
+                }
             );
         }
-        let meets: Vec<String> = series.iter().filter(|c| c.meets_slo).map(|c| point_label(c)).collect();
-        let knee = series
+        let meets: Vec<String> = series
             .iter()
-            .min_by(|a, b| a.unavailability_s_per_hour.total_cmp(&b.unavailability_s_per_hour));
+            .filter(|c| c.meets_slo)
+            .map(|c| point_label(c))
+            .collect();
+        let knee = series.iter().min_by(|a, b| {
+            a.unavailability_s_per_hour
+                .total_cmp(&b.unavailability_s_per_hour)
+        });
         if let Some(k) = knee {
             let _ = writeln!(
                 w,
@@ -654,7 +707,10 @@ mod tests {
     fn spread_is_nearest_rank() {
         let v: Vec<f64> = (1..=100).map(f64::from).collect();
         let s = Spread::of(&v);
-        assert_eq!((s.p5, s.p50, s.p95, s.p99, s.count), (5.0, 50.0, 95.0, 99.0, 100));
+        assert_eq!(
+            (s.p5, s.p50, s.p95, s.p99, s.count),
+            (5.0, 50.0, 95.0, 99.0, 100)
+        );
         assert_eq!(s.mean, 50.5);
         assert_eq!(Spread::of(&[]), Spread::default());
     }

@@ -60,9 +60,9 @@ impl XAxis {
         let mut values = vec![];
         for c in cells {
             let raw = &c.point[0].value;
-            let v: f64 = raw
-                .parse()
-                .map_err(|_| format!("grid axis {key}: `{raw}` is not a number, so it cannot be an x axis"))?;
+            let v: f64 = raw.parse().map_err(|_| {
+                format!("grid axis {key}: `{raw}` is not a number, so it cannot be an x axis")
+            })?;
             let v = if seconds { v / 1000.0 } else { v };
             if !values.contains(&v) {
                 values.push(v);
@@ -144,7 +144,9 @@ fn series<'a>(cells: &'a [Cell], x: &XAxis) -> Vec<Series<'a>> {
 
 type Err = DrawingAreaErrorKind<std::io::Error>;
 
-fn render(draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Err>) -> Result<String, String> {
+fn render(
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Err>,
+) -> Result<String, String> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE_PX).into_drawing_area();
@@ -194,7 +196,14 @@ fn chart<'a, 'b>(
     y_log: bool,
 ) -> Result<
     (
-        ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+        ChartContext<
+            'a,
+            SVGBackend<'b>,
+            Cartesian2d<
+                plotters::coord::types::RangedCoordf64,
+                plotters::coord::types::RangedCoordf64,
+            >,
+        >,
         DrawingArea<SVGBackend<'b>, Shift>,
     ),
     Err,
@@ -219,7 +228,11 @@ fn chart<'a, 'b>(
         mesh.y_labels(0);
     }
     mesh.draw()?;
-    let ticks: Vec<(f64, String)> = x.key_points().into_iter().map(|k| (k, x.label(k))).collect();
+    let ticks: Vec<(f64, String)> = x
+        .key_points()
+        .into_iter()
+        .map(|k| (k, x.label(k)))
+        .collect();
     x_ticks(root, &c, y.start, y.end, &ticks)?;
     if y_log {
         y_log_ticks(root, &c, x.range(), y.clone())?;
@@ -231,7 +244,10 @@ fn chart<'a, 'b>(
 /// places its own ticks at round numbers; a sweep's ticks belong at its grid values).
 fn x_ticks(
     root: &DrawingArea<SVGBackend, Shift>,
-    c: &ChartContext<SVGBackend, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    c: &ChartContext<
+        SVGBackend,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
     y_min: f64,
     y_max: f64,
     ticks: &[(f64, String)],
@@ -241,7 +257,10 @@ fn x_ticks(
     for (x, label) in ticks {
         let (px, py) = area.map_coordinate(&(*x, y_min));
         let (_, top) = area.map_coordinate(&(*x, y_max));
-        root.draw(&PathElement::new(vec![(px, top), (px, py)], BLACK.mix(0.08)))?;
+        root.draw(&PathElement::new(
+            vec![(px, top), (px, py)],
+            BLACK.mix(0.08),
+        ))?;
         root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK))?;
         root.draw(&Text::new(
             label.clone(),
@@ -256,7 +275,10 @@ fn x_ticks(
 /// grid lines and labels in the axis's own units.
 fn y_log_ticks(
     root: &DrawingArea<SVGBackend, Shift>,
-    c: &ChartContext<SVGBackend, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    c: &ChartContext<
+        SVGBackend,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
     x: std::ops::Range<f64>,
     y: std::ops::Range<f64>,
 ) -> Result<(), Err> {
@@ -271,7 +293,10 @@ fn y_log_ticks(
             }
             let (left, py) = area.map_coordinate(&(x.start, ly));
             let (right, _) = area.map_coordinate(&(x.end, ly));
-            root.draw(&PathElement::new(vec![(left, py), (right, py)], BLACK.mix(0.08)))?;
+            root.draw(&PathElement::new(
+                vec![(left, py), (right, py)],
+                BLACK.mix(0.08),
+            ))?;
             root.draw(&PathElement::new(vec![(left - 5, py), (left, py)], BLACK))?;
             let r = (v * 1000.0).round() / 1000.0;
             root.draw(&Text::new(
@@ -309,26 +334,61 @@ pub fn failover_svg(cells: &[Cell], title: &str) -> Result<String, String> {
     let y = (lo * 0.8).log10()..(hi * 1.25).log10();
     let ly = |ms: f64| s_of(ms).log10();
     render(|root| {
-        let (mut c, legend_area) = chart(root, title, &x, "failover (s, log scale): last old-leader write to first new-leader write", y, true)?;
+        let (mut c, legend_area) = chart(
+            root,
+            title,
+            &x,
+            "failover (s, log scale): last old-leader write to first new-leader write",
+            y,
+            true,
+        )?;
         let mut items = vec![];
         for s in &ss {
-            let with: Vec<&(f64, &Cell)> = s.cells.iter().filter(|(_, c)| c.failover_ms.count > 0).collect();
+            let with: Vec<&(f64, &Cell)> = s
+                .cells
+                .iter()
+                .filter(|(_, c)| c.failover_ms.count > 0)
+                .collect();
             if with.len() > 1 {
-                let mut band: Vec<(f64, f64)> = with.iter().map(|(x, c)| (*x, ly(c.failover_ms.p95))).collect();
+                let mut band: Vec<(f64, f64)> = with
+                    .iter()
+                    .map(|(x, c)| (*x, ly(c.failover_ms.p95)))
+                    .collect();
                 band.extend(with.iter().rev().map(|(x, c)| (*x, ly(c.failover_ms.p5))));
-                c.draw_series(std::iter::once(Polygon::new(band, s.color.mix(0.12).filled())))?;
+                c.draw_series(std::iter::once(Polygon::new(
+                    band,
+                    s.color.mix(0.12).filled(),
+                )))?;
             }
             let line = s.color.stroke_width(2);
-            let median: Vec<(f64, f64)> = with.iter().map(|(x, c)| (*x, ly(c.failover_ms.p50))).collect();
+            let median: Vec<(f64, f64)> = with
+                .iter()
+                .map(|(x, c)| (*x, ly(c.failover_ms.p50)))
+                .collect();
             c.draw_series(LineSeries::new(median.clone(), line))?;
             c.draw_series(median.iter().map(|p| Circle::new(*p, 3, s.color.filled())))?;
-            let bound: Vec<(f64, f64)> = s.cells.iter().map(|(x, c)| (*x, ly(c.failover_bound_ms as f64))).collect();
-            c.draw_series(DashedLineSeries::new(bound, 6, 4, s.color.mix(0.9).stroke_width(1)))?;
+            let bound: Vec<(f64, f64)> = s
+                .cells
+                .iter()
+                .map(|(x, c)| (*x, ly(c.failover_bound_ms as f64)))
+                .collect();
+            c.draw_series(DashedLineSeries::new(
+                bound,
+                6,
+                4,
+                s.color.mix(0.9).stroke_width(1),
+            ))?;
             items.push((s.label.clone(), Swatch::Line(line)));
         }
         items.push(("line: median".into(), Swatch::Line(BLACK.stroke_width(2))));
-        items.push(("band: p5 to p95".into(), Swatch::Band(BLACK.mix(0.12).filled())));
-        items.push(("dashed: the protocol's bound".into(), Swatch::Dashed(BLACK.stroke_width(1))));
+        items.push((
+            "band: p5 to p95".into(),
+            Swatch::Band(BLACK.mix(0.12).filled()),
+        ));
+        items.push((
+            "dashed: the protocol's bound".into(),
+            Swatch::Dashed(BLACK.stroke_width(1)),
+        ));
         legend(&legend_area, &items)
     })
 }
@@ -337,13 +397,29 @@ pub fn failover_svg(cells: &[Cell], title: &str) -> Result<String, String> {
 pub fn false_failovers_svg(cells: &[Cell], title: &str) -> Result<String, String> {
     let x = XAxis::of(cells)?;
     let ss = series(cells, &x);
-    let y_max = nice_max(cells.iter().map(|c| c.false_failovers_per_hour).fold(0.0, f64::max));
+    let y_max = nice_max(
+        cells
+            .iter()
+            .map(|c| c.false_failovers_per_hour)
+            .fold(0.0, f64::max),
+    );
     render(|root| {
-        let (mut c, legend_area) = chart(root, title, &x, "false failovers per hour", 0.0..y_max, false)?;
+        let (mut c, legend_area) = chart(
+            root,
+            title,
+            &x,
+            "false failovers per hour",
+            0.0..y_max,
+            false,
+        )?;
         let mut items = vec![];
         for s in &ss {
             let line = s.color.stroke_width(2);
-            let pts: Vec<(f64, f64)> = s.cells.iter().map(|(x, c)| (*x, c.false_failovers_per_hour)).collect();
+            let pts: Vec<(f64, f64)> = s
+                .cells
+                .iter()
+                .map(|(x, c)| (*x, c.false_failovers_per_hour))
+                .collect();
             c.draw_series(LineSeries::new(pts.clone(), line))?;
             c.draw_series(pts.iter().map(|p| Circle::new(*p, 3, s.color.filled())))?;
             items.push((s.label.clone(), Swatch::Line(line)));
@@ -365,9 +441,15 @@ pub fn election_cdf_svg(cells: &[Cell], title: &str) -> Result<String, String> {
         v.sort_by(f64::total_cmp);
     }
     // Latencies span milliseconds to tens of seconds: a log axis, from 1 ms.
-    let max_ms = protocols.iter().filter_map(|(_, v)| v.last().copied()).fold(1.0, f64::max);
+    let max_ms = protocols
+        .iter()
+        .filter_map(|(_, v)| v.last().copied())
+        .fold(1.0, f64::max);
     let (lo, hi) = (0.0f64, (max_ms.max(10.0) * 1.3).log10());
-    let ticks: Vec<f64> = (0..=(hi.ceil() as i32)).map(f64::from).filter(|t| *t <= hi).collect();
+    let ticks: Vec<f64> = (0..=(hi.ceil() as i32))
+        .map(f64::from)
+        .filter(|t| *t <= hi)
+        .collect();
     render(|root| {
         root.fill(&WHITE)?;
         let body = root.titled(title, ("sans-serif", 19))?;
@@ -386,7 +468,10 @@ pub fn election_cdf_svg(cells: &[Cell], title: &str) -> Result<String, String> {
             .light_line_style(WHITE)
             .bold_line_style(BLACK.mix(0.08))
             .draw()?;
-        let labelled: Vec<(f64, String)> = ticks.iter().map(|t| (*t, format!("{}", 10f64.powf(*t).round()))).collect();
+        let labelled: Vec<(f64, String)> = ticks
+            .iter()
+            .map(|t| (*t, format!("{}", 10f64.powf(*t).round())))
+            .collect();
         x_ticks(root, &c, 0.0, 1.0, &labelled)?;
         let mut items = vec![];
         for (i, (p, v)) in protocols.iter().enumerate() {
@@ -411,7 +496,11 @@ pub fn election_cdf_svg(cells: &[Cell], title: &str) -> Result<String, String> {
 
 /// (d) Unavailability vs TTL, with the SLO budget and each protocol's knee; log y, since
 /// dark time spans from a fraction of a second to a minute an hour.
-pub fn unavailability_svg(cells: &[Cell], budget_s_per_hour: f64, title: &str) -> Result<String, String> {
+pub fn unavailability_svg(
+    cells: &[Cell],
+    budget_s_per_hour: f64,
+    title: &str,
+) -> Result<String, String> {
     let x = XAxis::of(cells)?;
     let ss = series(cells, &x);
     // Zero dark time (no failover at all) sits on the floor of the axis.
@@ -421,24 +510,46 @@ pub fn unavailability_svg(cells: &[Cell], budget_s_per_hour: f64, title: &str) -
     let lo = cells.iter().map(v).fold(budget_s_per_hour, f64::min);
     let y = (lo * 0.7).log10()..(hi * 1.4).log10();
     render(|root| {
-        let (mut c, legend_area) = chart(root, title, &x, "dark seconds per hour (log scale)", y, true)?;
+        let (mut c, legend_area) = chart(
+            root,
+            title,
+            &x,
+            "dark seconds per hour (log scale)",
+            y,
+            true,
+        )?;
         let mut items = vec![];
         let r = x.range();
         let budget = BLACK.mix(0.7).stroke_width(2);
         let by = budget_s_per_hour.log10();
-        c.draw_series(DashedLineSeries::new(vec![(r.start, by), (r.end, by)], 8, 5, budget))?;
-        items.push((format!("SLO budget {budget_s_per_hour:.2} s/h"), Swatch::Dashed(budget)));
+        c.draw_series(DashedLineSeries::new(
+            vec![(r.start, by), (r.end, by)],
+            8,
+            5,
+            budget,
+        ))?;
+        items.push((
+            format!("SLO budget {budget_s_per_hour:.2} s/h"),
+            Swatch::Dashed(budget),
+        ));
         for s in &ss {
             let line = s.color.stroke_width(2);
             let pts: Vec<(f64, f64)> = s.cells.iter().map(|(x, c)| (*x, v(c).log10())).collect();
             c.draw_series(LineSeries::new(pts.clone(), line))?;
             c.draw_series(pts.iter().map(|p| Circle::new(*p, 3, s.color.filled())))?;
             if let Some(knee) = pts.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
-                c.draw_series(std::iter::once(Circle::new(*knee, 9, s.color.stroke_width(2))))?;
+                c.draw_series(std::iter::once(Circle::new(
+                    *knee,
+                    9,
+                    s.color.stroke_width(2),
+                )))?;
             }
             items.push((s.label.clone(), Swatch::Line(line)));
         }
-        items.push(("knee (least dark time)".into(), Swatch::Ring(BLACK.stroke_width(2))));
+        items.push((
+            "knee (least dark time)".into(),
+            Swatch::Ring(BLACK.stroke_width(2)),
+        ));
         legend(&legend_area, &items)
     })
 }
@@ -472,7 +583,8 @@ mod tests {
             election_latencies_ms: vec![10.0, 20.0, 400.0],
             incidents: 0,
             seeds_with_incidents: 0,
-            unavailability_s_per_hour: false_per_h * ttl_ms as f64 / 1000.0 + failover_ms / 24_000.0,
+            unavailability_s_per_hour: false_per_h * ttl_ms as f64 / 1000.0
+                + failover_ms / 24_000.0,
             meets_slo: true,
             note: None,
         }
@@ -504,9 +616,19 @@ mod tests {
             }
         }
         for (svg, needles) in plots.iter().zip([
-            &["failover (s, log scale)", "lease TTL (s", "etcd-lease", "dashed: the protocol", "band: p5 to p95"][..],
+            &[
+                "failover (s, log scale)",
+                "lease TTL (s",
+                "etcd-lease",
+                "dashed: the protocol",
+                "band: p5 to p95",
+            ][..],
             &["false failovers per hour", "etcd-lease"][..],
-            &["election latency (ms", "share of elections", "raft (12 elections)"][..],
+            &[
+                "election latency (ms",
+                "share of elections",
+                "raft (12 elections)",
+            ][..],
             &["dark seconds per hour", "SLO budget 1.80 s/h", "knee"][..],
         ]) {
             assert!(svg.starts_with("<svg"));
@@ -515,7 +637,12 @@ mod tests {
             }
             // A tick at every swept TTL, in seconds.
             if !svg.contains("election latency (ms") {
-                for t in ["\n1\n</text>", "\n3\n</text>", "\n10\n</text>", "\n30\n</text>"] {
+                for t in [
+                    "\n1\n</text>",
+                    "\n3\n</text>",
+                    "\n10\n</text>",
+                    "\n30\n</text>",
+                ] {
                     assert!(svg.contains(t), "no tick {t}");
                 }
             }

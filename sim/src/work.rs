@@ -138,7 +138,9 @@ impl Job {
         if let Some(s) = &self.step {
             return s.ends_us;
         }
-        let len_ms = self.rng.gen_range(self.cfg.step_ms_min..=self.cfg.step_ms_max);
+        let len_ms = self
+            .rng
+            .gen_range(self.cfg.step_ms_min..=self.cfg.step_ms_max);
         let now = ctl.clock.now_us();
         env.timeline.record(Event::JobStepStarted {
             node: ctl.name.clone(),

@@ -1,23 +1,8 @@
 //! The `sim` command's contract: exit codes, one-line errors naming file, line and key,
 //! no partial report on bad input, and no overwriting of what a user wrote.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn sim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("sim runs")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("baton-cli-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{sim, temp_dir};
 
 fn scenario(name: &str) -> String {
     format!("{}/../scenarios/{name}.toml", env!("CARGO_MANIFEST_DIR"))

@@ -36,3 +36,20 @@ pub fn properties(a: &Artifacts) -> Vec<String> {
         .map(|v| v["property"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// Runs the `sim` binary with `args` in `cwd`.
+pub fn sim(args: &[&str], cwd: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("sim runs")
+}
+
+/// A fresh, empty temporary directory for test `tag` of this process.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("baton-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}

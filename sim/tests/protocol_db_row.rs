@@ -48,7 +48,13 @@ fn simulated_database_keeps_the_row_lease_semantics() {
             .create_node()
             .name("backend")
             .ip(BACKEND_ADDR.ip())
-            .init(move || db::serve(Timeline::new(), c.clone(), Arc::new(baton_sim::requests::RequestCounter::default())))
+            .init(move || {
+                db::serve(
+                    Timeline::new(),
+                    c.clone(),
+                    Arc::new(baton_sim::requests::RequestCounter::default()),
+                )
+            })
             .build();
         let client = handle
             .create_node()

@@ -49,7 +49,13 @@ fn simulated_redis_keeps_lock_semantics_on_its_own_clock() {
             .create_node()
             .name("backend")
             .ip(BACKEND_ADDR.ip())
-            .init(move || redis::serve(tl.clone(), c.clone(), Arc::new(baton_sim::requests::RequestCounter::default())))
+            .init(move || {
+                redis::serve(
+                    tl.clone(),
+                    c.clone(),
+                    Arc::new(baton_sim::requests::RequestCounter::default()),
+                )
+            })
             .build();
         let client = handle
             .create_node()

@@ -110,7 +110,11 @@ fn a_long_job_step_shows_what_handoff_costs() {
     // The leader's compaction job: a step-down throws away the step in progress (it is
     // stopped before the release) and the cursor stands still until the next leader's
     // first checkpoint; a kill throws its step away too. Nothing is skipped either way.
-    for (name, seed) in [("graceful-stepdown", 42), ("clean-kill", 42), ("clean-kill", 7)] {
+    for (name, seed) in [
+        ("graceful-stepdown", 42),
+        ("clean-kill", 42),
+        ("clean-kill", 7),
+    ] {
         let a = run(name, seed, &[]);
         let r = report(&a);
         assert_eq!(r["verdict"], "pass", "{name} {seed}:\n{}", a.summary_txt);

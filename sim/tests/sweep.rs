@@ -7,23 +7,10 @@
 //! outputs do not depend on --jobs. Bad grids exit 2 with one line naming the key and
 //! what is allowed, and write nothing.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn sim(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sim"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("sim runs")
-}
-
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("baton-sweep-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{sim, temp_dir};
+use std::path::Path;
+use std::process::Output;
 
 fn scenario() -> String {
     format!("{}/../scenarios/ttl-sweep.toml", env!("CARGO_MANIFEST_DIR"))
@@ -61,9 +48,18 @@ fn reduced(d: &Path, out: &str, jobs: &str) -> Output {
 fn reduced_sweep_writes_every_artefact_and_the_trade_off_shows() {
     let d = temp_dir("reduced");
     let o = reduced(&d, "a", "2");
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     // Quiet and piped: no progress bar, no table; only where the sweep went.
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "sweep: a");
     let dir = d.join("a");
     let json: serde_json::Value =
@@ -71,10 +67,16 @@ fn reduced_sweep_writes_every_artefact_and_the_trade_off_shows() {
     let cells = json["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 4);
     let md = std::fs::read_to_string(dir.join("sweep.md")).unwrap();
-    assert!(md.contains("## Findings") && md.contains("### raft") && md.contains("s/h"), "{md}");
+    assert!(
+        md.contains("## Findings") && md.contains("### raft") && md.contains("s/h"),
+        "{md}"
+    );
     for plot in PLOTS {
         let svg = std::fs::read_to_string(dir.join(plot)).unwrap();
-        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{plot}");
+        assert!(
+            svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
+            "{plot}"
+        );
         assert!(svg.contains("<text"), "{plot} has no labels");
     }
     let cell = |proto: &str, ttl: u64| {
@@ -87,7 +89,10 @@ fn reduced_sweep_writes_every_artefact_and_the_trade_off_shows() {
         let (short, long) = (cell(proto, 1000), cell(proto, 10000));
         assert_eq!(short["seeds"], serde_json::json!([0, 3]));
         let p50 = |c: &serde_json::Value| c["failover_ms"]["p50"].as_f64().unwrap();
-        assert!(p50(short) > 0.0 && p50(long) > p50(short), "{proto}: {short} {long}");
+        assert!(
+            p50(short) > 0.0 && p50(long) > p50(short),
+            "{proto}: {short} {long}"
+        );
     }
     let ff = |c: &serde_json::Value| c["false_failovers_per_hour"].as_f64().unwrap();
     assert!(ff(cell("raft", 1000)) > ff(cell("raft", 10000)));
@@ -114,9 +119,17 @@ fn bad_grids_exit_2_with_one_line_and_write_nothing() {
         ),
         (&["--grid", "work.rate_per_s=fast,slow"], "work.rate_per_s"),
         (&["--grid", "ttl_ms="], "the grid is empty"),
-        (&["--grid", "ttl_ms=1s"], "`1s` is not a TTL: expected whole milliseconds"),
         (
-            &["--grid", "zk-sequential.tick_time_ms=500", "--protocols", "etcd-lease,zk-sequential"],
+            &["--grid", "ttl_ms=1s"],
+            "`1s` is not a TTL: expected whole milliseconds",
+        ),
+        (
+            &[
+                "--grid",
+                "zk-sequential.tick_time_ms=500",
+                "--protocols",
+                "etcd-lease,zk-sequential",
+            ],
             "protocol etcd-lease has no such key",
         ),
         (

@@ -51,6 +51,13 @@ pub struct LatencyStats {
     pub count: u64,
 }
 
+/// The nearest-rank `p`th percentile of `sorted` (ascending, not empty): the smallest
+/// value with at least p% of the values at or below it.
+pub fn nearest_rank(sorted: &[f64], p: usize) -> f64 {
+    let n = sorted.len();
+    sorted[(p * n).div_ceil(100).clamp(1, n) - 1]
+}
+
 impl LatencyStats {
     /// Nearest-rank statistics of `values`; all zeros when empty.
     pub fn of(values: &[f64]) -> LatencyStats {
@@ -60,8 +67,7 @@ impl LatencyStats {
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
         let n = sorted.len();
-        // Nearest rank: the smallest value with at least p% of values at or below it.
-        let rank = |p: usize| sorted[(p * n).div_ceil(100).clamp(1, n) - 1];
+        let rank = |p: usize| nearest_rank(&sorted, p);
         LatencyStats {
             p50: rank(50),
             p99: rank(99),

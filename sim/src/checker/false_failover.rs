@@ -133,7 +133,9 @@ impl FalseFailovers {
         let gc_pause_ms = self
             .gc
             .get(&*old.node)
-            .filter(|(start, len_ms)| *start <= w.at_us && start + *len_ms as i64 * 1000 >= last_old_us)
+            .filter(|(start, len_ms)| {
+                *start <= w.at_us && start + *len_ms as i64 * 1000 >= last_old_us
+            })
             .map(|(start, len_ms)| (us_to_ms(*start), *len_ms));
         self.each.push(FalseFailover {
             at_ms: us_to_ms(w.at_us),
@@ -201,7 +203,12 @@ mod tests {
         assert_eq!(s.per_hour, 1.0 * 3_600_000.0 / 60_000.0);
         let ff = &s.each[0];
         assert_eq!(
-            (ff.old_node.as_str(), ff.old_token, ff.new_node.as_str(), ff.new_token),
+            (
+                ff.old_node.as_str(),
+                ff.old_token,
+                ff.new_node.as_str(),
+                ff.new_token
+            ),
             ("n1", 1, "n2", 2)
         );
         assert_eq!(ff.at_ms, 4100.0);
@@ -213,7 +220,12 @@ mod tests {
     fn changes_a_scripted_fault_explains_are_not_false() {
         let r = resolved();
         // A scripted kill: the clean failover.
-        assert_eq!(check(&input(&r, &clean_failover(), 12_000)).false_failovers.count, 0);
+        assert_eq!(
+            check(&input(&r, &clean_failover(), 12_000))
+                .false_failovers
+                .count,
+            0
+        );
         // A scripted pause in force over the handover.
         let mut e = gc_failover();
         e[4] = fault(1300, 0, "pause");

@@ -199,7 +199,14 @@ mod tests {
         let r = resolved();
         let j = check(&input(&r, &handoff(), 5_000)).job;
         assert_eq!(
-            (j.steps_done, j.steps_redone, j.segments_skipped, j.steps_abandoned, j.abandoned_ms, j.cursor),
+            (
+                j.steps_done,
+                j.steps_redone,
+                j.segments_skipped,
+                j.steps_abandoned,
+                j.abandoned_ms,
+                j.cursor
+            ),
             (3, 0, 0, 1, 700, 3)
         );
         assert_eq!(
@@ -221,7 +228,14 @@ mod tests {
         let r = resolved();
         let e = vec![
             leader(0, "n1", 1),
-            at(100, Event::JobStepStarted { node: "n1".into(), token: 1, segment: 0 }),
+            at(
+                100,
+                Event::JobStepStarted {
+                    node: "n1".into(),
+                    token: 1,
+                    segment: 0,
+                },
+            ),
             killed(900, "n1"),
         ];
         let j = check(&input(&r, &e, 5_000)).job;

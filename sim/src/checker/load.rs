@@ -77,9 +77,9 @@ impl Load {
         let s = &resolved.scenario;
         let margin_us =
             (s.expect.liveness_bound_ms.unwrap_or(0) + s.work.client_timeout_ms) as i64 * 1000;
-        let start_up_us = self
-            .first_write_us
-            .map_or(end_us, |t| (t + s.work.client_timeout_ms as i64 * 1000).min(end_us));
+        let start_up_us = self.first_write_us.map_or(end_us, |t| {
+            (t + s.work.client_timeout_ms as i64 * 1000).min(end_us)
+        });
         let windows = std::iter::once((0, start_up_us))
             .chain(
                 fault_windows

@@ -59,7 +59,11 @@ struct Service {
 /// Runs the API server on the current node until the node is killed.
 ///
 /// `requests` counts every request served.
-pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<crate::requests::RequestCounter>) {
+pub async fn serve(
+    timeline: Timeline,
+    clock: NodeClock,
+    requests: Arc<crate::requests::RequestCounter>,
+) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         store: Mutex::new(Store {

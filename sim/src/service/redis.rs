@@ -43,7 +43,11 @@ struct Service {
 /// Runs the Redis instance on the current node until the node is killed.
 ///
 /// `requests` counts every request served (the backend load a protocol puts on it).
-pub async fn serve(timeline: Timeline, clock: NodeClock, requests: Arc<crate::requests::RequestCounter>) {
+pub async fn serve(
+    timeline: Timeline,
+    clock: NodeClock,
+    requests: Arc<crate::requests::RequestCounter>,
+) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
         keys: Mutex::new(BTreeMap::new()),
