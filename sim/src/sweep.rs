@@ -652,12 +652,17 @@ fn findings(w: &mut String, slo: &Slo, slo_given: bool, cells: &[Cell]) {
                 .total_cmp(&b.unavailability_s_per_hour)
         });
         if let Some(k) = knee {
+            // A knee at either end of the grid may not be one: the curve may go on
+            // falling beyond it.
+            let at_edge = series.len() > 1
+                && (std::ptr::eq(*k, series[0]) || std::ptr::eq(*k, series[series.len() - 1]));
             let _ = writeln!(
                 w,
-                "\nMeets the SLO at: {}. The knee (least dark time: below it false failovers dominate, above it the failover itself) is at {} ({:.3} s/h).{}\n",
+                "\nMeets the SLO at: {}. The knee (least dark time: below it false failovers dominate, above it the failover itself) is at {} ({:.3} s/h){}.{}\n",
                 if meets.is_empty() { "none of the swept points".to_string() } else { meets.join(", ") },
                 point_label(k),
                 k.unavailability_s_per_hour,
+                if at_edge { ", at the edge of the grid: the least dark time may lie beyond it" } else { "" },
                 if k.meets_slo {
                     format!(" Pick {}.", point_label(k))
                 } else {
