@@ -75,7 +75,7 @@ fn ended(world: &World, index: usize, fired_us: i64) -> bool {
 
 /// Kinds whose end is a separate `FaultHealed` event.
 fn lasting(kind: &str) -> bool {
-    matches!(kind, "pause" | "partition" | "network")
+    matches!(kind, "pause" | "partition" | "network" | "slow-link")
 }
 
 /// Applies one fault; returns the node it hit (for a later `previous` target).
@@ -124,10 +124,22 @@ fn apply(
         });
     };
     let result: Result<String, String> = (|| match fault {
-        Fault::Kill { target } => {
+        Fault::Kill {
+            target,
+            restart_after_ms,
+        } => {
             let t = resolve(&target)?;
             applied("kill", &t);
             world.kill(&t);
+            if let Some(d) = restart_after_ms {
+                let t2 = t.clone();
+                heal_later(
+                    d,
+                    "kill",
+                    t.clone(),
+                    Box::new(move |w: &World| w.restart(&t2)),
+                );
+            }
             Ok(t)
         }
         Fault::Restart { target } => {
@@ -201,6 +213,33 @@ fn apply(
                         });
                     }
                 });
+            }
+            // `previous` refers to the node end (the first, if both are nodes).
+            Ok(if world.nodes.iter().any(|n| n.name == a) {
+                a
+            } else {
+                b
+            })
+        }
+        Fault::SlowLink {
+            from,
+            to,
+            latency_ms_min,
+            latency_ms_max,
+            duration_ms,
+        } => {
+            let (a, b) = (resolve(&from)?, resolve(&to)?);
+            let label = format!("{a}->{b}");
+            applied("slow-link", &label);
+            world.slow(&a, &b, Some((latency_ms_min, latency_ms_max)));
+            if let Some(d) = duration_ms {
+                let (a2, b2) = (a.clone(), b.clone());
+                heal_later(
+                    d,
+                    "slow-link",
+                    label,
+                    Box::new(move |w: &World| w.slow(&a2, &b2, None)),
+                );
             }
             // `previous` refers to the node end (the first, if both are nodes).
             Ok(if world.nodes.iter().any(|n| n.name == a) {

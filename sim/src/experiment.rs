@@ -59,13 +59,17 @@ impl Artifacts {
 }
 
 /// Simulates `resolved` under `seed` and renders its report, timeline included.
+///
+/// A scenario with a `[swarm]` runs (and reports) with the faults its seed draws.
 pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
+    let resolved = &crate::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
     let out = run::run(resolved, seed, true)?;
     Ok(report(resolved, seed, out))
 }
 
 /// As [`run()`], without the timeline file (for commands that only read the findings).
 pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
+    let resolved = &crate::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
     let out = run::run(resolved, seed, false)?;
     Ok(report(resolved, seed, out))
 }

@@ -37,6 +37,10 @@ pub enum FaultKind {
     Network,
     /// Ask a leader to step down gracefully.
     Resign,
+    /// Slow one direction of one link, `from -> to`: its messages take a latency drawn
+    /// from `latency_ms_min..=latency_ms_max` instead of the network's, for `duration_ms`
+    /// or for good (answers slower than requests, a congested path).
+    SlowLink,
 }
 
 impl FaultKind {
@@ -53,6 +57,7 @@ impl FaultKind {
             FaultKind::ClockStep => "clock-step",
             FaultKind::Network => "network",
             FaultKind::Resign => "resign",
+            FaultKind::SlowLink => "slow-link",
         }
     }
 
@@ -60,12 +65,20 @@ impl FaultKind {
     /// (key, required).
     pub fn keys(self) -> &'static [(&'static str, bool)] {
         match self {
-            FaultKind::Kill | FaultKind::Restart | FaultKind::Resign => &[("target", true)],
+            FaultKind::Kill => &[("target", true), ("restart_after_ms", false)],
+            FaultKind::Restart | FaultKind::Resign => &[("target", true)],
             FaultKind::Pause => &[("target", true), ("duration_ms", true), ("point", false)],
             FaultKind::Partition => &[
                 ("from", true),
                 ("to", true),
                 ("one_way", false),
+                ("duration_ms", false),
+            ],
+            FaultKind::SlowLink => &[
+                ("from", true),
+                ("to", true),
+                ("latency_ms_min", true),
+                ("latency_ms_max", true),
                 ("duration_ms", false),
             ],
             FaultKind::Heal => &[],
@@ -136,6 +149,9 @@ pub struct FaultSpec {
     /// Where a pause lands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub point: Option<PausePoint>,
+    /// With `kind = "kill"`: start the killed node again this long after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_after_ms: Option<u64>,
     /// One end of a partition: a node name, `leader`, `previous`, `backend` (the
     /// protocol's service; for peer-to-peer protocols, the node's peers), `resource` or
     /// `client`.
@@ -209,6 +225,9 @@ pub enum Fault {
     Kill {
         /// Target.
         target: String,
+        /// Start the killed node again this long after (`None`: a `restart` fault, or
+        /// never).
+        restart_after_ms: Option<u64>,
     },
     /// See [`FaultKind::Restart`].
     Restart {
@@ -274,6 +293,19 @@ pub enum Fault {
         /// Target.
         target: String,
     },
+    /// See [`FaultKind::SlowLink`].
+    SlowLink {
+        /// The sending end.
+        from: String,
+        /// The receiving end.
+        to: String,
+        /// Lowest one-way latency on the link.
+        latency_ms_min: u64,
+        /// Highest one-way latency on the link.
+        latency_ms_max: u64,
+        /// Restored after this long; `None` for good.
+        duration_ms: Option<u64>,
+    },
 }
 
 impl Fault {
@@ -282,9 +314,13 @@ impl Fault {
     pub fn duration_ms(&self) -> Option<u64> {
         match self {
             Fault::Pause { duration_ms, .. } => Some(*duration_ms),
-            Fault::Partition { duration_ms, .. } | Fault::Network { duration_ms, .. } => {
-                *duration_ms
-            }
+            Fault::Kill {
+                restart_after_ms: Some(d),
+                ..
+            } => Some(*d),
+            Fault::Partition { duration_ms, .. }
+            | Fault::Network { duration_ms, .. }
+            | Fault::SlowLink { duration_ms, .. } => *duration_ms,
             _ => Some(0),
         }
     }
@@ -303,6 +339,7 @@ impl FaultSpec {
             target,
             duration_ms,
             point,
+            restart_after_ms,
             from,
             to,
             one_way,
@@ -450,7 +487,10 @@ impl FaultSpec {
         };
         let target = || self.target.clone().unwrap_or_default();
         let fault = match self.kind {
-            FaultKind::Kill => Fault::Kill { target: target() },
+            FaultKind::Kill => Fault::Kill {
+                target: target(),
+                restart_after_ms: self.restart_after_ms,
+            },
             FaultKind::Restart => Fault::Restart { target: target() },
             FaultKind::Resign => Fault::Resign { target: target() },
             FaultKind::Pause => Fault::Pause {
@@ -477,6 +517,25 @@ impl FaultSpec {
                 target: target(),
                 step_ms: self.step_ms.unwrap_or(0),
             },
+            FaultKind::SlowLink => {
+                let (min, max) = (
+                    self.latency_ms_min.unwrap_or(0),
+                    self.latency_ms_max.unwrap_or(0),
+                );
+                if min > max {
+                    return Err((
+                        "latency_ms_min".into(),
+                        format!("{min} is above latency_ms_max {max}"),
+                    ));
+                }
+                Fault::SlowLink {
+                    from: self.from.clone().unwrap_or_default(),
+                    to: self.to.clone().unwrap_or_default(),
+                    latency_ms_min: min,
+                    latency_ms_max: max,
+                    duration_ms: self.duration_ms,
+                }
+            }
             FaultKind::Network => {
                 let min = self.latency_ms_min.unwrap_or(base_latency_ms.0);
                 let max = self.latency_ms_max.unwrap_or(base_latency_ms.1);
@@ -505,10 +564,17 @@ impl FaultSpec {
             return Err(("duration_ms".into(), "must be at least 1".into()));
         }
         // Bounds that keep every later computation (ms -> us, sums) far from overflow.
-        let limits: [(&str, Option<i128>, i128, i128, &str); 8] = [
+        let limits: [(&str, Option<i128>, i128, i128, &str); 9] = [
             (
                 "duration_ms",
                 self.duration_ms.map(i128::from),
+                0,
+                MAX_MS,
+                "0 to 3600000 (one simulated hour)",
+            ),
+            (
+                "restart_after_ms",
+                self.restart_after_ms.map(i128::from),
                 0,
                 MAX_MS,
                 "0 to 3600000 (one simulated hour)",
@@ -609,6 +675,7 @@ mod tests {
             after: None,
             delay_ms: None,
             jitter_ms: None,
+            restart_after_ms: None,
             target: Some("leader".into()),
             duration_ms: None,
             point: None,

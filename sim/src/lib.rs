@@ -27,6 +27,7 @@ pub mod run;
 pub mod scenario;
 pub mod seed;
 pub mod service;
+pub mod swarm;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;

@@ -122,6 +122,8 @@ struct Routing {
     bound: BTreeMap<SocketAddr, Arc<Socket>>,
     /// Cut links between nodes, sender first (membership only).
     cut: BTreeSet<(NodeId, NodeId)>,
+    /// Slow links, sender first: the latency range (µs) that replaces the network's.
+    slow: BTreeMap<(NodeId, NodeId), (u64, u64)>,
     /// Send order, to break ties between equal arrival times.
     seq: u64,
     /// Messages that entered the network (neither cut nor lost).
@@ -146,6 +148,7 @@ impl Simulator for Net {
                 rng: None,
                 bound: BTreeMap::new(),
                 cut: BTreeSet::new(),
+                slow: BTreeMap::new(),
                 seq: 0,
                 messages: 0,
             }),
@@ -201,6 +204,16 @@ impl Net {
         self.routing.lock().unwrap().cut.remove(&(a, b));
     }
 
+    /// Slows the link from node `a` to node `b`: its messages take a latency drawn from
+    /// `latency_us` (inclusive) from now on; `None` restores the network's.
+    pub fn slow(&self, a: NodeId, b: NodeId, latency_us: Option<(u64, u64)>) {
+        let mut r = self.routing.lock().unwrap();
+        match latency_us {
+            Some(range) => r.slow.insert((a, b), range),
+            None => r.slow.remove(&(a, b)),
+        };
+    }
+
     /// Messages that entered the network so far (not counting those cut or lost).
     pub fn messages(&self) -> u64 {
         self.routing.lock().unwrap().messages
@@ -242,10 +255,15 @@ impl Net {
                 return;
             }
             let LinkConfig {
-                latency_us_min,
-                latency_us_max,
+                mut latency_us_min,
+                mut latency_us_max,
                 loss_ppm,
             } = r.config;
+            // A slow link draws from its own range: one draw either way, so that slowing
+            // one link never shifts the draws of the others.
+            if let Some(&(lo, hi)) = r.slow.get(&(node, to.node)) {
+                (latency_us_min, latency_us_max) = (lo, hi);
+            }
             let rng = r.rng.get_or_insert_with(|| {
                 crate::seed::fork(madsim::runtime::Handle::current().seed(), "net")
             });

@@ -75,7 +75,13 @@ fn fault_marks(findings: &Findings, end_s: f64) -> Vec<FaultMark> {
             from_s: seconds(r.at_us),
             to_s: match r.healed_us {
                 Some(h) => Some(seconds(h)),
-                None if matches!(r.kind.as_str(), "pause" | "partition" | "network") => Some(end_s),
+                None if matches!(
+                    r.kind.as_str(),
+                    "pause" | "partition" | "network" | "slow-link"
+                ) =>
+                {
+                    Some(end_s)
+                }
                 None => None,
             },
         })

@@ -38,6 +38,12 @@ struct Sequence {
     non_increasing_steps: u64,
     reused: u64,
     client_reused: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    refused_late: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[derive(Serialize)]
@@ -177,6 +183,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
             non_increasing_steps: f.sequence.non_increasing_steps,
             reused: f.sequence.reused,
             client_reused: f.sequence.client_reused,
+            refused_late: f.sequence.refused_late,
         },
         reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
@@ -305,6 +312,13 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         "sequence: {} non-increasing steps, {} numbers accepted twice (at the resource, or committed in the log); client saw {} reused of {} handed out",
         f.sequence.non_increasing_steps, f.sequence.reused, f.sequence.client_reused, out.client.ok
     );
+    if f.sequence.refused_late > 0 {
+        let _ = writeln!(
+            w,
+            "  the sequence row refused {} late batches (timed out, then overtaken by their leader's next batch)",
+            f.sequence.refused_late
+        );
+    }
     if s.work.read_rate_per_s > 0 || f.reads.served > 0 {
         let _ = writeln!(
             w,

@@ -124,6 +124,12 @@ pub enum WriteReply {
         /// The job's cursor after the write: the first segment not yet checkpointed.
         cursor: u64,
     },
+    /// A sequencer batch that did not start above `last_seq` (a late write): refused,
+    /// without judging the token.
+    Behind {
+        /// `sequence.last_seq`.
+        last_seq: u64,
+    },
     /// The token is below the highest accepted one.
     Rejected {
         /// The highest token accepted so far.

@@ -269,6 +269,10 @@ pub struct Scenario {
     /// Background noise drawn from the seed (`[noise.gc]`).
     #[serde(skip_serializing_if = "Noise::is_empty")]
     pub noise: Noise,
+    /// A swarm: faults the seed draws (`[swarm]`, see [`crate::swarm`]); a run writes
+    /// them into its resolved scenario as ordinary faults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swarm: Option<crate::swarm::Swarm>,
     /// The availability objective a sweep's findings judge TTLs by (`sim sweep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
@@ -322,6 +326,7 @@ impl Default for Scenario {
             work: WorkConfig::default(),
             noise: Noise::default(),
             slo: None,
+            swarm: None,
             etcd_lease: None,
             redis_naive: None,
             redis_fenced: None,
@@ -673,6 +678,22 @@ pub fn load_str(
     )?;
 
     let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
+    if let Some(sw) = &s.swarm {
+        sw.validate(s.duration_ms).map_err(|(key, m)| {
+            let path: Vec<String> = std::iter::once("swarm".to_string())
+                .chain(key.split('.').map(String::from))
+                .collect();
+            err(locate(&effective, &path), Some(format!("swarm.{key}")), m)
+        })?;
+        if let Some(i) = s.faults.iter().position(|f| f.at_ms.is_none()) {
+            return Err(err(
+                at(&["faults", &i.to_string(), "after"]),
+                Some(format!("faults.{i}.after")),
+                "a scenario with a [swarm] fires its faults in time order: give this one an at_ms"
+                    .into(),
+            ));
+        }
+    }
     if let Some(job) = &s.work.job {
         check(
             job.step_ms_min >= 1,
@@ -834,21 +855,21 @@ pub fn load_str(
         node_before =
             node_before || is_node(&spec.target) || is_node(&spec.from) || is_node(&spec.to);
         match &fault {
-            Fault::Kill { target }
+            Fault::Kill { target, .. }
             | Fault::Restart { target }
             | Fault::Resign { target }
             | Fault::Pause { target, .. } => check_target(target, "target", &[])?,
             Fault::ClockOffset { target, .. }
             | Fault::ClockDrift { target, .. }
             | Fault::ClockStep { target, .. } => check_target(target, "target", &["backend"])?,
-            Fault::Partition { from, to, .. } => {
+            Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
                 let ends = ["backend", "resource", "client"];
                 check_target(from, "from", &ends)?;
                 check_target(to, "to", &ends)?;
                 check(
                     from != to,
                     &["faults", &idx, "to"],
-                    format!("`{to}` is also `from`: a partition needs two ends"),
+                    format!("`{to}` is also `from`: a link needs two ends"),
                 )?;
             }
             Fault::Heal | Fault::Network { .. } => {}

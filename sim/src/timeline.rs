@@ -290,6 +290,21 @@ pub enum Event {
         /// quantum together; they all get this value).
         count: u64,
     },
+    /// The resource refused a sequencer batch that did not start above the sequence row's
+    /// `last_seq`: a leader's write that timed out and landed late, overtaken by the same
+    /// leader's next batch. The row only moves forward.
+    SeqRefused {
+        /// The writer.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The batch's first number.
+        first: u64,
+        /// Its last number.
+        last: u64,
+        /// The row's `last_seq` when it arrived.
+        last_seq: u64,
+    },
     /// The fenced resource rejected a write whose token was below its `max_token`.
     WriteRejected {
         /// The writer.

@@ -294,6 +294,15 @@ impl World {
             .remove(&(from.to_string(), to.to_string()));
     }
 
+    /// Slows the link `from -> to` to `latency_ms` (min, max); `None` restores it.
+    pub fn slow(&self, from: &str, to: &str, latency_ms: Option<(u64, u64)>) {
+        for a in self.ids_of(from, to) {
+            for b in self.ids_of(to, from) {
+                Net::current().slow(a, b, latency_ms.map(|(lo, hi)| (lo * 1000, hi * 1000)));
+            }
+        }
+    }
+
     /// Notes that partition fault `index` is in force.
     pub fn open_partition(&self, index: usize, label: &str) {
         self.open_partitions

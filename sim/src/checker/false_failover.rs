@@ -78,7 +78,7 @@ impl FalseFailovers {
             Event::FaultApplied { index, kind, .. } => {
                 self.last_scripted_us = Some(e.at_us);
                 match kind.as_str() {
-                    "pause" | "partition" | "network" => {
+                    "pause" | "partition" | "network" | "slow-link" => {
                         *self.open.entry(*index).or_default() += 1;
                     }
                     k if k.starts_with("clock-") => self.for_good = true,

@@ -377,6 +377,7 @@ impl Checks {
         self.wins.entry(e);
         self.faults.entry(e);
         self.stale_token.entry(e);
+        self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
             self.write(&w);
         }

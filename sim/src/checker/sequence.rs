@@ -27,6 +27,8 @@ pub struct SequenceSummary {
     pub reused: u64,
     /// The client's count of replies carrying a number it had already received.
     pub client_reused: u64,
+    /// Late batches the resource refused because the row had moved past them.
+    pub refused_late: u64,
 }
 
 /// Appends the violations and returns the summary.
@@ -41,6 +43,7 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> SequenceSummary {
 /// Sequence continuity, read one accepted write at a time.
 #[derive(Default)]
 pub(crate) struct Sequence {
+    refused_late: u64,
     non_increasing_steps: u64,
     highest: Option<u64>,
     seen: IntervalSet,
@@ -50,6 +53,13 @@ pub(crate) struct Sequence {
 
 impl Sequence {
     /// Reads the next accepted write.
+    /// Reads the next event (the resource's refusals of late batches).
+    pub fn entry(&mut self, e: &crate::timeline::Entry) {
+        if matches!(e.event, crate::timeline::Event::SeqRefused { .. }) {
+            self.refused_late += 1;
+        }
+    }
+
     pub fn write(&mut self, w: &Accepted) {
         let WriteOp::Seq { first, last } = w.op else {
             return;
@@ -85,6 +95,7 @@ impl Sequence {
     ) -> SequenceSummary {
         out.extend(self.violations);
         let summary = SequenceSummary {
+            refused_late: self.refused_late,
             non_increasing_steps: self.non_increasing_steps,
             reused: u64::try_from(self.reused.len()).unwrap_or(u64::MAX),
             client_reused: client.reused,

@@ -49,6 +49,24 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
             max_token: r.max_token,
         };
     }
+    // The row only moves forward: a batch that does not start above it is a late write
+    // of a leader that already moved on (its timeout passed, its next batch landed
+    // first). A conditional UPDATE refuses it; unfenced, the counterfactual store does
+    // not check and the row can move backwards.
+    if let (true, WriteOp::Seq { first, last }) = (fencing, w.op) {
+        if first <= r.last_seq {
+            timeline.record(Event::SeqRefused {
+                node: w.node,
+                token: w.token,
+                first,
+                last,
+                last_seq: r.last_seq,
+            });
+            return WriteReply::Behind {
+                last_seq: r.last_seq,
+            };
+        }
+    }
     let before = r.max_token;
     r.max_token = r.max_token.max(w.token);
     match w.op {

@@ -1,0 +1,439 @@
+//! Swarm fault schedules (`[swarm]`): the seed draws the faults.
+//!
+//! A scenario with a `[swarm]` table lists which fault kinds may occur, their weights and
+//! ranges, and a rate. Under each seed, [`materialize`] draws a schedule from
+//! `seed::fork(seed, "swarm")` and writes it into the scenario as ordinary `[[faults]]`,
+//! dropping the table, so that every run's resolved `scenario.toml` is a plain scenario
+//! that `sim run` repeats as it is. As in swarm testing (Groce et al., ISSTA 2012), each
+//! seed also switches some kinds off entirely (each with `off_probability`): a schedule
+//! of only pauses and partitions finds what a schedule diluted by every kind would not.
+
+use crate::fault::{FaultKind, FaultSpec};
+use crate::scenario::{Resolved, ScenarioError};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Exp};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The kinds a swarm may draw, by the names its `weights` table uses.
+pub const KINDS: [&str; 11] = [
+    "kill",
+    "pause",
+    "partition",
+    "one-way-partition",
+    "slow-link",
+    "clock-offset",
+    "clock-drift",
+    "clock-step",
+    "network",
+    "resign",
+    "pause-before-write",
+];
+
+/// A `[swarm]` table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Swarm {
+    /// Faults are drawn at times in `start_ms..end_ms`.
+    pub start_ms: u64,
+    /// The end of the window (0: two thirds of the run, leaving time to recover).
+    pub end_ms: u64,
+    /// Mean faults per simulated minute in the window (the gaps are exponential).
+    pub faults_per_minute: f64,
+    /// Each kind is switched off for a seed with this probability (at least one stays).
+    pub off_probability: f64,
+    /// Relative weights of the kinds (a kind absent or at 0 never occurs).
+    pub weights: BTreeMap<String, f64>,
+    /// A target is `leader` with this probability, else a node drawn uniformly.
+    pub leader_probability: f64,
+    /// Pause lengths, ms.
+    pub pause_ms: [u64; 2],
+    /// A killed node is restarted after this long, ms.
+    pub restart_after_ms: [u64; 2],
+    /// Partition and slow-link lengths, ms.
+    pub partition_ms: [u64; 2],
+    /// A slow link's latency, ms.
+    pub slow_latency_ms: [u64; 2],
+    /// Clock offsets and steps, ms.
+    pub clock_ms: [i64; 2],
+    /// Clock drift, ppm.
+    pub drift_ppm: [i64; 2],
+    /// A network change's latency ceiling, ms (its floor stays the scenario's).
+    pub network_latency_ms: [u64; 2],
+    /// A network change's loss, ppm.
+    pub network_loss_ppm: [u64; 2],
+    /// A network change's length, ms.
+    pub network_ms: [u64; 2],
+}
+
+impl Default for Swarm {
+    fn default() -> Self {
+        Swarm {
+            start_ms: 2_000,
+            end_ms: 0,
+            faults_per_minute: 6.0,
+            off_probability: 0.5,
+            weights: KINDS.iter().map(|k| (k.to_string(), 1.0)).collect(),
+            leader_probability: 0.5,
+            pause_ms: [100, 5_000],
+            restart_after_ms: [500, 5_000],
+            partition_ms: [500, 8_000],
+            slow_latency_ms: [100, 2_000],
+            clock_ms: [-2_000, 2_000],
+            drift_ppm: [-500_000, 500_000],
+            network_latency_ms: [5, 300],
+            network_loss_ppm: [0, 300_000],
+            network_ms: [500, 5_000],
+        }
+    }
+}
+
+impl Swarm {
+    /// Checks the table: (key, message) for the first problem.
+    pub fn validate(&self, duration_ms: u64) -> Result<(), (String, String)> {
+        for k in self.weights.keys() {
+            if !KINDS.contains(&k.as_str()) {
+                return Err((
+                    format!("weights.{k}"),
+                    format!(
+                        "unknown fault kind `{k}`: expected one of {}",
+                        KINDS.join(", ")
+                    ),
+                ));
+            }
+        }
+        if let Some((k, w)) = self
+            .weights
+            .iter()
+            .find(|(_, w)| !w.is_finite() || **w < 0.0)
+        {
+            return Err((
+                format!("weights.{k}"),
+                format!("{w} is out of range: 0 or more"),
+            ));
+        }
+        if self.weights.values().sum::<f64>() <= 0.0 {
+            return Err((
+                "weights".into(),
+                "the weights sum to zero: give at least one kind a weight above 0".into(),
+            ));
+        }
+        let end = self.end(duration_ms);
+        if self.start_ms >= end || end > duration_ms {
+            return Err((
+                "end_ms".into(),
+                format!(
+                    "the window {}..{end} ms is empty or past duration_ms {duration_ms}",
+                    self.start_ms
+                ),
+            ));
+        }
+        if !(self.faults_per_minute > 0.0 && self.faults_per_minute <= 6_000.0) {
+            return Err((
+                "faults_per_minute".into(),
+                format!(
+                    "{} is out of range: above 0, at most 6000",
+                    self.faults_per_minute
+                ),
+            ));
+        }
+        for (k, p) in [
+            ("off_probability", self.off_probability),
+            ("leader_probability", self.leader_probability),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err((k.into(), format!("{p} is out of range: 0 to 1")));
+            }
+        }
+        let ranges_u: [(&str, [u64; 2], u64, u64); 8] = [
+            ("pause_ms", self.pause_ms, 1, 3_600_000),
+            ("restart_after_ms", self.restart_after_ms, 0, 3_600_000),
+            ("partition_ms", self.partition_ms, 1, 3_600_000),
+            ("slow_latency_ms", self.slow_latency_ms, 0, 60_000),
+            ("network_latency_ms", self.network_latency_ms, 0, 60_000),
+            ("network_loss_ppm", self.network_loss_ppm, 0, 1_000_000),
+            ("network_ms", self.network_ms, 1, 3_600_000),
+            ("restart_after_ms", self.restart_after_ms, 0, 3_600_000),
+        ];
+        for (k, [lo, hi], min, max) in ranges_u {
+            if lo > hi || lo < min || hi > max {
+                return Err((
+                    k.into(),
+                    format!("[{lo}, {hi}] is not a range [low, high] within {min} to {max}"),
+                ));
+            }
+        }
+        for (k, [lo, hi], lim) in [
+            ("clock_ms", self.clock_ms, 86_400_000),
+            ("drift_ppm", self.drift_ppm, 999_999),
+        ] {
+            if lo > hi || lo < -lim || hi > lim {
+                return Err((
+                    k.into(),
+                    format!("[{lo}, {hi}] is not a range [low, high] within -{lim} to {lim}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&self, duration_ms: u64) -> u64 {
+        if self.end_ms == 0 {
+            duration_ms * 2 / 3
+        } else {
+            self.end_ms
+        }
+    }
+}
+
+fn range_u(rng: &mut ChaCha8Rng, [lo, hi]: [u64; 2]) -> u64 {
+    rng.gen_range(lo..=hi)
+}
+
+fn range_i(rng: &mut ChaCha8Rng, [lo, hi]: [i64; 2]) -> i64 {
+    rng.gen_range(lo..=hi)
+}
+
+fn blank(kind: FaultKind, at_ms: u64) -> FaultSpec {
+    FaultSpec {
+        kind,
+        at_ms: Some(at_ms),
+        after: None,
+        delay_ms: None,
+        jitter_ms: None,
+        target: None,
+        duration_ms: None,
+        point: None,
+        restart_after_ms: None,
+        from: None,
+        to: None,
+        one_way: None,
+        offset_ms: None,
+        drift_ppm: None,
+        step_ms: None,
+        latency_ms_min: None,
+        latency_ms_max: None,
+        loss_ppm: None,
+        every_ms: None,
+        count: None,
+        until_ms: None,
+    }
+}
+
+/// The faults `swarm` draws for a run of `duration_ms` with `nodes` nodes under `seed`,
+/// in time order.
+pub fn draw(
+    swarm: &Swarm,
+    seed: u64,
+    nodes: u32,
+    duration_ms: u64,
+    base_latency_ms: u64,
+) -> Vec<FaultSpec> {
+    let mut rng = crate::seed::fork(seed, "swarm");
+    // Swarm testing: this seed's kinds.
+    let mut kinds: Vec<(&str, f64)> = KINDS
+        .iter()
+        .filter_map(|k| swarm.weights.get(*k).map(|w| (*k, *w)))
+        .filter(|(_, w)| *w > 0.0)
+        .collect();
+    let on: Vec<(&str, f64)> = kinds
+        .iter()
+        .copied()
+        .filter(|_| !rng.gen_bool(swarm.off_probability))
+        .collect();
+    if !on.is_empty() {
+        kinds = on;
+    } else {
+        // Keep one: a seed with no kinds would test nothing.
+        let i = rng.gen_range(0..kinds.len());
+        kinds = vec![kinds[i]];
+    }
+    let total: f64 = kinds.iter().map(|(_, w)| w).sum();
+    let gap = Exp::new(swarm.faults_per_minute / 60_000.0).expect("validated rate");
+    let end = swarm.end(duration_ms);
+    let node = |rng: &mut ChaCha8Rng| -> String {
+        if rng.gen_bool(swarm.leader_probability) {
+            "leader".into()
+        } else {
+            format!("n{}", rng.gen_range(1..=nodes))
+        }
+    };
+    let mut out = vec![];
+    let mut t = swarm.start_ms as f64;
+    loop {
+        t += gap.sample(&mut rng);
+        let at = t.round() as u64;
+        if at >= end {
+            return out;
+        }
+        let mut pick = rng.gen_range(0.0..total);
+        let kind = kinds
+            .iter()
+            .find(|(_, w)| {
+                pick -= w;
+                pick < 0.0
+            })
+            .map_or(kinds[kinds.len() - 1].0, |(k, _)| *k);
+        let f = match kind {
+            "kill" => FaultSpec {
+                target: Some(node(&mut rng)),
+                restart_after_ms: Some(range_u(&mut rng, swarm.restart_after_ms)),
+                ..blank(FaultKind::Kill, at)
+            },
+            "pause" | "pause-before-write" => FaultSpec {
+                target: Some(node(&mut rng)),
+                duration_ms: Some(range_u(&mut rng, swarm.pause_ms)),
+                point: (kind == "pause-before-write")
+                    .then_some(crate::fault::PausePoint::BeforeWrite),
+                ..blank(FaultKind::Pause, at)
+            },
+            "partition" | "one-way-partition" | "slow-link" => {
+                let from = node(&mut rng);
+                let ends = ["backend", "resource", "client"];
+                let to = if rng.gen_bool(0.5) {
+                    ends[rng.gen_range(0..ends.len())].to_string()
+                } else {
+                    let n = format!("n{}", rng.gen_range(1..=nodes));
+                    if n == from || nodes == 1 {
+                        "backend".into()
+                    } else {
+                        n
+                    }
+                };
+                // Either direction: the far end may be the sender.
+                let (from, to) = if rng.gen_bool(0.5) {
+                    (from, to)
+                } else {
+                    (to, from)
+                };
+                let duration = range_u(&mut rng, swarm.partition_ms);
+                if kind == "slow-link" {
+                    let a = range_u(&mut rng, swarm.slow_latency_ms);
+                    let b = range_u(&mut rng, swarm.slow_latency_ms);
+                    FaultSpec {
+                        from: Some(from),
+                        to: Some(to),
+                        latency_ms_min: Some(a.min(b)),
+                        latency_ms_max: Some(a.max(b)),
+                        duration_ms: Some(duration),
+                        ..blank(FaultKind::SlowLink, at)
+                    }
+                } else {
+                    FaultSpec {
+                        from: Some(from),
+                        to: Some(to),
+                        one_way: Some(kind == "one-way-partition"),
+                        duration_ms: Some(duration),
+                        ..blank(FaultKind::Partition, at)
+                    }
+                }
+            }
+            "clock-offset" => FaultSpec {
+                target: Some(node(&mut rng)),
+                offset_ms: Some(range_i(&mut rng, swarm.clock_ms)),
+                ..blank(FaultKind::ClockOffset, at)
+            },
+            "clock-step" => FaultSpec {
+                target: Some(node(&mut rng)),
+                step_ms: Some(range_i(&mut rng, swarm.clock_ms)),
+                ..blank(FaultKind::ClockStep, at)
+            },
+            "clock-drift" => FaultSpec {
+                target: Some(node(&mut rng)),
+                drift_ppm: Some(range_i(&mut rng, swarm.drift_ppm)),
+                ..blank(FaultKind::ClockDrift, at)
+            },
+            "network" => {
+                let hi = range_u(&mut rng, swarm.network_latency_ms).max(base_latency_ms);
+                FaultSpec {
+                    latency_ms_max: Some(hi),
+                    loss_ppm: Some(range_u(&mut rng, swarm.network_loss_ppm)),
+                    duration_ms: Some(range_u(&mut rng, swarm.network_ms)),
+                    ..blank(FaultKind::Network, at)
+                }
+            }
+            _ => FaultSpec {
+                target: Some("leader".into()),
+                ..blank(FaultKind::Resign, at)
+            },
+        };
+        out.push(f);
+    }
+}
+
+/// The scenario `resolved` with its swarm drawn under `seed`: the drawn faults join the
+/// file's own (all in time order) and the `[swarm]` table is gone. Without a swarm, the
+/// scenario as it is.
+pub fn materialize(resolved: &Resolved, seed: u64) -> Result<Resolved, ScenarioError> {
+    let Some(swarm) = &resolved.scenario.swarm else {
+        return Ok(resolved.clone());
+    };
+    let s = &resolved.scenario;
+    let mut scenario = s.clone();
+    scenario.swarm = None;
+    scenario.faults.extend(draw(
+        swarm,
+        seed,
+        s.nodes,
+        s.duration_ms,
+        s.network.latency_ms_min,
+    ));
+    // Stable: the file's own faults come first at equal times.
+    scenario.faults.sort_by_key(|f| f.at_ms);
+    let text = toml::to_string(&scenario).expect("a scenario always serializes");
+    let mut out = crate::scenario::load_str(&resolved.path, &scenario.name, &text, &[])?;
+    out.path = resolved.path.clone();
+    out.overrides = resolved.overrides.clone();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: draw schedules from the default table and check they are seeded,
+    //! in the window, time-ordered, and that seeds switch kinds off.
+    use super::*;
+
+    #[test]
+    fn schedules_are_seeded_windowed_and_swarmed() {
+        let sw = Swarm::default();
+        let a = draw(&sw, 1, 3, 60_000, 1);
+        assert_eq!(a, draw(&sw, 1, 3, 60_000, 1));
+        assert_ne!(a, draw(&sw, 2, 3, 60_000, 1));
+        let mut kinds_per_seed = vec![];
+        for seed in 0..50 {
+            let d = draw(&sw, seed, 3, 60_000, 1);
+            assert!(d
+                .iter()
+                .all(|f| (2_000..40_000).contains(&f.at_ms.unwrap())));
+            assert!(d.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
+            let mut k: Vec<FaultKind> = d.iter().map(|f| f.kind).collect();
+            k.dedup();
+            kinds_per_seed.push(k.len());
+        }
+        // About 6 faults a minute over 38 s; and seeds differ in the kinds they use.
+        assert!(kinds_per_seed.iter().any(|&n| n <= 2));
+        assert!(kinds_per_seed.iter().any(|&n| n >= 3));
+    }
+
+    #[test]
+    fn bad_tables_name_the_key() {
+        let mut sw = Swarm::default();
+        sw.weights.insert("meteor".into(), 1.0);
+        assert!(sw
+            .validate(60_000)
+            .unwrap_err()
+            .1
+            .contains("unknown fault kind `meteor`"));
+        let mut sw = Swarm::default();
+        for w in sw.weights.values_mut() {
+            *w = 0.0;
+        }
+        assert!(sw.validate(60_000).unwrap_err().1.contains("sum to zero"));
+        let sw = Swarm {
+            pause_ms: [5_000, 100],
+            ..Swarm::default()
+        };
+        assert_eq!(sw.validate(60_000).unwrap_err().0, "pause_ms");
+    }
+}
