@@ -24,7 +24,8 @@ Exit codes:
      the error names file:line, key and what is allowed, and nothing is written
   3  internal error: the simulator itself failed
 
-With `git bisect run sim run SCENARIO --seed N`, 0 marks a commit good and 1 bad.";
+With `git bisect run`, 0 marks a commit good and 1 bad (README: rebuild each commit and
+map 2 and 3 to 125, skip).";
 
 /// Baton: deterministic simulation of leader-election protocols.
 ///
@@ -62,6 +63,15 @@ enum Command {
     /// here: the command exits 0 once the sweep is written.
     #[command(after_help = EXIT_CODES)]
     Sweep(SweepArgs),
+    /// Run many seeds of a scenario (a swarm) and keep the failures, by signature.
+    ///
+    /// Writes failures.jsonl (seed, signature, first violation, recheck, wall ms),
+    /// search.json, search.md and one resolved scenario per signature (the seed that
+    /// failed earliest) to reports/<scenario>/search/ (or --out). Each failure is re-run
+    /// in a fresh process first. Exits 0 when nothing failed, 1 when something did.
+    /// `--merge DIR...` merges shards' outputs instead of running.
+    #[command(after_help = EXIT_CODES)]
+    Search(SearchArgs),
     /// Measure Baton's speed: the named workloads, each in a fresh process.
     ///
     /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
@@ -161,6 +171,43 @@ struct SweepArgs {
 }
 
 #[derive(Debug, Args)]
+struct SearchArgs {
+    /// The scenario file (not with --merge).
+    #[arg(required_unless_present = "merge")]
+    scenario: Option<PathBuf>,
+    /// Seeds to run, as A..B (B excluded).
+    #[arg(long, default_value = "0..1000", value_parser = parse_seed_range)]
+    seeds: std::ops::Range<u64>,
+    /// Runs in parallel (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// This worker's share: slice:K/N, hash:K/N (nextest's grammar), or auto (GitLab's
+    /// CI_NODE_INDEX/CI_NODE_TOTAL, Slurm's SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT,
+    /// a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with BATON_SHARDS, or
+    /// BATON_SHARD/BATON_SHARDS).
+    #[arg(long, value_parser = crate::search::parse_partition)]
+    partition: Option<crate::search::Partition>,
+    /// A seed running longer than this many wall-clock seconds is reported as a hang.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    watchdog_s: u64,
+    /// Overrides applied to every run, as in `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Merge these search directories (shards) instead of running.
+    #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["scenario", "partition"])]
+    merge: Vec<PathBuf>,
+    /// Write here instead of reports/<scenario>/search/.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write into a directory that holds files sim did not write.
+    #[arg(long)]
+    force: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
 struct BenchArgs {
     /// Run only these workloads (names separated by commas; see --list).
     #[arg(long, value_name = "NAMES")]
@@ -234,6 +281,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::CheckDeterminism(args) => check_determinism(args),
         Command::Matrix(args) => matrix(args),
         Command::Sweep(args) => sweep(args),
+        Command::Search(args) => search(args),
         Command::Bench(args) => bench(args),
         Command::BenchWorkload(args) => bench_workload(args),
     };
@@ -361,7 +409,7 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
     let slo_given = slo.is_some();
     let slo = slo.unwrap_or_default();
     let total = targets.len() as u64 * (plan.seeds.end - plan.seeds.start);
-    let bar = sweep::Bar::new(total, args.quiet);
+    let bar = crate::progress::Bar::new(total, "runs", args.quiet);
     let cells = sweep::run(&plan, &targets, &slo, &bar).map_err(|e| {
         bar.finish();
         eprintln!("internal error: the simulation failed: {e}");
@@ -442,6 +490,153 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
     }
     sayln!("sweep: {}", dir.display());
     Ok(EXIT_PASS)
+}
+
+fn search(args: SearchArgs) -> Result<i32, i32> {
+    use crate::search::{self, Failure};
+    let bad = |m: String| {
+        eprintln!("error: {m}");
+        EXIT_BAD_INPUT
+    };
+    if !args.merge.is_empty() {
+        let dir = args
+            .out
+            .clone()
+            .ok_or_else(|| bad("--merge needs --out DIR".into()))?;
+        output::check_writable(&dir, args.force).map_err(bad)?;
+        let mut failures: Vec<Failure> = vec![];
+        let mut seeds_run = 0u64;
+        let mut commands = vec![];
+        for d in &args.merge {
+            let meta: serde_json::Value = std::fs::read_to_string(d.join("search.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "--merge {}: no search.json from sim search there",
+                        d.display()
+                    ))
+                })?;
+            seeds_run += meta["seeds_run"].as_u64().unwrap_or(0);
+            commands.push(meta["command"].as_str().unwrap_or("").to_string());
+            let text = std::fs::read_to_string(d.join("failures.jsonl"))
+                .map_err(|e| bad(format!("--merge {}: failures.jsonl: {e}", d.display())))?;
+            for (i, line) in text.lines().enumerate() {
+                failures.push(serde_json::from_str(line).map_err(|e| {
+                    bad(format!(
+                        "{}:{}: not a failure line: {e}",
+                        d.join("failures.jsonl").display(),
+                        i + 1
+                    ))
+                })?);
+            }
+        }
+        let mut files: Vec<(String, Vec<u8>)> = vec![];
+        for (key, seed) in search::best_per_signature(&failures) {
+            let name = format!("{key}.toml");
+            let found = args.merge.iter().find_map(|d| {
+                let t = std::fs::read_to_string(d.join(&name)).ok()?;
+                t.contains(&format!("--seed {seed}")).then_some(t)
+            });
+            let text = found
+                .ok_or_else(|| bad(format!("--merge: no shard holds {name} for seed {seed}")))?;
+            files.push((name, text.into_bytes()));
+        }
+        let command = format!(
+            "sim search --merge {}",
+            args.merge
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        return write_search(&dir, &command, seeds_run, &failures, files, &commands);
+    }
+    let path = args
+        .scenario
+        .clone()
+        .expect("clap requires it without --merge");
+    let resolved = scenario::load(&path, &args.set).map_err(|e| bad(e.to_string()))?;
+    let dir = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("reports")
+            .join(&resolved.scenario.name)
+            .join("search")
+    });
+    output::check_writable(&dir, args.force).map_err(bad)?;
+    let partition = args.partition.unwrap_or(search::Partition::All);
+    let plan = search::Plan {
+        resolved,
+        seeds: args.seeds.clone(),
+        partition,
+        jobs: args.jobs as usize,
+        watchdog: std::time::Duration::from_secs(args.watchdog_s),
+        recheck_with: std::env::current_exe().ok(),
+    };
+    let total = partition.seeds(&plan.seeds).len() as u64;
+    let bar = crate::progress::Bar::new(total, "seeds", args.quiet);
+    let found = search::run(&plan, &bar).map_err(|e| {
+        bar.finish();
+        eprintln!("internal error: the simulation failed: {e}");
+        EXIT_INTERNAL
+    })?;
+    bar.finish();
+    let mut command = format!(
+        "sim search {} --seeds {}..{}",
+        path.display(),
+        args.seeds.start,
+        args.seeds.end
+    );
+    if partition != search::Partition::All {
+        command.push_str(&format!(" --partition {}", partition.label()));
+    }
+    for s in &args.set {
+        command.push_str(&format!(" --set {s}"));
+    }
+    let files = found
+        .reproducers
+        .iter()
+        .map(|(k, (_, t))| (format!("{k}.toml"), t.clone().into_bytes()))
+        .collect();
+    write_search(&dir, &command, found.seeds_run, &found.failures, files, &[])
+}
+
+/// Writes a search's (or a merge's) outputs and prints its summary.
+fn write_search(
+    dir: &std::path::Path,
+    command: &str,
+    seeds_run: u64,
+    failures: &[crate::search::Failure],
+    files: Vec<(String, Vec<u8>)>,
+    merged: &[String],
+) -> Result<i32, i32> {
+    let jsonl = crate::search::failures_jsonl(failures);
+    let md = crate::search::summary(command, seeds_run, failures);
+    let meta = serde_json::json!({
+        "command": command,
+        "seeds_run": seeds_run,
+        "failures": failures.len(),
+        "merged": merged,
+    });
+    let meta = serde_json::to_string_pretty(&meta).expect("serializes") + "\n";
+    let mut all: Vec<(&str, &[u8])> = vec![
+        ("failures.jsonl", jsonl.as_bytes()),
+        ("search.md", md.as_bytes()),
+        ("search.json", meta.as_bytes()),
+    ];
+    for (n, b) in &files {
+        all.push((n.as_str(), b.as_slice()));
+    }
+    output::write_all(dir, &all).map_err(|e| {
+        eprintln!("error: cannot write the search to {}: {e}", dir.display());
+        EXIT_INTERNAL
+    })?;
+    say(&md);
+    sayln!("search: {}", dir.display());
+    Ok(if failures.is_empty() {
+        EXIT_PASS
+    } else {
+        EXIT_FAIL
+    })
 }
 
 fn matrix(args: MatrixArgs) -> Result<i32, i32> {

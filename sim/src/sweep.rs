@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// One `--grid KEY=V1,V2,...`.
@@ -374,18 +374,12 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
     }
 }
 
-/// Progress of a running sweep, for the bar: runs done, failed.
-pub trait Progress: Sync {
-    /// One run finished.
-    fn run_done(&self, passed: bool);
-}
-
 /// Runs every target over the plan's seeds; cells come back in target order.
 pub fn run(
     plan: &Plan,
     targets: &[Target],
     slo: &Slo,
-    progress: &dyn Progress,
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Vec<Cell>, String> {
     let per = (plan.seeds.end - plan.seeds.start) as usize;
     let total = targets.len() * per;
@@ -428,63 +422,6 @@ pub fn run(
         cells.push(c);
     }
     Ok(cells)
-}
-
-/// A progress bar on stderr (indicatif): shown once the sweep has run for a second and
-/// a half, and only when stderr is a terminal and `--quiet` was not given.
-pub struct Bar {
-    bar: indicatif::ProgressBar,
-    failed: AtomicU64,
-    show: bool,
-    started: std::time::Instant,
-    shown: std::sync::atomic::AtomicBool,
-}
-
-impl Bar {
-    /// A bar for `total` runs; `quiet` keeps it hidden.
-    pub fn new(total: u64, quiet: bool) -> Bar {
-        use std::io::IsTerminal;
-        let bar = indicatif::ProgressBar::with_draw_target(
-            Some(total),
-            indicatif::ProgressDrawTarget::hidden(),
-        );
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} runs, {per_sec}, {msg}, eta {eta}",
-            )
-            .expect("a valid template"),
-        );
-        bar.set_message("0 failed");
-        Bar {
-            bar,
-            failed: AtomicU64::new(0),
-            show: !quiet && std::io::stderr().is_terminal(),
-            started: std::time::Instant::now(),
-            shown: false.into(),
-        }
-    }
-
-    /// Clears the bar.
-    pub fn finish(&self) {
-        self.bar.finish_and_clear();
-    }
-}
-
-impl Progress for Bar {
-    fn run_done(&self, passed: bool) {
-        if !passed {
-            let n = self.failed.fetch_add(1, Ordering::SeqCst) + 1;
-            self.bar.set_message(format!("{n} failed"));
-        }
-        if self.show
-            && self.started.elapsed() > std::time::Duration::from_millis(1500)
-            && !self.shown.swap(true, Ordering::SeqCst)
-        {
-            self.bar
-                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        }
-        self.bar.inc(1);
-    }
 }
 
 fn secs(ms: f64) -> String {

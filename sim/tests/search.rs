@@ -1,0 +1,147 @@
+//! `sim search`: shards merge into what one unsharded search gives, the reproducer of
+//! each signature repeats under plain `sim run`, and bad input exits 2.
+//!
+//! Methodology: the real binary on scenarios/swarm.toml with bully (a peer protocol
+//! without a lease, which some swarms break) over 60 seeds, unsharded and as two slice shards and
+//! two hash shards merged; failures.jsonl must match line for line apart from wall times.
+
+mod common;
+use common::{sim, temp_dir};
+use std::path::Path;
+
+fn swarm() -> String {
+    format!("{}/../scenarios/swarm.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn search(d: &Path, out: &str, extra: &[&str]) -> std::process::Output {
+    let s = swarm();
+    let mut args = vec![
+        "search",
+        s.as_str(),
+        "--seeds",
+        "0..60",
+        "--set",
+        "protocol=bully",
+        "--out",
+        out,
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    sim(&args, d)
+}
+
+/// failures.jsonl without the wall times.
+fn failures(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("failures.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("wall_ms");
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn merged_shards_equal_one_search_and_reproducers_repeat() {
+    let d = temp_dir("search");
+    let o = search(&d, "all", &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let all = failures(&d.join("all"));
+    assert!(!all.is_empty(), "bully survived 60 swarm seeds");
+    assert!(all.iter().all(|f| f["check"] == "repeated"), "{all:?}");
+    for kind in ["slice", "hash"] {
+        for k in ["1", "2"] {
+            let p = format!("{kind}:{k}/2");
+            let o = search(&d, &format!("{kind}{k}"), &["--partition", &p]);
+            assert!(matches!(o.status.code(), Some(0 | 1)), "{p}");
+        }
+        let (a, b, m) = (
+            format!("{kind}1"),
+            format!("{kind}2"),
+            format!("{kind}-merged"),
+        );
+        let o = sim(&["search", "--merge", &a, &b, "--out", &m], &d);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(failures(&d.join(&m)), all, "{kind} shards merged");
+        for e in std::fs::read_dir(d.join("all")).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".toml") {
+                assert_eq!(
+                    std::fs::read(d.join("all").join(&name)).unwrap(),
+                    std::fs::read(d.join(&m).join(&name)).unwrap(),
+                    "{kind}: {name}"
+                );
+            }
+        }
+    }
+    // Each reproducer is a plain scenario: sim run fails it again, without the swarm.
+    for e in std::fs::read_dir(d.join("all")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert!(!text.contains("[swarm]"), "{}", p.display());
+            let seed = text
+                .lines()
+                .next()
+                .unwrap()
+                .split("--seed ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .to_string();
+            let o = sim(
+                &[
+                    "run",
+                    p.to_str().unwrap(),
+                    "--seed",
+                    &seed,
+                    "--out",
+                    "rerun",
+                    "--force",
+                    "--quiet",
+                ],
+                &d,
+            );
+            assert_eq!(o.status.code(), Some(1), "{}", p.display());
+        }
+    }
+}
+
+#[test]
+fn bad_search_input_exits_2() {
+    let d = temp_dir("search-bad");
+    for (extra, needle) in [
+        (&["--partition", "3/2"][..], "slice:K/N or hash:K/N"),
+        (&["--partition", "slice:3/2"][..], "1 <= K <= N"),
+        (
+            &["--set", "swarm.weights.meteor=1"][..],
+            "unknown fault kind `meteor`",
+        ),
+        (
+            &["--set", "swarm.pause_ms=[5000, 100]"][..],
+            "swarm.pause_ms",
+        ),
+    ] {
+        let o = search(&d, "out", extra);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(!d.join("out").exists());
+    }
+    let o = sim(&["search", "--merge", "nowhere", "--out", "m"], &d);
+    assert_eq!(o.status.code(), Some(2));
+}
