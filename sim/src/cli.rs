@@ -270,6 +270,10 @@ fn load(args: &ScenarioArgs) -> Result<Resolved, i32> {
 fn simulate(resolved: &Resolved, seed: u64) -> Result<Artifacts, i32> {
     experiment::run(resolved, seed).map_err(|e| {
         eprintln!("internal error: the simulation failed: {e}");
+        eprintln!(
+            "reproduce: {}",
+            crate::report::reproduce_command(resolved, seed)
+        );
         EXIT_INTERNAL
     })
 }

@@ -315,7 +315,7 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
     if f.sequence.refused_late > 0 {
         let _ = writeln!(
             w,
-            "  the sequence row refused {} late batches (timed out, then overtaken by their leader's next batch)",
+            "  the sequence row refused {} late batches (a leader's own batch, timed out, then overtaken by its next one)",
             f.sequence.refused_late
         );
     }

@@ -34,6 +34,7 @@ impl TimelineFile {
 
 /// Where a run's events go: the checkers, and the timeline file if one is kept.
 struct RunSink {
+    probe: Arc<Probe>,
     checks: Option<Checks>,
     file: Option<BufWriter<File>>,
     error: Option<std::io::Error>,
@@ -41,6 +42,7 @@ struct RunSink {
 
 impl EntrySink for RunSink {
     fn entry(&mut self, e: &Entry) {
+        self.probe.saw(e);
         if let Some(c) = &mut self.checks {
             c.observe(e);
         }
@@ -80,20 +82,121 @@ pub struct RunOutput {
 /// simulator bug) or a timeline file that cannot be written comes back as `Err`.
 pub fn run(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
     let resolved = resolved.clone();
-    std::thread::Builder::new()
-        .name(format!("sim-seed-{seed}"))
-        .spawn(move || run_here(&resolved, seed, keep_timeline))
-        .expect("spawn a simulation thread")
-        .join()
-        .map_err(|e| {
-            e.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "simulation panicked".into())
-        })?
+    let probe = Arc::new(Probe::default());
+    let p = probe.clone();
+    watched(probe, Limits::default(), move || {
+        run_here(&resolved, seed, keep_timeline, p)
+    })
 }
 
-fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
+/// How long a run may go without simulated time moving, and in all, on the wall clock.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Simulated time frozen this long means a livelock: tasks keep running at one
+    /// instant (a loop that never sleeps) and the run would never end.
+    pub stall: Duration,
+    /// The whole run's wall-clock budget.
+    pub budget: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        // A healthy run moves simulated time every few microseconds of wall time; an
+        // hour-long simulation at the slowest measured speed takes minutes.
+        Limits {
+            stall: Duration::from_secs(30),
+            budget: Duration::from_secs(1800),
+        }
+    }
+}
+
+/// Where a run is, for the watchdog: the simulated time of its latest event.
+#[derive(Default)]
+pub struct Probe {
+    at_us: std::sync::atomic::AtomicI64,
+    events: std::sync::atomic::AtomicU64,
+    /// The latest event, in its timeline form.
+    last: Mutex<String>,
+}
+
+impl Probe {
+    /// Notes an event.
+    pub fn saw(&self, e: &Entry) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.at_us.store(e.at_us, Relaxed);
+        self.events.fetch_add(1, Relaxed);
+        // Kept cheap: the kind and fields only when someone asks (on a stall).
+        if let Ok(mut l) = self.last.try_lock() {
+            l.clear();
+            l.push_str(&serde_json::to_string(e).unwrap_or_default());
+        }
+    }
+}
+
+/// Runs `f` on a fresh thread and waits for it, giving up (with where it was stuck) when
+/// the probe's simulated time stops moving for `limits.stall` or the run outlasts
+/// `limits.budget`. A run given up on keeps its thread until the process exits.
+pub fn watched<T: Send + 'static>(
+    probe: Arc<Probe>,
+    limits: Limits,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("sim-run".into())
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "simulation panicked".into())
+            });
+            let _ = tx.send(r);
+        })
+        .expect("spawn a simulation thread");
+    let started = std::time::Instant::now();
+    let (mut seen_us, mut seen_events, mut since) = (i64::MIN, u64::MAX, started);
+    let tick = limits.stall.min(Duration::from_millis(500));
+    loop {
+        match rx.recv_timeout(tick) {
+            Ok(r) => return r?,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err("the simulation thread vanished".into())
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let (at_us, events) = (probe.at_us.load(Relaxed), probe.events.load(Relaxed));
+        if at_us != seen_us {
+            (seen_us, seen_events, since) = (at_us, events, std::time::Instant::now());
+        }
+        let last = || probe.last.lock().map(|l| l.clone()).unwrap_or_default();
+        if since.elapsed() >= limits.stall {
+            return Err(format!(
+                "livelock: simulated time stuck at {} ms for {} s of wall time, {} events recorded at that instant; the last: {}",
+                at_us as f64 / 1000.0,
+                limits.stall.as_secs(),
+                events.saturating_sub(seen_events),
+                last()
+            ));
+        }
+        if started.elapsed() >= limits.budget {
+            return Err(format!(
+                "the run overran its wall-clock budget of {} s at simulated {} ms; the last event: {}",
+                limits.budget.as_secs(),
+                at_us as f64 / 1000.0,
+                last()
+            ));
+        }
+    }
+}
+
+fn run_here(
+    resolved: &Resolved,
+    seed: u64,
+    keep_timeline: bool,
+    probe: Arc<Probe>,
+) -> Result<RunOutput, String> {
     let file = if keep_timeline {
         let f = tempfile::tempfile()
             .map_err(|e| format!("cannot create a temporary file for the timeline: {e}"))?;
@@ -102,6 +205,7 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
         None
     };
     let sink = Arc::new(Mutex::new(RunSink {
+        probe,
         checks: Some(Checks::new(resolved)),
         file,
         error: None,
@@ -170,4 +274,74 @@ fn run_here(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOu
         backend_requests,
         backend_requests_by_100ms: backend_buckets,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: the watchdog over closures that stand for runs: one that records
+    //! events at one instant for ever (a livelock), one that never records at all, and
+    //! one that moves on and ends.
+    use super::*;
+    use crate::timeline::Event;
+
+    fn entry(at_us: i64) -> Entry {
+        Entry {
+            at_us,
+            event: Event::NodeKilled { node: "n1".into() },
+        }
+    }
+
+    fn limits() -> Limits {
+        Limits {
+            stall: Duration::from_millis(300),
+            budget: Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn a_run_stuck_at_one_instant_is_given_up_on_and_says_where() {
+        let probe = Arc::new(Probe::default());
+        let p = probe.clone();
+        let r: Result<(), String> = watched(probe, limits(), move || loop {
+            p.saw(&entry(10_512_300));
+            std::thread::sleep(Duration::from_millis(1));
+        });
+        let e = r.unwrap_err();
+        assert!(
+            e.starts_with("livelock: simulated time stuck at 10512.3 ms"),
+            "{e}"
+        );
+        assert!(e.contains("node_killed"), "{e}");
+    }
+
+    #[test]
+    fn a_run_past_its_budget_is_given_up_on() {
+        let probe = Arc::new(Probe::default());
+        let p = probe.clone();
+        let mut t = 0;
+        let l = Limits {
+            stall: Duration::from_secs(60),
+            budget: Duration::from_millis(300),
+        };
+        let r: Result<(), String> = watched(probe, l, move || loop {
+            t += 1;
+            p.saw(&entry(t));
+            std::thread::sleep(Duration::from_millis(1));
+        });
+        assert!(r.unwrap_err().contains("overran its wall-clock budget"));
+    }
+
+    #[test]
+    fn a_run_that_moves_on_ends_normally() {
+        let probe = Arc::new(Probe::default());
+        let p = probe.clone();
+        let r = watched(probe, limits(), move || {
+            for t in 0..50 {
+                p.saw(&entry(t));
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(7)
+        });
+        assert_eq!(r, Ok(7));
+    }
 }

@@ -103,7 +103,7 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
         (
             "kindkeys.toml",
             "[[faults]]\nkind = \"kill\"\nat_ms = 5\ntarget = \"n1\"\nduration_ms = 5\n",
-            "kindkeys.toml:5: key `faults.0.duration_ms`: not a key of kind `kill` (it takes: target)",
+            "kindkeys.toml:5: key `faults.0.duration_ms`: not a key of kind `kill` (it takes: target, restart_after_ms)",
         ),
         (
             "zero.toml",

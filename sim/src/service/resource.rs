@@ -19,6 +19,8 @@ struct Rows {
     last_seq: u64,
     /// `sequence.owner_token`: the token of the last sequence write.
     owner_token: u64,
+    /// The node of the last sequence write (with `owner_token`, the writing leadership).
+    owner_node: String,
     /// Tick records written.
     ticks: u64,
     /// The job's cursor: the first segment not yet checkpointed.
@@ -49,12 +51,15 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
             max_token: r.max_token,
         };
     }
-    // The row only moves forward: a batch that does not start above it is a late write
-    // of a leader that already moved on (its timeout passed, its next batch landed
-    // first). A conditional UPDATE refuses it; unfenced, the counterfactual store does
-    // not check and the row can move backwards.
+    // A leader's own late batch: it timed out, the leader moved on, and its next batch
+    // landed first. Same token, so the fence lets it through; the row refuses it (the
+    // write carries the leadership that last wrote the row and does not start above
+    // it), as a conditional UPDATE keyed on the writer would. Another leadership's batch
+    // is the fence's business, not this check's: with no real token (redis-naive) it
+    // still gets in, which is the finding. Unfenced, the counterfactual store checks
+    // nothing.
     if let (true, WriteOp::Seq { first, last }) = (fencing, w.op) {
-        if first <= r.last_seq {
+        if first <= r.last_seq && w.token == r.owner_token && w.node == r.owner_node {
             timeline.record(Event::SeqRefused {
                 node: w.node,
                 token: w.token,
@@ -77,6 +82,7 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
             // corruption the counterfactual run is meant to show.
             r.last_seq = last;
             r.owner_token = w.token;
+            r.owner_node = w.node.clone();
         }
         // Unfenced, a stale leader's checkpoint can move the cursor backwards too (the
         // next leader then compacts those segments again).
