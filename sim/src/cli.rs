@@ -72,6 +72,15 @@ enum Command {
     /// `--merge DIR...` merges shards' outputs instead of running.
     #[command(after_help = EXIT_CODES)]
     Search(SearchArgs),
+    /// Reduce a failing run's faults to a minimal scenario that fails the same way.
+    ///
+    /// Shrinks with proptest (drop faults, shorten durations, move times earlier),
+    /// keeping a candidate only if it fails with the same properties under the same
+    /// seed, replays the result twice, and writes <name>.min.toml to
+    /// reports/<name>/shrink/ (or --out FILE). A run that passes has nothing to shrink:
+    /// it says so and exits 0 without writing.
+    #[command(after_help = EXIT_CODES)]
+    Shrink(ShrinkArgs),
     /// Measure Baton's speed: the named workloads, each in a fresh process.
     ///
     /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
@@ -208,6 +217,31 @@ struct SearchArgs {
 }
 
 #[derive(Debug, Args)]
+struct ShrinkArgs {
+    /// The scenario file (a swarm's, or any scenario with faults).
+    scenario: PathBuf,
+    /// The failing seed.
+    #[arg(long)]
+    seed: u64,
+    /// Overrides, as in `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// The most candidates to run.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
+    max_runs: u64,
+    /// Write the minimal scenario to this file instead of
+    /// reports/<name>/shrink/<name>.min.toml.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    force: bool,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
 struct BenchArgs {
     /// Run only these workloads (names separated by commas; see --list).
     #[arg(long, value_name = "NAMES")]
@@ -286,6 +320,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Matrix(args) => matrix(args),
         Command::Sweep(args) => sweep(args),
         Command::Search(args) => search(args),
+        Command::Shrink(args) => shrink(args),
         Command::Bench(args) => bench(args),
         Command::BenchWorkload(args) => bench_workload(args),
     };
@@ -641,6 +676,114 @@ fn write_search(
     } else {
         EXIT_FAIL
     })
+}
+
+fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
+    use crate::shrink;
+    use std::io::IsTerminal;
+    let bad = |m: String| {
+        eprintln!("error: {m}");
+        EXIT_BAD_INPUT
+    };
+    let internal = |m: String| {
+        eprintln!("internal error: {m}");
+        EXIT_INTERNAL
+    };
+    let resolved = scenario::load(&args.scenario, &args.set).map_err(|e| bad(e.to_string()))?;
+    let name = resolved.scenario.name.clone();
+    let file = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("reports")
+            .join(&name)
+            .join("shrink")
+            .join(format!("{name}.min.toml"))
+    });
+    if file.exists() && !args.force {
+        return Err(bad(format!(
+            "{} exists: pass --force to replace it, or choose another --out",
+            file.display()
+        )));
+    }
+    let started = std::time::Instant::now();
+    let base = crate::swarm::materialize(&resolved, args.seed).map_err(|e| bad(e.to_string()))?;
+    let signature = shrink::signature(&base, args.seed).map_err(internal)?;
+    if signature.is_empty() {
+        sayln!(
+            "{} passes under seed {}: nothing to shrink (nothing written)",
+            args.scenario.display(),
+            args.seed
+        );
+        return Ok(EXIT_PASS);
+    }
+    let before = base.scenario.faults.len();
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let sorted = |c: &[crate::fault::FaultSpec]| {
+        let mut v = c.to_vec();
+        v.sort_by_key(|f| f.at_ms);
+        v
+    };
+    let fails = |c: &[crate::fault::FaultSpec]| {
+        shrink::with_faults(&base, &sorted(c))
+            .and_then(|r| shrink::signature(&r, args.seed))
+            .is_ok_and(|s| s == signature)
+    };
+    let shrunk = shrink::shrink(
+        base.scenario.faults.clone(),
+        args.max_runs,
+        fails,
+        |runs, n| {
+            if show {
+                eprint!("\rshrink: {runs} runs, {n} faults left   ");
+            }
+        },
+    );
+    if show {
+        eprintln!();
+    }
+    let min = shrink::with_faults(&base, &sorted(&shrunk.faults)).map_err(internal)?;
+    // Replayed twice: the minimal file must fail the same way every time.
+    let a = crate::experiment::run(&min, args.seed).map_err(internal)?;
+    let b = crate::experiment::run(&min, args.seed).map_err(internal)?;
+    let again = shrink::signature(&min, args.seed).map_err(internal)?;
+    if a.report_json != b.report_json || again != signature {
+        return Err(internal(format!(
+            "the shrunk scenario did not replay the same way (signature {} against {})",
+            again.join(", "),
+            signature.join(", ")
+        )));
+    }
+    let mut command = format!(
+        "sim shrink {} --seed {}",
+        args.scenario.display(),
+        args.seed
+    );
+    for s in &args.set {
+        command.push_str(&format!(" --set {s}"));
+    }
+    let text = format!(
+        "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {before} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {} --seed {}\n{}",
+        shrunk.runs,
+        started.elapsed().as_secs_f64(),
+        signature.join(", "),
+        min.scenario.faults.len(),
+        file.display(),
+        args.seed,
+        min.to_toml()
+    );
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| internal(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    std::fs::write(&file, text)
+        .map_err(|e| internal(format!("cannot write {}: {e}", file.display())))?;
+    sayln!(
+        "shrunk {} faults to {} in {} runs: {} ({})",
+        before,
+        min.scenario.faults.len(),
+        shrunk.runs,
+        file.display(),
+        signature.join(", ")
+    );
+    Ok(EXIT_PASS)
 }
 
 fn matrix(args: MatrixArgs) -> Result<i32, i32> {

@@ -29,6 +29,7 @@ pub mod scenario;
 pub mod search;
 pub mod seed;
 pub mod service;
+pub mod shrink;
 pub mod swarm;
 pub mod sweep;
 pub mod sweep_plot;

@@ -115,20 +115,21 @@ impl Default for Limits {
 pub struct Probe {
     at_us: std::sync::atomic::AtomicI64,
     events: std::sync::atomic::AtomicU64,
-    /// The latest event, in its timeline form.
-    last: Mutex<String>,
+    /// A recent event: the first at each new instant, and every 256th.
+    last: Mutex<Option<Entry>>,
 }
 
 impl Probe {
-    /// Notes an event.
+    /// Notes an event. Cheap: two atomics, and a copy of the event only when simulated
+    /// time moved or every 256 events, which is enough to say where a run got stuck.
     pub fn saw(&self, e: &Entry) {
         use std::sync::atomic::Ordering::Relaxed;
-        self.at_us.store(e.at_us, Relaxed);
-        self.events.fetch_add(1, Relaxed);
-        // Kept cheap: the kind and fields only when someone asks (on a stall).
-        if let Ok(mut l) = self.last.try_lock() {
-            l.clear();
-            l.push_str(&serde_json::to_string(e).unwrap_or_default());
+        let prev = self.at_us.swap(e.at_us, Relaxed);
+        let n = self.events.fetch_add(1, Relaxed);
+        if prev != e.at_us || n % 256 == 0 {
+            if let Ok(mut l) = self.last.try_lock() {
+                *l = Some(e.clone());
+            }
         }
     }
 }
@@ -170,7 +171,17 @@ pub fn watched<T: Send + 'static>(
         if at_us != seen_us {
             (seen_us, seen_events, since) = (at_us, events, std::time::Instant::now());
         }
-        let last = || probe.last.lock().map(|l| l.clone()).unwrap_or_default();
+        let last = || {
+            probe
+                .last
+                .lock()
+                .ok()
+                .and_then(|l| {
+                    l.as_ref()
+                        .map(|e| serde_json::to_string(e).unwrap_or_default())
+                })
+                .unwrap_or_else(|| "none recorded".into())
+        };
         if since.elapsed() >= limits.stall {
             return Err(format!(
                 "livelock: simulated time stuck at {} ms for {} s of wall time, {} events recorded at that instant; the last: {}",

@@ -195,7 +195,8 @@ fn range_i(rng: &mut ChaCha8Rng, [lo, hi]: [i64; 2]) -> i64 {
     rng.gen_range(lo..=hi)
 }
 
-fn blank(kind: FaultKind, at_ms: u64) -> FaultSpec {
+/// A fault table of `kind` at `at_ms` with every other key unset.
+pub fn blank(kind: FaultKind, at_ms: u64) -> FaultSpec {
     FaultSpec {
         kind,
         at_ms: Some(at_ms),

@@ -1,0 +1,85 @@
+//! `sim shrink`: a failing swarm seed shrinks to a smaller scenario that fails the same
+//! way under plain `sim run`; a passing run has nothing to shrink.
+//!
+//! Methodology: the real binary on scenarios/swarm.toml with bully, whose seed 19 fails
+//! (found by `sim search`, see sim/tests/search.rs), then the minimal file replayed.
+
+mod common;
+use common::{sim, temp_dir};
+
+fn swarm() -> String {
+    format!("{}/../scenarios/swarm.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_failing_swarm_seed_shrinks_to_a_file_that_still_fails() {
+    let d = temp_dir("shrink");
+    let s = swarm();
+    let o = sim(
+        &[
+            "shrink",
+            &s,
+            "--seed",
+            "19",
+            "--set",
+            "protocol=bully",
+            "--out",
+            "min.toml",
+            "--quiet",
+        ],
+        &d,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(d.join("min.toml")).unwrap();
+    assert!(text.starts_with("# Shrunk by `sim shrink "), "{text}");
+    assert!(!text.contains("[swarm]"));
+    let header = text.lines().nth(2).unwrap();
+    let counts: Vec<usize> = header
+        .trim_start_matches("# Faults: ")
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|x| !x.is_empty())
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(counts[1] < counts[0] && counts[1] <= 3, "{header}");
+    let o = sim(
+        &[
+            "run", "min.toml", "--seed", "19", "--out", "rerun", "--quiet",
+        ],
+        &d,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "the minimal scenario must still fail"
+    );
+    // Nothing a user wrote is replaced without --force.
+    let o = sim(
+        &[
+            "shrink",
+            &s,
+            "--seed",
+            "19",
+            "--set",
+            "protocol=bully",
+            "--out",
+            "min.toml",
+        ],
+        &d,
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_passing_run_has_nothing_to_shrink() {
+    let d = temp_dir("shrink-pass");
+    let s = swarm();
+    let o = sim(&["shrink", &s, "--seed", "3", "--out", "min.toml"], &d);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("nothing to shrink"));
+    assert!(!d.join("min.toml").exists());
+}
