@@ -330,6 +330,33 @@ impl Fault {
 pub type FaultError = (String, String);
 
 impl FaultSpec {
+    /// A table of `kind` firing at `at_ms`, every other key unset.
+    pub fn at(kind: FaultKind, at_ms: u64) -> FaultSpec {
+        FaultSpec {
+            kind,
+            at_ms: Some(at_ms),
+            after: None,
+            delay_ms: None,
+            jitter_ms: None,
+            target: None,
+            duration_ms: None,
+            point: None,
+            restart_after_ms: None,
+            from: None,
+            to: None,
+            one_way: None,
+            offset_ms: None,
+            drift_ppm: None,
+            step_ms: None,
+            latency_ms_min: None,
+            latency_ms_max: None,
+            loss_ppm: None,
+            every_ms: None,
+            count: None,
+            until_ms: None,
+        }
+    }
+
     fn present_keys(&self) -> Vec<&'static str> {
         let mut keys = vec![];
         macro_rules! has {
@@ -670,27 +697,9 @@ mod tests {
 
     fn kill(at_ms: Option<u64>) -> FaultSpec {
         FaultSpec {
-            kind: FaultKind::Kill,
             at_ms,
-            after: None,
-            delay_ms: None,
-            jitter_ms: None,
-            restart_after_ms: None,
             target: Some("leader".into()),
-            duration_ms: None,
-            point: None,
-            from: None,
-            to: None,
-            one_way: None,
-            offset_ms: None,
-            drift_ppm: None,
-            step_ms: None,
-            latency_ms_min: None,
-            latency_ms_max: None,
-            loss_ppm: None,
-            every_ms: None,
-            count: None,
-            until_ms: None,
+            ..FaultSpec::at(FaultKind::Kill, 0)
         }
     }
 

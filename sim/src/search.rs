@@ -225,14 +225,7 @@ fn one(resolved: &Resolved, seed: u64, watchdog: Duration) -> Outcome {
         Ok(Err(e)) => Outcome::Error(e),
         Ok(Ok(a)) if a.passed => Outcome::Pass,
         Ok(Ok(a)) => {
-            let mut signature: Vec<String> = a
-                .findings
-                .violations
-                .iter()
-                .map(|v| v.property().to_string())
-                .collect();
-            signature.sort();
-            signature.dedup();
+            let signature = a.findings.signature();
             let first_ms = a
                 .findings
                 .violations

@@ -206,16 +206,9 @@ pub fn shrink(
 
 /// The failing run's properties, sorted: what a candidate must reproduce.
 pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, String> {
-    let a = crate::experiment::run_unrecorded(resolved, seed)?;
-    let mut s: Vec<String> = a
+    Ok(crate::experiment::run_unrecorded(resolved, seed)?
         .findings
-        .violations
-        .iter()
-        .map(|v| v.property().to_string())
-        .collect();
-    s.sort();
-    s.dedup();
-    Ok(s)
+        .signature())
 }
 
 /// `resolved` with `faults` instead of its own (and no swarm): a candidate.
@@ -241,7 +234,7 @@ mod tests {
     fn fault(kind: FaultKind, at_ms: u64, duration_ms: Option<u64>) -> FaultSpec {
         FaultSpec {
             duration_ms,
-            ..crate::swarm::blank(kind, at_ms)
+            ..FaultSpec::at(kind, at_ms)
         }
     }
 

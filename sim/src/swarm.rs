@@ -195,33 +195,6 @@ fn range_i(rng: &mut ChaCha8Rng, [lo, hi]: [i64; 2]) -> i64 {
     rng.gen_range(lo..=hi)
 }
 
-/// A fault table of `kind` at `at_ms` with every other key unset.
-pub fn blank(kind: FaultKind, at_ms: u64) -> FaultSpec {
-    FaultSpec {
-        kind,
-        at_ms: Some(at_ms),
-        after: None,
-        delay_ms: None,
-        jitter_ms: None,
-        target: None,
-        duration_ms: None,
-        point: None,
-        restart_after_ms: None,
-        from: None,
-        to: None,
-        one_way: None,
-        offset_ms: None,
-        drift_ppm: None,
-        step_ms: None,
-        latency_ms_min: None,
-        latency_ms_max: None,
-        loss_ppm: None,
-        every_ms: None,
-        count: None,
-        until_ms: None,
-    }
-}
-
 /// The faults `swarm` draws for a run of `duration_ms` with `nodes` nodes under `seed`,
 /// in time order.
 pub fn draw(
@@ -280,14 +253,14 @@ pub fn draw(
             "kill" => FaultSpec {
                 target: Some(node(&mut rng)),
                 restart_after_ms: Some(range_u(&mut rng, swarm.restart_after_ms)),
-                ..blank(FaultKind::Kill, at)
+                ..FaultSpec::at(FaultKind::Kill, at)
             },
             "pause" | "pause-before-write" => FaultSpec {
                 target: Some(node(&mut rng)),
                 duration_ms: Some(range_u(&mut rng, swarm.pause_ms)),
                 point: (kind == "pause-before-write")
                     .then_some(crate::fault::PausePoint::BeforeWrite),
-                ..blank(FaultKind::Pause, at)
+                ..FaultSpec::at(FaultKind::Pause, at)
             },
             "partition" | "one-way-partition" | "slow-link" => {
                 let from = node(&mut rng);
@@ -318,7 +291,7 @@ pub fn draw(
                         latency_ms_min: Some(a.min(b)),
                         latency_ms_max: Some(a.max(b)),
                         duration_ms: Some(duration),
-                        ..blank(FaultKind::SlowLink, at)
+                        ..FaultSpec::at(FaultKind::SlowLink, at)
                     }
                 } else {
                     FaultSpec {
@@ -326,24 +299,24 @@ pub fn draw(
                         to: Some(to),
                         one_way: Some(kind == "one-way-partition"),
                         duration_ms: Some(duration),
-                        ..blank(FaultKind::Partition, at)
+                        ..FaultSpec::at(FaultKind::Partition, at)
                     }
                 }
             }
             "clock-offset" => FaultSpec {
                 target: Some(node(&mut rng)),
                 offset_ms: Some(range_i(&mut rng, swarm.clock_ms)),
-                ..blank(FaultKind::ClockOffset, at)
+                ..FaultSpec::at(FaultKind::ClockOffset, at)
             },
             "clock-step" => FaultSpec {
                 target: Some(node(&mut rng)),
                 step_ms: Some(range_i(&mut rng, swarm.clock_ms)),
-                ..blank(FaultKind::ClockStep, at)
+                ..FaultSpec::at(FaultKind::ClockStep, at)
             },
             "clock-drift" => FaultSpec {
                 target: Some(node(&mut rng)),
                 drift_ppm: Some(range_i(&mut rng, swarm.drift_ppm)),
-                ..blank(FaultKind::ClockDrift, at)
+                ..FaultSpec::at(FaultKind::ClockDrift, at)
             },
             "network" => {
                 let hi = range_u(&mut rng, swarm.network_latency_ms).max(base_latency_ms);
@@ -351,12 +324,12 @@ pub fn draw(
                     latency_ms_max: Some(hi),
                     loss_ppm: Some(range_u(&mut rng, swarm.network_loss_ppm)),
                     duration_ms: Some(range_u(&mut rng, swarm.network_ms)),
-                    ..blank(FaultKind::Network, at)
+                    ..FaultSpec::at(FaultKind::Network, at)
                 }
             }
             _ => FaultSpec {
                 target: Some("leader".into()),
-                ..blank(FaultKind::Resign, at)
+                ..FaultSpec::at(FaultKind::Resign, at)
             },
         };
         out.push(f);

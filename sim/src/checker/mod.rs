@@ -291,6 +291,19 @@ impl Findings {
         self.violations.is_empty()
     }
 
+    /// The properties that failed, sorted, each once: a failure's signature (what
+    /// `sim search` groups by and `sim shrink` must keep).
+    pub fn signature(&self) -> Vec<String> {
+        let mut s: Vec<String> = self
+            .violations
+            .iter()
+            .map(|v| v.property().to_string())
+            .collect();
+        s.sort();
+        s.dedup();
+        s
+    }
+
     /// The violations in their flat report form.
     pub fn violation_records(&self) -> Vec<ViolationRecord> {
         self.violations.iter().map(Violation::record).collect()
