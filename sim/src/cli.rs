@@ -532,7 +532,7 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
 }
 
 fn search(args: SearchArgs) -> Result<i32, i32> {
-    use crate::search::{self, Failure};
+    use crate::search;
     let bad = |m: String| {
         eprintln!("error: {m}");
         EXIT_BAD_INPUT
@@ -543,44 +543,7 @@ fn search(args: SearchArgs) -> Result<i32, i32> {
             .clone()
             .ok_or_else(|| bad("--merge needs --out DIR".into()))?;
         output::check_writable(&dir, args.force).map_err(bad)?;
-        let mut failures: Vec<Failure> = vec![];
-        let mut seeds_run = 0u64;
-        let mut commands = vec![];
-        for d in &args.merge {
-            let meta: serde_json::Value = std::fs::read_to_string(d.join("search.json"))
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .ok_or_else(|| {
-                    bad(format!(
-                        "--merge {}: no search.json from sim search there",
-                        d.display()
-                    ))
-                })?;
-            seeds_run += meta["seeds_run"].as_u64().unwrap_or(0);
-            commands.push(meta["command"].as_str().unwrap_or("").to_string());
-            let text = std::fs::read_to_string(d.join("failures.jsonl"))
-                .map_err(|e| bad(format!("--merge {}: failures.jsonl: {e}", d.display())))?;
-            for (i, line) in text.lines().enumerate() {
-                failures.push(serde_json::from_str(line).map_err(|e| {
-                    bad(format!(
-                        "{}:{}: not a failure line: {e}",
-                        d.join("failures.jsonl").display(),
-                        i + 1
-                    ))
-                })?);
-            }
-        }
-        let mut files: Vec<(String, Vec<u8>)> = vec![];
-        for (key, seed) in search::best_per_signature(&failures) {
-            let name = format!("{key}.toml");
-            let found = args.merge.iter().find_map(|d| {
-                let t = std::fs::read_to_string(d.join(&name)).ok()?;
-                t.contains(&format!("--seed {seed}")).then_some(t)
-            });
-            let text = found
-                .ok_or_else(|| bad(format!("--merge: no shard holds {name} for seed {seed}")))?;
-            files.push((name, text.into_bytes()));
-        }
+        let merged = search::merge(&args.merge).map_err(bad)?;
         let command = format!(
             "sim search --merge {}",
             args.merge
@@ -589,7 +552,14 @@ fn search(args: SearchArgs) -> Result<i32, i32> {
                 .collect::<Vec<_>>()
                 .join(" ")
         );
-        return write_search(&dir, &command, seeds_run, &failures, files, &commands);
+        return write_search(
+            &dir,
+            &command,
+            merged.seeds_run,
+            &merged.failures,
+            merged.files,
+            &merged.commands,
+        );
     }
     let path = args
         .scenario
@@ -705,52 +675,24 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
     }
     let started = std::time::Instant::now();
     let base = crate::swarm::materialize(&resolved, args.seed).map_err(|e| bad(e.to_string()))?;
-    let signature = shrink::signature(&base, args.seed).map_err(internal)?;
-    if signature.is_empty() {
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let min = shrink::minimize(&base, args.seed, args.max_runs, |runs, n| {
+        if show {
+            eprint!("\rshrink: {runs} runs, {n} faults left   ");
+        }
+    })
+    .map_err(internal)?;
+    if show {
+        eprintln!();
+    }
+    let Some(min) = min else {
         sayln!(
             "{} passes under seed {}: nothing to shrink (nothing written)",
             args.scenario.display(),
             args.seed
         );
         return Ok(EXIT_PASS);
-    }
-    let before = base.scenario.faults.len();
-    let show = !args.quiet && std::io::stderr().is_terminal();
-    let sorted = |c: &[crate::fault::FaultSpec]| {
-        let mut v = c.to_vec();
-        v.sort_by_key(|f| f.at_ms);
-        v
     };
-    let fails = |c: &[crate::fault::FaultSpec]| {
-        shrink::with_faults(&base, &sorted(c))
-            .and_then(|r| shrink::signature(&r, args.seed))
-            .is_ok_and(|s| s == signature)
-    };
-    let shrunk = shrink::shrink(
-        base.scenario.faults.clone(),
-        args.max_runs,
-        fails,
-        |runs, n| {
-            if show {
-                eprint!("\rshrink: {runs} runs, {n} faults left   ");
-            }
-        },
-    );
-    if show {
-        eprintln!();
-    }
-    let min = shrink::with_faults(&base, &sorted(&shrunk.faults)).map_err(internal)?;
-    // Replayed twice: the minimal file must fail the same way every time.
-    let a = crate::experiment::run(&min, args.seed).map_err(internal)?;
-    let b = crate::experiment::run(&min, args.seed).map_err(internal)?;
-    let again = shrink::signature(&min, args.seed).map_err(internal)?;
-    if a.report_json != b.report_json || again != signature {
-        return Err(internal(format!(
-            "the shrunk scenario did not replay the same way (signature {} against {})",
-            again.join(", "),
-            signature.join(", ")
-        )));
-    }
     let mut command = format!(
         "sim shrink {} --seed {}",
         args.scenario.display(),
@@ -759,16 +701,7 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
     for s in &args.set {
         command.push_str(&format!(" --set {s}"));
     }
-    let text = format!(
-        "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {before} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {} --seed {}\n{}",
-        shrunk.runs,
-        started.elapsed().as_secs_f64(),
-        signature.join(", "),
-        min.scenario.faults.len(),
-        file.display(),
-        args.seed,
-        min.to_toml()
-    );
+    let text = min.file_text(&command, started.elapsed(), &file, args.seed);
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| internal(format!("cannot create {}: {e}", dir.display())))?;
@@ -777,11 +710,11 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
         .map_err(|e| internal(format!("cannot write {}: {e}", file.display())))?;
     sayln!(
         "shrunk {} faults to {} in {} runs: {} ({})",
-        before,
-        min.scenario.faults.len(),
-        shrunk.runs,
+        min.faults_before,
+        min.resolved.scenario.faults.len(),
+        min.runs,
         file.display(),
-        signature.join(", ")
+        min.signature.join(", ")
     );
     Ok(EXIT_PASS)
 }

@@ -19,6 +19,7 @@ pub mod node;
 pub mod noise;
 pub mod output;
 pub mod plot;
+pub mod pool;
 pub mod progress;
 pub mod protocol;
 pub mod report;

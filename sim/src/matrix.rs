@@ -12,7 +12,6 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 /// What one run contributes to its cell.
 #[derive(Clone, Debug)]
@@ -123,47 +122,15 @@ pub fn run(plan: &Plan, resolved: &[Resolved]) -> Result<Vec<Cell>, String> {
     let jobs: Vec<(usize, u64)> = (0..resolved.len())
         .flat_map(|i| plan.seeds.clone().map(move |s| (i, s)))
         .collect();
-    let results: Arc<Mutex<Vec<Option<Result<RunFacts, String>>>>> =
-        Arc::new(Mutex::new(vec![None; jobs.len()]));
-    let next = Arc::new(Mutex::new(0usize));
-    let resolved = Arc::new(resolved.to_vec());
-    let jobs = Arc::new(jobs);
-    let workers: Vec<_> = (0..plan.jobs.max(1))
-        .map(|_| {
-            let (results, next, resolved, jobs) = (
-                results.clone(),
-                next.clone(),
-                resolved.clone(),
-                jobs.clone(),
-            );
-            std::thread::spawn(move || loop {
-                let k = {
-                    let mut n = next.lock().unwrap();
-                    let k = *n;
-                    *n += 1;
-                    k
-                };
-                let Some(&(i, seed)) = jobs.get(k) else {
-                    return;
-                };
-                let r = facts(&resolved[i], seed);
-                results.lock().unwrap()[k] = Some(r);
-            })
-        })
-        .collect();
-    for w in workers {
-        w.join()
-            .map_err(|_| "a matrix worker panicked".to_string())?;
-    }
-    let results = std::mem::take(&mut *results.lock().unwrap());
+    let results = crate::pool::map_ordered(jobs.len(), plan.jobs, |k| {
+        let (i, seed) = jobs[k];
+        facts(&resolved[i], seed)
+    });
     let per_pair = (plan.seeds.end - plan.seeds.start) as usize;
     let mut cells = vec![];
     for (i, chunk) in results.chunks(per_pair).enumerate() {
         let r = &resolved[i];
-        let runs: Vec<RunFacts> = chunk
-            .iter()
-            .map(|x| x.clone().expect("every job ran"))
-            .collect::<Result<_, _>>()?;
+        let runs: Vec<RunFacts> = chunk.iter().cloned().collect::<Result<_, _>>()?;
         cells.push(cell(r, &runs));
     }
     Ok(cells)

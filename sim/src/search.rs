@@ -18,8 +18,6 @@ use crate::scenario::Resolved;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Which share of the seeds this worker runs (1-based `index` of `count`).
@@ -266,32 +264,20 @@ fn rerun(bin: &std::path::Path, r: &Resolved, seed: u64) -> Option<String> {
 /// Runs the plan's share of seeds.
 pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Found, String> {
     let seeds = plan.partition.seeds(&plan.seeds);
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<(Outcome, u64)>>> =
-        Mutex::new((0..seeds.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..plan.jobs.max(1) {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                let Some(&seed) = seeds.get(k) else {
-                    return;
-                };
-                let started = Instant::now();
-                let o = one(&plan.resolved, seed, plan.watchdog);
-                progress.run_done(matches!(o, Outcome::Pass));
-                let wall = started.elapsed().as_millis() as u64;
-                results.lock().unwrap()[k] = Some((o, wall));
-            });
-        }
+    let results = crate::pool::map_ordered(seeds.len(), plan.jobs, |k| {
+        let started = Instant::now();
+        let o = one(&plan.resolved, seeds[k], plan.watchdog);
+        progress.run_done(matches!(o, Outcome::Pass));
+        (o, started.elapsed().as_millis() as u64)
     });
     let mut found = Found {
         seeds_run: seeds.len() as u64,
         failures: vec![],
         reproducers: BTreeMap::new(),
     };
-    let mut best: BTreeMap<String, (f64, u64)> = BTreeMap::new();
-    for (seed, r) in seeds.iter().zip(results.into_inner().unwrap()) {
-        let (o, wall_ms) = r.expect("every seed ran");
+    // Each failing seed's resolved scenario, until the reproducers are chosen.
+    let mut tomls: BTreeMap<u64, String> = BTreeMap::new();
+    for (seed, (o, wall_ms)) in seeds.iter().zip(results) {
         match o {
             Outcome::Pass => {}
             Outcome::Error(e) => return Err(format!("seed {seed}: {e}")),
@@ -315,13 +301,7 @@ pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Foun
                         _ => "nondeterministic".into(),
                     },
                 };
-                let key = signature_key(&signature);
-                if check != "nondeterministic"
-                    && best.get(&key).is_none_or(|(ms, _)| first_ms < *ms)
-                {
-                    best.insert(key.clone(), (first_ms, *seed));
-                    found.reproducers.insert(key, (*seed, scenario_toml));
-                }
+                tomls.insert(*seed, scenario_toml);
                 found.failures.push(Failure {
                     seed: *seed,
                     signature,
@@ -331,6 +311,10 @@ pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Foun
                 });
             }
         }
+    }
+    for (key, seed) in best_per_signature(&found.failures) {
+        let toml = tomls.remove(&seed).expect("a failing seed kept its scenario");
+        found.reproducers.insert(key, (seed, toml));
     }
     Ok(found)
 }
@@ -363,6 +347,68 @@ pub fn best_per_signature(failures: &[Failure]) -> BTreeMap<String, u64> {
         }
     }
     best.into_iter().map(|(k, (_, s))| (k, s)).collect()
+}
+
+/// Shards put back together.
+pub struct Merged {
+    /// Every shard's failures.
+    pub failures: Vec<Failure>,
+    /// Seeds run over all shards.
+    pub seeds_run: u64,
+    /// Each shard's command.
+    pub commands: Vec<String>,
+    /// The reproducer of each signature: (file name, contents), from the shard that
+    /// ran its seed.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// Merges the output directories of `sim search` shards; an error names the directory
+/// or file at fault (bad input: exit 2).
+pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Merged, String> {
+    let mut m = Merged {
+        failures: vec![],
+        seeds_run: 0,
+        commands: vec![],
+        files: vec![],
+    };
+    for d in dirs {
+        let meta: serde_json::Value = std::fs::read_to_string(d.join("search.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .ok_or_else(|| {
+                format!(
+                    "--merge {}: no search.json from sim search there",
+                    d.display()
+                )
+            })?;
+        m.seeds_run += meta["seeds_run"].as_u64().unwrap_or(0);
+        m.commands
+            .push(meta["command"].as_str().unwrap_or("").to_string());
+        let path = d.join("failures.jsonl");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("--merge {}: failures.jsonl: {e}", d.display()))?;
+        for (i, line) in text.lines().enumerate() {
+            m.failures.push(
+                serde_json::from_str(line).map_err(|e| {
+                    format!("{}:{}: not a failure line: {e}", path.display(), i + 1)
+                })?,
+            );
+        }
+    }
+    for (key, seed) in best_per_signature(&m.failures) {
+        let name = format!("{key}.toml");
+        // A signature's best seed overall is also its shard's best: that shard wrote
+        // the file.
+        let text = dirs
+            .iter()
+            .find_map(|d| {
+                let t = std::fs::read_to_string(d.join(&name)).ok()?;
+                t.contains(&format!("--seed {seed}")).then_some(t)
+            })
+            .ok_or_else(|| format!("--merge: no shard holds {name} for seed {seed}"))?;
+        m.files.push((name, text.into_bytes()));
+    }
+    Ok(m)
 }
 
 /// `search.md`: what was searched and what was found.

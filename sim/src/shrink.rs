@@ -204,6 +204,85 @@ pub fn shrink(
     Shrunk { faults: best, runs }
 }
 
+/// A run shrunk to its minimal faults, checked.
+pub struct Minimal {
+    /// The minimal scenario (the original with the fewest faults found).
+    pub resolved: Resolved,
+    /// The failing run's faults.
+    pub faults_before: usize,
+    /// Candidates run.
+    pub runs: u64,
+    /// What it fails: the sorted failed properties, the same before and after.
+    pub signature: Vec<String>,
+}
+
+/// Shrinks the failing run of `base` (faults written out: a swarm's materialized) under
+/// `seed`, within `max_runs` candidates, and replays the result twice. `None` when the
+/// run passes: there is nothing to shrink.
+pub fn minimize(
+    base: &Resolved,
+    seed: u64,
+    max_runs: u64,
+    progress: impl FnMut(u64, usize),
+) -> Result<Option<Minimal>, String> {
+    let wanted = signature(base, seed)?;
+    if wanted.is_empty() {
+        return Ok(None);
+    }
+    // Faults fire in time order; a candidate whose times shrank out of order is sorted.
+    let sorted = |c: &[FaultSpec]| {
+        let mut v = c.to_vec();
+        v.sort_by_key(|f| f.at_ms);
+        v
+    };
+    let fails = |c: &[FaultSpec]| {
+        with_faults(base, &sorted(c))
+            .and_then(|r| signature(&r, seed))
+            .is_ok_and(|s| s == wanted)
+    };
+    let shrunk = shrink(base.scenario.faults.clone(), max_runs, fails, progress);
+    let min = with_faults(base, &sorted(&shrunk.faults))?;
+    // Replayed twice: the minimal file must fail the same way every time.
+    let a = crate::experiment::run(&min, seed)?;
+    let b = crate::experiment::run(&min, seed)?;
+    if a.report_json != b.report_json || a.findings.signature() != wanted {
+        return Err(format!(
+            "the shrunk scenario did not replay the same way (signature {} against {})",
+            a.findings.signature().join(", "),
+            wanted.join(", ")
+        ));
+    }
+    Ok(Some(Minimal {
+        resolved: min,
+        faults_before: base.scenario.faults.len(),
+        runs: shrunk.runs,
+        signature: wanted,
+    }))
+}
+
+impl Minimal {
+    /// The `.min.toml` file: a header (command, runs, wall time, signature, faults
+    /// before and after, how to repeat it), then the resolved scenario.
+    pub fn file_text(
+        &self,
+        command: &str,
+        wall: std::time::Duration,
+        file: &std::path::Path,
+        seed: u64,
+    ) -> String {
+        format!(
+            "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {} --seed {seed}\n{}",
+            self.runs,
+            wall.as_secs_f64(),
+            self.signature.join(", "),
+            self.faults_before,
+            self.resolved.scenario.faults.len(),
+            file.display(),
+            self.resolved.to_toml()
+        )
+    }
+}
+
 /// The failing run's properties, sorted: what a candidate must reproduce.
 pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, String> {
     Ok(crate::experiment::run_unrecorded(resolved, seed)?

@@ -18,8 +18,6 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// One `--grid KEY=V1,V2,...`.
 #[derive(Clone, Debug, PartialEq)]
@@ -383,29 +381,15 @@ pub fn run(
 ) -> Result<Vec<Cell>, String> {
     let per = (plan.seeds.end - plan.seeds.start) as usize;
     let total = targets.len() * per;
-    let results: Mutex<Vec<Option<Result<RunFacts, String>>>> = Mutex::new(vec![None; total]);
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..plan.jobs.max(1) {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                if k >= total {
-                    return;
-                }
-                let (t, seed) = (&targets[k / per], plan.seeds.start + (k % per) as u64);
-                let r = facts(&t.resolved, seed);
-                progress.run_done(r.as_ref().is_ok_and(|f| f.passed));
-                results.lock().unwrap()[k] = Some(r);
-            });
-        }
+    let results = crate::pool::map_ordered(total, plan.jobs, |k| {
+        let (t, seed) = (&targets[k / per], plan.seeds.start + (k % per) as u64);
+        let r = facts(&t.resolved, seed);
+        progress.run_done(r.as_ref().is_ok_and(|f| f.passed));
+        r
     });
-    let results = results.into_inner().unwrap();
     let mut cells = vec![];
     for (t, chunk) in targets.iter().zip(results.chunks(per)) {
-        let runs: Vec<RunFacts> = chunk
-            .iter()
-            .map(|x| x.clone().expect("every run finished"))
-            .collect::<Result<_, _>>()?;
+        let runs: Vec<RunFacts> = chunk.iter().cloned().collect::<Result<_, _>>()?;
         let mut c = cell(t, &plan.seeds, slo, &runs);
         c.point = plan
             .axes
