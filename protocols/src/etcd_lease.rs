@@ -39,6 +39,13 @@ pub enum Canary {
     ConstantToken,
     /// The leader ignores its own lease deadline and acts until told otherwise.
     IgnoreDeadline,
+    /// Fails only under a combination of faults: once one of its renewals has failed, a
+    /// leader answers a fencing rejection by writing once more under the resource's
+    /// `max_token` (see [`crate::Leadership::retry_token_after_rejection`]). A partition
+    /// alone never brings a rejection (the leader stops by its own deadline first) and a
+    /// pause before a write alone never fails a renewal; a pause that overlaps a
+    /// partition, or a slow clock during one, does both.
+    FenceRetryWhenCutOff,
 }
 
 /// Parameters of the etcd-lease protocol (a scenario's `[etcd-lease]` table).
@@ -147,6 +154,9 @@ impl EtcdLeaseElector {
             sent_us + grant.ttl_ms as i64 * 1000,
             honour,
         );
+        if self.cfg.canary == Canary::FenceRetryWhenCutOff {
+            lease.arm_fence_retry_canary();
+        }
         let key = format!("{}/{:x}", self.cfg.prefix, grant.id);
         spawn_keepalive(
             self.api.clone(),
@@ -249,7 +259,7 @@ fn spawn_keepalive(
                     lease.end(LossReason::Revoked);
                     return;
                 }
-                Err(_) => {}
+                Err(_) => lease.note_renewal_failed(),
             }
         }
     });

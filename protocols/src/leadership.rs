@@ -51,6 +51,14 @@ struct State {
     lost: AtomicBool,
     reason: AtomicU8,
     changed: Notify,
+    /// The combination canary (`etcd-lease.canary = "fence-retry-when-cut-off"`): once a
+    /// renewal has failed, a fencing rejection is answered by one retry under the
+    /// resource's `max_token`. Never set by an honest protocol.
+    fence_retry_canary: AtomicBool,
+    /// A renewal of this lease failed (timed out or was refused by the network).
+    renewal_failed: AtomicBool,
+    /// The canary's one retry has been spent.
+    fence_retry_spent: AtomicBool,
 }
 
 /// A leadership held by this node.
@@ -83,6 +91,9 @@ impl LeaseHandle {
                 lost: AtomicBool::new(false),
                 reason: AtomicU8::new(0),
                 changed: Notify::new(),
+                fence_retry_canary: AtomicBool::new(false),
+                renewal_failed: AtomicBool::new(false),
+                fence_retry_spent: AtomicBool::new(false),
             }),
         }
     }
@@ -97,6 +108,20 @@ impl LeaseHandle {
         self.state
             .deadline_us
             .fetch_max(deadline_us, Ordering::SeqCst);
+    }
+
+    /// Arms the combination canary on this lease: after a failed renewal, the leadership
+    /// answers one fencing rejection by retrying under the resource's `max_token`
+    /// ([`Leadership::retry_token_after_rejection`]). A deliberately broken variant, for
+    /// proving that search and shrink find failures that need two faults at once.
+    pub fn arm_fence_retry_canary(&self) {
+        self.state.fence_retry_canary.store(true, Ordering::SeqCst);
+    }
+
+    /// Records that a renewal failed (no answer in time). Honest protocols only extend
+    /// nothing then; the combination canary remembers it.
+    pub fn note_renewal_failed(&self) {
+        self.state.renewal_failed.store(true, Ordering::SeqCst);
     }
 
     /// Ends the lease for `reason`; the first reason given sticks.
@@ -213,6 +238,27 @@ impl Leadership {
             return LossReason::DeadlinePassed;
         }
         LossReason::from_u8(self.state.reason.load(Ordering::SeqCst))
+    }
+
+    /// What to do when the resource rejects a write with `max_token`: `None` (stop; every
+    /// honest protocol) or `Some(token)`, a token to retry the write under once.
+    ///
+    /// Only the combination canary answers `Some`: the bug it plants is "a leader that
+    /// could not reach its lease service trusts the resource instead, adopts its
+    /// `max_token` and writes once more". It needs a failed renewal (a partition from the
+    /// backend, a lossy or slow network) and a rejection (the leader kept acting past a
+    /// new leader's first write: a pause before a write, or a slow clock) in the same
+    /// leadership, so neither fault alone trips it.
+    pub fn retry_token_after_rejection(&self, max_token: u64) -> Option<u64> {
+        let s = &self.state;
+        if s.fence_retry_canary.load(Ordering::SeqCst)
+            && s.renewal_failed.load(Ordering::SeqCst)
+            && !s.fence_retry_spent.swap(true, Ordering::SeqCst)
+        {
+            Some(max_token)
+        } else {
+            None
+        }
     }
 
     /// Local time left on the lease, in milliseconds (0 once passed).

@@ -358,7 +358,28 @@ async fn write(
         token: l.token,
         op,
     };
-    match call(ep, RESOURCE_ADDR, req, env.resource_timeout_ms).await {
+    let reply = match call(ep, RESOURCE_ADDR, req, env.resource_timeout_ms).await {
+        // The combination canary's planted bug: write once more under the resource's
+        // max_token. Honest leaderships never retry a rejected write.
+        Ok(WriteReply::Rejected { max_token }) => match l.retry_token_after_rejection(max_token) {
+            Some(token) => {
+                env.timeline.record(Event::WriteAttempted {
+                    node: ctl.name.clone(),
+                    token,
+                    op,
+                });
+                let retry = FencedWrite {
+                    node: ctl.name.clone(),
+                    token,
+                    op,
+                };
+                call(ep, RESOURCE_ADDR, retry, env.resource_timeout_ms).await
+            }
+            None => Ok(WriteReply::Rejected { max_token }),
+        },
+        other => other,
+    };
+    match reply {
         Ok(WriteReply::Accepted { last_seq, cursor }) => Outcome::Written(last_seq, cursor),
         Ok(WriteReply::Rejected { .. }) => Outcome::Fenced,
         // Only a late batch is behind the row, and nobody waits for its answer; were one
