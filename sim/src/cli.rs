@@ -24,8 +24,8 @@ Exit codes:
      the error names file:line, key and what is allowed, and nothing is written
   3  internal error: the simulator itself failed
 
-With `git bisect run`, 0 marks a commit good and 1 bad (README: rebuild each commit and
-map 2 and 3 to 125, skip).";
+With `git bisect run`, 0 marks a commit good and 1 bad; `sim bisect` rebuilds each commit
+and maps 2 and 3 to 125 (skip). `sim bisect` itself exits 0 when it named a commit.";
 
 /// Baton: deterministic simulation of leader-election protocols.
 ///
@@ -81,6 +81,16 @@ enum Command {
     /// it says so and exits 0 without writing.
     #[command(after_help = EXIT_CODES)]
     Shrink(ShrinkArgs),
+    /// Name the first commit under which a scenario fails (a `git bisect run` wrapper).
+    ///
+    /// Copies the scenario out of the tree, checks out each candidate commit in a git
+    /// worktree of its own (your checkout is not touched), builds it into one shared
+    /// target directory and runs the scenario with the seed. A commit that does not build
+    /// or cannot run the scenario is skipped (125). `--bad` must fail and `--good` pass.
+    /// Prints the first bad commit and the properties that failed there; exits 0 when it
+    /// named one, 2 on bad input, 3 when it could not decide.
+    #[command(after_help = EXIT_CODES)]
+    Bisect(BisectArgs),
     /// Measure Baton's speed: the named workloads, each in a fresh process.
     ///
     /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
@@ -257,6 +267,35 @@ struct BenchArgs {
 }
 
 #[derive(Debug, Args)]
+struct BisectArgs {
+    /// A commit (branch, tag or hash) under which the scenario passes.
+    #[arg(long, value_name = "REV")]
+    good: String,
+    /// A commit under which it fails.
+    #[arg(long, value_name = "REV")]
+    bad: String,
+    /// The scenario file; copied before any checkout, so it need not exist in old commits.
+    scenario: PathBuf,
+    /// The seed every commit runs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Overrides every commit's run gets, as in `run`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// The target directory every commit builds into (default: target/bisect beside the
+    /// repository's own, or $CARGO_TARGET_DIR/bisect).
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    /// The cargo profile each commit is built with: `release`, or `dev` (incremental
+    /// builds, quicker between nearby commits; slower runs).
+    #[arg(long, default_value = "release", value_name = "NAME")]
+    profile: String,
+    /// Print only the answer.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
 struct BenchWorkloadArgs {
     /// The workload's name.
     name: String,
@@ -321,6 +360,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Sweep(args) => sweep(args),
         Command::Search(args) => search(args),
         Command::Shrink(args) => shrink(args),
+        Command::Bisect(args) => bisect(args),
         Command::Bench(args) => bench(args),
         Command::BenchWorkload(args) => bench_workload(args),
     };
@@ -716,6 +756,73 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
         file.display(),
         min.signature.join(", ")
     );
+    Ok(EXIT_PASS)
+}
+
+fn bisect(args: BisectArgs) -> Result<i32, i32> {
+    use crate::bisect::{self, BisectError};
+    let fail = |e: BisectError| match e {
+        BisectError::Input(m) => {
+            eprintln!("error: {m}");
+            EXIT_BAD_INPUT
+        }
+        BisectError::Failed(m) => {
+            eprintln!("bisect failed: {m}");
+            EXIT_INTERNAL
+        }
+    };
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("error: cannot read the working directory: {e}");
+        EXIT_BAD_INPUT
+    })?;
+    let repo = bisect::repo_of(&cwd).map_err(fail)?;
+    let good = bisect::resolve(&repo, "--good", &args.good).map_err(fail)?;
+    let bad = bisect::resolve(&repo, "--bad", &args.bad).map_err(fail)?;
+    if !args.scenario.is_file() {
+        eprintln!("error: {}: no such scenario file", args.scenario.display());
+        return Err(EXIT_BAD_INPUT);
+    }
+    let target_dir = args.target_dir.clone().unwrap_or_else(|| {
+        std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo.join("target"))
+            .join("bisect")
+    });
+    let plan = bisect::Plan {
+        repo,
+        good,
+        bad,
+        scenario: args.scenario.clone(),
+        seed: args.seed,
+        set: args.set.clone(),
+        target_dir,
+        profile: args.profile.clone(),
+    };
+    let found = bisect::bisect(&plan, |line| {
+        if !args.quiet {
+            eprintln!("bisect: {line}");
+        }
+    })
+    .map_err(fail)?;
+    sayln!("first bad commit: {} {}", found.commit, found.subject);
+    for (property, detail) in &found.failed {
+        sayln!("fails: {property} ({detail})");
+    }
+    sayln!(
+        "tested {} commits between the ends ({} skipped: no build, or exit 2 or 3)",
+        found.tested,
+        found.skipped
+    );
+    let mut again = format!(
+        "git checkout {} && cargo run --release --bin sim -- run {} --seed {}",
+        &found.commit[..12],
+        bisect::shell_quote(&args.scenario.to_string_lossy()),
+        args.seed
+    );
+    for s in &args.set {
+        again.push_str(&format!(" --set {}", bisect::shell_quote(s)));
+    }
+    sayln!("reproduce: {again}");
     Ok(EXIT_PASS)
 }
 

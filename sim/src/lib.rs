@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod bisect;
 pub mod checker;
 pub mod cli;
 pub mod client;
