@@ -1,62 +1,8 @@
 //! One experiment end to end: simulate, check, and render every artifact in memory.
 
-use crate::checker::Findings;
-use crate::run::{self, RunOutput, TimelineFile};
+use crate::run;
 use crate::scenario::Resolved;
-use crate::{plot, report};
-use std::borrow::Cow;
-
-/// Every artifact of a run, rendered, plus the verdict.
-#[derive(Debug)]
-pub struct Artifacts {
-    /// The resolved scenario, every default filled in.
-    pub scenario_toml: String,
-    /// The timeline, one JSON event a line, in a temporary file (`None` for a run that
-    /// did not keep it: [`run_unrecorded`]). Read it with [`Artifacts::timeline_jsonl`] or
-    /// copy it with [`Artifacts::write_timeline`].
-    pub timeline: Option<TimelineFile>,
-    /// For a person.
-    pub summary_txt: String,
-    /// For scripts.
-    pub report_json: String,
-    /// The leaders-acting plot.
-    pub leaders_acting_svg: String,
-    /// True when every checked property held.
-    pub passed: bool,
-    /// What the checkers found.
-    pub findings: Findings,
-}
-
-impl Artifacts {
-    /// (file name, content) in the order of [`crate::output::ARTIFACTS`]; the timeline is
-    /// rendered here.
-    pub fn files(&self) -> Vec<(&'static str, Cow<'_, [u8]>)> {
-        let a = crate::output::ARTIFACTS;
-        vec![
-            (a[0], Cow::Borrowed(self.scenario_toml.as_bytes())),
-            (a[1], Cow::Owned(self.timeline_jsonl().into_bytes())),
-            (a[2], Cow::Borrowed(self.summary_txt.as_bytes())),
-            (a[3], Cow::Borrowed(self.report_json.as_bytes())),
-            (a[4], Cow::Borrowed(self.leaders_acting_svg.as_bytes())),
-        ]
-    }
-
-    /// The timeline, one JSON event per line.
-    pub fn timeline_jsonl(&self) -> String {
-        let mut out = Vec::new();
-        self.write_timeline(&mut out).expect("writing to memory");
-        String::from_utf8(out).expect("JSON is UTF-8")
-    }
-
-    /// Writes the timeline, one JSON event per line, to `w` (nothing for a run that did
-    /// not keep it).
-    pub fn write_timeline(&self, w: impl std::io::Write) -> std::io::Result<()> {
-        match &self.timeline {
-            Some(t) => t.copy_to(w),
-            None => Ok(()),
-        }
-    }
-}
+pub use baton_model::artifacts::{report, Artifacts};
 
 /// Simulates `resolved` under `seed` and renders its report, timeline included.
 ///
@@ -72,32 +18,4 @@ pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, Strin
     let resolved = &crate::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
     let out = run::run(resolved, seed, false)?;
     Ok(report(resolved, seed, out))
-}
-
-/// Renders the report of a finished run (its timeline file moves into it).
-pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
-    let scenario_toml = format!(
-        "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the experiment.\n{}",
-        report::reproduce_command(resolved, seed),
-        resolved.to_toml()
-    );
-    let title = format!(
-        "{} (seed {seed}, {})",
-        resolved.scenario.name,
-        resolved.scenario.protocol.name()
-    );
-    let findings = &out.findings;
-    let leaders_acting_svg = plot::leaders_acting_svg(findings, out.end_us, &title)
-        .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
-    let summary_txt = report::summary(resolved, seed, &out);
-    let report_json = report::json(resolved, seed, &out);
-    Artifacts {
-        scenario_toml,
-        timeline: out.timeline.take(),
-        summary_txt,
-        report_json,
-        leaders_acting_svg,
-        passed: out.findings.passed(),
-        findings: out.findings,
-    }
 }

@@ -5,37 +5,32 @@
 //! (what held) -> [`report`] and [`plot`] (what a person and a script read).
 #![deny(missing_docs)]
 
+// The model lives in its own crate, which the real-network mode shares; its modules are
+// re-exported here so that `baton_sim::scenario` and the rest keep their paths.
+pub use baton_model::{checker, fault, output, plot, report, scenario, seed, swarm, ttl};
+
 pub mod bench;
 pub mod bisect;
-pub mod checker;
 pub mod cli;
 pub mod client;
 pub mod clock;
 pub mod driver;
 pub mod experiment;
-pub mod fault;
 pub mod matrix;
 pub mod net;
 pub mod node;
 pub mod noise;
-pub mod output;
-pub mod plot;
 pub mod pool;
 pub mod progress;
 pub mod protocol;
-pub mod report;
 pub mod requests;
 pub mod rpc;
 pub mod run;
-pub mod scenario;
 pub mod search;
-pub mod seed;
 pub mod service;
 pub mod shrink;
-pub mod swarm;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;
-pub mod ttl;
 pub mod work;
 pub mod world;

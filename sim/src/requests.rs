@@ -7,8 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The width of one bucket of [`RequestCounter::by_bucket`].
-pub const BUCKET_US: i64 = 100_000;
+pub use baton_model::outcome::BUCKET_US;
 
 /// Requests served: the total, and per 100 ms of simulated time.
 #[derive(Default)]

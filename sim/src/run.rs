@@ -5,32 +5,17 @@
 //! the timeline is wanted as a file, to a temporary file of JSON lines. Memory then stays
 //! flat in run length.
 
-use crate::checker::{Checks, Findings};
-use crate::client::ClientStats;
+use crate::checker::Checks;
+pub use baton_model::outcome::{RunOutput, TimelineFile};
 use crate::driver;
 use crate::net::Net;
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, EntrySink, Timeline};
 use crate::world::World;
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::{BufWriter, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// A finished run's timeline: one JSON event a line, in a temporary file that is gone
-/// once this is dropped.
-#[derive(Debug)]
-pub struct TimelineFile(File);
-
-impl TimelineFile {
-    /// Copies the whole timeline to `w`.
-    pub fn copy_to(&self, mut w: impl Write) -> std::io::Result<()> {
-        let mut f = &self.0;
-        f.rewind()?;
-        std::io::copy(&mut f, &mut w)?;
-        Ok(())
-    }
-}
 
 /// Where a run's events go: the checkers, and the timeline file if one is kept.
 struct RunSink {
@@ -55,25 +40,6 @@ impl EntrySink for RunSink {
             }
         }
     }
-}
-
-/// What a run produced.
-#[derive(Debug)]
-pub struct RunOutput {
-    /// What the checkers found.
-    pub findings: Findings,
-    /// The timeline, when it was kept ([`run()`]'s `keep_timeline`).
-    pub timeline: Option<TimelineFile>,
-    /// The simulated time the run stopped, in microseconds.
-    pub end_us: i64,
-    /// What the sequencer client saw.
-    pub client: ClientStats,
-    /// Messages the simulated network carried.
-    pub messages: u64,
-    /// Requests the protocol's backend served (0 for peer-to-peer protocols).
-    pub backend_requests: u64,
-    /// Requests the backend served in each 100 ms of the run.
-    pub backend_requests_by_100ms: Vec<u64>,
 }
 
 /// Runs `resolved` with `seed`, keeping its timeline as a file if `keep_timeline`. Each

@@ -53,7 +53,7 @@ impl World {
             timeline: timeline.clone(),
             backend_requests: backend_requests.clone(),
             seed,
-            protocol: resolved.protocol.clone(),
+            protocol: crate::protocol::build(&resolved.scenario),
             nodes: s.nodes as usize,
             tick_interval_ms: s.work.tick_interval_ms,
             resource_timeout_ms: s.work.resource_timeout_ms,
@@ -71,7 +71,7 @@ impl World {
 
         let backend_clock = NodeClock::new();
 
-        let backend = resolved.protocol.start_backend(BackendCtx {
+        let backend = env.protocol.start_backend(BackendCtx {
             handle: &handle,
             timeline: timeline.clone(),
             clock: backend_clock.clone(),

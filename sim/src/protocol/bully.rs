@@ -2,47 +2,20 @@
 //! messages, and each node's endpoint hands them to its elector.
 
 use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
-use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
-use crate::scenario::Scenario;
-use baton_protocols::bully::{BullyConfig, BullyElector, BullyMsg, BullyReply};
+use super::{BackendCtx, ElectorCtx, Protocol};
+use baton_protocols::bully::{BullyElector, BullyMsg, BullyReply};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use std::sync::Arc;
+pub use baton_model::protocol::bully::Bully;
 
 peer_rpc!(
     /// A bully message between two nodes.
     BullyRpc(BullyMsg) => BullyReply
 );
 
-/// The bully protocol with its scenario table.
-#[derive(Clone, Debug)]
-pub struct Bully(pub BullyConfig);
 
 impl Protocol for Bully {
-    fn name(&self) -> ProtocolName {
-        ProtocolName::Bully
-    }
-
-    fn validate(&self) -> Result<(), (String, String)> {
-        let c = &self.0;
-        require_positive(&[
-            ("heartbeat_interval_ms", c.heartbeat_interval_ms),
-            ("failure_timeout_ms", c.failure_timeout_ms),
-            ("answer_timeout_ms", c.answer_timeout_ms),
-            ("coordinator_timeout_ms", c.coordinator_timeout_ms),
-        ])?;
-        if c.failure_timeout_ms <= c.heartbeat_interval_ms {
-            return Err((
-                "failure_timeout_ms".into(),
-                format!(
-                    "{} must be above heartbeat_interval_ms {}, or every coordinator is suspected between heartbeats",
-                    c.failure_timeout_ms, c.heartbeat_interval_ms
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {
         None
     }
@@ -59,30 +32,5 @@ impl Protocol for Bully {
         let h = e.clone();
         serve::<BullyRpc>(&ctx.ep, move |m| h.handle(m));
         e
-    }
-
-    /// A killed coordinator's last heartbeat left no earlier than its last write, so
-    /// the next-highest node suspects it at most one failure timeout (plus the
-    /// heartbeat's flight) later. Its ELECTION to the dead node then goes unanswered for
-    /// one answer timeout, its COORDINATOR to the dead node for another, and it claims
-    /// the resource in one round trip.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        let c = &self.0;
-        let lat = s.network.latency_ms_max;
-        let ms = c.failure_timeout_ms + lat + 2 * c.answer_timeout_ms + 2 * lat;
-        Bound {
-            ms,
-            formula: format!(
-                "failure timeout + 2 answer timeouts = failure timeout {} ms + heartbeat flight {lat} ms + ELECTION and COORDINATOR unanswered by the dead node (2 x {} ms) + claim round trip ({} ms)",
-                c.failure_timeout_ms,
-                c.answer_timeout_ms,
-                2 * lat
-            ),
-        }
-    }
-
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
-        let c = &self.0;
-        2 * (c.failure_timeout_ms + c.round_ms()) + 1000
     }
 }

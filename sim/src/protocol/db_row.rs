@@ -1,17 +1,17 @@
 //! `db-row` in the simulator: a single-node database holding the `leader` row as the
 //! backend, and the simulated side of the [`DbApi`] seam (RPCs to it).
 
-use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::scenario::Scenario;
 use crate::service::db;
 use async_trait::async_trait;
-use baton_protocols::db_row::{DbApi, DbError, DbRowConfig, DbRowElector, LeaderRow};
+use baton_protocols::db_row::{DbApi, DbError, DbRowElector, LeaderRow};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+pub use baton_model::protocol::db_row::DbRow;
 
 /// The acquire statement; the new generation when one row was updated.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -102,25 +102,8 @@ impl DbApi for SimDbClient {
     }
 }
 
-/// The db-row protocol with its scenario table.
-#[derive(Clone, Debug)]
-pub struct DbRow(pub DbRowConfig);
 
 impl Protocol for DbRow {
-    fn name(&self) -> ProtocolName {
-        ProtocolName::DbRow
-    }
-
-    fn validate(&self) -> Result<(), (String, String)> {
-        let c = &self.0;
-        require_positive(&[
-            ("lease_ttl_ms", c.lease_ttl_ms),
-            ("poll_interval_ms", c.poll_interval_ms),
-            ("statement_timeout_ms", c.statement_timeout_ms),
-        ])?;
-        Ok(())
-    }
-
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
         let node = ctx
@@ -136,26 +119,5 @@ impl Protocol for DbRow {
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
         let api = Arc::new(SimDbClient::new(ctx.ep, self.0.statement_timeout_ms));
         Arc::new(DbRowElector::new(ctx.node, api, ctx.clock, self.0.clone()))
-    }
-
-    /// The holder's lease ends at most one TTL after its last renewal, which it sent no
-    /// later than its last write (plus that renewal's trip). The database judges
-    /// `expires_at < now()` exactly, so the first candidate to poll after that wins:
-    /// within one poll interval and one round trip. Then the claim write.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        let ttl = self.0.lease_ttl_ms;
-        let poll = self.0.poll_interval_ms;
-        let lat = s.network.latency_ms_max;
-        let round = 3 * 2 * lat;
-        Bound {
-            ms: ttl + poll + round,
-            formula: format!(
-                "TTL + poll + acquisition = lease TTL {ttl} ms + one poll interval {poll} ms + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms"
-            ),
-        }
-    }
-
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
-        2 * self.0.lease_ttl_ms + self.0.poll_interval_ms + 1000
     }
 }

@@ -1,17 +1,17 @@
 //! `k8s-lease` in the simulator: the Kubernetes-API-like server as the backend, and the
 //! simulated side of the [`LeaseApi`] seam (RPCs to it) under client-go's elector.
 
-use super::{BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::scenario::Scenario;
 use crate::service::k8s;
 use async_trait::async_trait;
-use baton_protocols::k8s_lease::{K8sError, K8sLeaseConfig, K8sLeaseElector, Lease, LeaseApi};
+use baton_protocols::k8s_lease::{K8sError, K8sLeaseElector, Lease, LeaseApi};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+pub use baton_model::protocol::k8s_lease::K8sLease;
 
 /// Why the API server refused a call (the HTTP status behind [`K8sError`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,11 +45,13 @@ request!(K8sLeaseGet => Result<Lease, ApiStatus>);
 /// `POST .../leases`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct K8sLeaseCreate(pub Lease);
-request!(K8sLeaseCreate => Result<Lease, ApiStatus>);
 
 /// `PUT .../leases/<name>`, guarded by the resourceVersion it carries.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct K8sLeaseUpdate(pub Lease);
+
+request!(K8sLeaseCreate => Result<Lease, ApiStatus>);
+
 request!(K8sLeaseUpdate => Result<Lease, ApiStatus>);
 
 /// A Lease client for one node; every call is bounded by `rpc_timeout_ms`.
@@ -106,23 +108,8 @@ impl LeaseApi for SimLeaseClient {
     }
 }
 
-/// The k8s-lease protocol with its scenario table.
-#[derive(Clone, Debug)]
-pub struct K8sLease(pub K8sLeaseConfig);
 
 impl Protocol for K8sLease {
-    fn name(&self) -> ProtocolName {
-        ProtocolName::K8sLease
-    }
-
-    fn validate(&self) -> Result<(), (String, String)> {
-        self.0.check()?;
-        if self.0.lease_name.is_empty() {
-            return Err(("lease_name".into(), "must not be empty".into()));
-        }
-        Ok(())
-    }
-
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
         let node = ctx
@@ -149,27 +136,5 @@ impl Protocol for K8sLease {
             self.0.clone(),
             Box::new(rng),
         ))
-    }
-
-    /// A candidate sees the dead holder's last renewal (made no later than its last
-    /// write) at its next try, up to one jittered RetryPeriod later; from then it waits
-    /// LeaseDuration on its own clock, and takes the Lease at its first try after that,
-    /// up to one more jittered RetryPeriod. Then one round: read and update the Lease,
-    /// and claim the resource.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        let c = &self.0;
-        let jitter = c.max_retry_wait_ms();
-        let round = 3 * 2 * s.network.latency_ms_max;
-        Bound {
-            ms: c.lease_duration_ms + 2 * jitter + round,
-            formula: format!(
-                "LeaseDuration + RetryPeriod x jitter, twice = LeaseDuration {} ms + 2 x RetryPeriod {} ms x (1 + JitterFactor 1.2) = 2 x {jitter} ms + election round (3 round trips at <= {} ms one way = {round} ms)",
-                c.lease_duration_ms, c.retry_period_ms, s.network.latency_ms_max
-            ),
-        }
-    }
-
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
-        self.0.lease_duration_ms + 2 * self.0.max_retry_wait_ms() + 1000
     }
 }

@@ -3,23 +3,24 @@
 //! kill and restart.
 
 use super::peer::{names, TimelineLog};
-use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
 use crate::rpc::{call, node_addr, request};
-use crate::scenario::Scenario;
 use async_trait::async_trait;
 use baton_protocols::peer::PeerTimeout;
 use baton_protocols::raft::{
-    RaftConfig, RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport, SequencerPath,
+    RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport,
 };
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+pub use baton_model::protocol::raft::RaftProtocol;
 
 /// An openraft message between two nodes.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RaftRpc(pub RaftMsg);
+
 request!(RaftRpc => RaftReply);
 
 /// The peers as one node reaches them.
@@ -36,54 +37,8 @@ impl RaftTransport for SimRaftNet {
     }
 }
 
-/// The raft protocol with its scenario table.
-#[derive(Clone, Debug)]
-pub struct RaftProtocol(pub RaftConfig);
 
 impl Protocol for RaftProtocol {
-    fn name(&self) -> ProtocolName {
-        ProtocolName::Raft
-    }
-
-    fn validate(&self) -> Result<(), (String, String)> {
-        let c = &self.0;
-        require_positive(&[
-            ("election_timeout_min_ms", c.election_timeout_min_ms),
-            ("heartbeat_interval_ms", c.heartbeat_interval_ms),
-            ("leader_lease_ms", c.leader_lease_ms),
-        ])?;
-        // openraft's own Config::validate rules, checked here so a scenario fails with a
-        // key instead of a panic inside a node.
-        if c.election_timeout_max_ms <= c.election_timeout_min_ms {
-            return Err((
-                "election_timeout_max_ms".into(),
-                format!(
-                    "{} must be above election_timeout_min_ms {}",
-                    c.election_timeout_max_ms, c.election_timeout_min_ms
-                ),
-            ));
-        }
-        if c.election_timeout_min_ms <= c.heartbeat_interval_ms {
-            return Err((
-                "election_timeout_min_ms".into(),
-                format!(
-                    "{} must be above heartbeat_interval_ms {}",
-                    c.election_timeout_min_ms, c.heartbeat_interval_ms
-                ),
-            ));
-        }
-        if c.leader_lease_ms >= c.election_timeout_min_ms {
-            return Err((
-                "leader_lease_ms".into(),
-                format!(
-                    "{} must be below election_timeout_min_ms {}: the leader's lease must end before any follower can vote for another",
-                    c.leader_lease_ms, c.election_timeout_min_ms
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {
         None
     }
@@ -114,69 +69,5 @@ impl Protocol for RaftProtocol {
             async move { h.handle(r.0).await }
         });
         e
-    }
-
-    /// A killed leader's last heartbeat left no earlier than its last write. Its
-    /// followers refuse other candidates for their lease (election timeout max) and their
-    /// timers first wait out that lease, then a random election timeout (at most the
-    /// max). Two followers that time out together split the vote; each re-election after
-    /// a fresh random timeout costs at most the max again. Splits are chance events, so
-    /// no hard bound exists: this one allows two (over seeds 0..100 of clean-kill, at
-    /// most two happened). The winner then needs a pre-vote round trip (when on), a vote
-    /// round trip, a quorum heartbeat round for its own lease, and a claim round trip at
-    /// the resource.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        let c = &self.0;
-        let lat = s.network.latency_ms_max;
-        let trips = if c.pre_vote { 4 } else { 3 };
-        let ms = 4 * c.election_timeout_max_ms + trips * 2 * lat;
-        Bound {
-            ms,
-            formula: format!(
-                "followers' lease + election timeout max + two split votes = followers' lease {} ms + election timeout {} ms + re-elections after two split votes (2 x {} ms) + {}vote, lease and claim round trips ({trips} x {} ms)",
-                c.election_timeout_max_ms,
-                c.election_timeout_max_ms,
-                c.election_timeout_max_ms,
-                if c.pre_vote { "pre-vote, " } else { "" },
-                2 * lat
-            ),
-        }
-    }
-
-    fn default_liveness_bound_ms(&self, s: &Scenario) -> u64 {
-        2 * self.failover_bound(s).ms + 1000
-    }
-
-    /// With openraft's `single-term-leader` feature a term has at most one leader, so
-    /// the term is the token.
-    fn token_is_term(&self) -> bool {
-        true
-    }
-
-    fn stepdown_method(&self) -> Option<&'static str> {
-        Some("no leadership transfer (openraft 0.9.25 has none): the leader stops its heartbeats and elections, and a follower campaigns once its lease and election timeout have run, so the dark time is about one follower lease plus an election timeout")
-    }
-
-    fn has_replicated_log(&self) -> bool {
-        self.0.sequencer == SequencerPath::Log
-    }
-
-    /// A leader's lease starts before the heartbeat round that a quorum acknowledged;
-    /// each of those followers then refuses to vote for anyone else for its own lease
-    /// (`election_timeout_max_ms`) from when it received it. So no other leader can exist
-    /// before the leader's lease ends as long as `leader_lease / leader clock rate <=
-    /// follower lease / follower clock rate`: with followers at true rate, the leader's
-    /// clock may run slow by at most `1 - leader_lease / follower_lease`.
-    fn read_lease_bound(&self) -> Option<String> {
-        let c = &self.0;
-        if c.sequencer != SequencerPath::Log {
-            return None;
-        }
-        let ratio = c.leader_lease_ms as f64 / c.election_timeout_max_ms as f64;
-        let ppm = ((1.0 - ratio) * 1e6).round() as i64;
-        Some(format!(
-            "leader lease {} ms on the leader's clock must end before the followers' lease (election timeout max) {} ms on theirs: safe while the leader's clock runs at least {:.3} times as fast as theirs (drift no slower than -{} ppm against true-rate followers)",
-            c.leader_lease_ms, c.election_timeout_max_ms, ratio, ppm
-        ))
     }
 }

@@ -1,19 +1,19 @@
 //! `zk-sequential` in the simulator: the ZooKeeper-like service as the backend, and the
 //! simulated side of the [`ZkApi`] seam (RPCs to it) under the election recipe.
 
-use super::{require_positive, BackendCtx, Bound, ElectorCtx, Protocol, ProtocolName};
+use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::scenario::Scenario;
 use crate::service::zk::{self, ZkSettings};
 use async_trait::async_trait;
 use baton_protocols::zk_sequential::{
-    CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialConfig, ZkSequentialElector,
+    CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialElector,
 };
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+pub use baton_model::protocol::zk_sequential::ZkSequential;
 
 /// ZooKeeper `createSession` (the connect handshake).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -187,41 +187,8 @@ impl ZkApi for SimZkClient {
     }
 }
 
-/// The zk-sequential protocol with its scenario table.
-#[derive(Clone, Debug)]
-pub struct ZkSequential(pub ZkSequentialConfig);
 
 impl Protocol for ZkSequential {
-    fn name(&self) -> ProtocolName {
-        ProtocolName::ZkSequential
-    }
-
-    fn validate(&self) -> Result<(), (String, String)> {
-        let c = &self.0;
-        require_positive(&[
-            ("session_timeout_ms", c.session_timeout_ms),
-            ("rpc_timeout_ms", c.rpc_timeout_ms),
-            ("tick_time_ms", c.tick_time_ms),
-        ])?;
-        if c.effective_min_session_timeout_ms() > c.effective_max_session_timeout_ms() {
-            return Err((
-                "min_session_timeout_ms".into(),
-                format!(
-                    "{} is above max_session_timeout_ms {}",
-                    c.effective_min_session_timeout_ms(),
-                    c.effective_max_session_timeout_ms()
-                ),
-            ));
-        }
-        if !c.election_path.starts_with('/') || c.election_path.len() < 2 {
-            return Err((
-                "election_path".into(),
-                "must be an absolute znode path below the root, like /election".into(),
-            ));
-        }
-        Ok(())
-    }
-
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
         let settings = ZkSettings {
@@ -247,26 +214,5 @@ impl Protocol for ZkSequential {
             ctx.clock,
             self.0.clone(),
         ))
-    }
-
-    /// A killed leader's last ping reached the server no later than its last write, so
-    /// the server expires its session at most one session timeout plus one tick (the
-    /// tracker's granularity) after that write; the successor's watch then fires, it
-    /// re-reads the children and claims the resource: about three round trips.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        let timeout = self.0.negotiated_timeout_ms();
-        let tick = self.0.tick_time_ms;
-        let round = 3 * 2 * s.network.latency_ms_max;
-        Bound {
-            ms: timeout + tick + round,
-            formula: format!(
-                "session timeout + tick + election round = negotiated session timeout {timeout} ms + tickTime {tick} ms (session tracker granularity) + watch, getChildren and claim (3 round trips at <= {} ms one way = {round} ms)",
-                s.network.latency_ms_max
-            ),
-        }
-    }
-
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
-        2 * self.0.negotiated_timeout_ms() + self.0.tick_time_ms + 1000
     }
 }

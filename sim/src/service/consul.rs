@@ -41,8 +41,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
 
-/// The longest session TTL Consul accepts (24 h).
-pub const MAX_TTL_MS: u64 = 86_400_000;
+pub use baton_model::protocol::consul_session::MAX_TTL_MS;
 
 /// Consul's `SessionTTLMultiplier`: a session is invalidated once 2 x TTL passed
 /// without a renewal.

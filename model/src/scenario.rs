@@ -5,7 +5,7 @@
 //! [`ScenarioError`] naming the file, line, key and what is allowed; nothing panics.
 
 use crate::fault::{Fault, FaultSpec, Firing, When};
-use crate::protocol::{self, Protocol, ProtocolName};
+use crate::protocol::{self, ProtocolModel, ProtocolName};
 use baton_protocols::bully::BullyConfig;
 use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
@@ -356,7 +356,7 @@ pub struct Resolved {
     /// The `--set` overrides applied, as given.
     pub overrides: Vec<String>,
     /// The protocol under test, built from its table.
-    pub protocol: Arc<dyn Protocol>,
+    pub protocol: Arc<dyn ProtocolModel>,
 }
 
 impl Resolved {

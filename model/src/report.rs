@@ -5,9 +5,9 @@ use crate::checker::failover::{HandoffGap, LatencyStats};
 use crate::checker::stale_token::Rejection;
 use crate::checker::wins::WinsSummary;
 use crate::checker::{us_to_ms, Findings, ViolationRecord};
-use crate::client::ClientStats;
+use crate::client_stats::ClientStats;
 use crate::protocol::Bound;
-use crate::run::RunOutput;
+use crate::outcome::RunOutput;
 use crate::scenario::Resolved;
 use serde::Serialize;
 use std::fmt::Write;
@@ -76,7 +76,7 @@ struct BackendLoad {
 }
 
 fn backend_load(f: &Findings, buckets: &[u64]) -> Option<BackendLoad> {
-    let bucket_us = crate::requests::BUCKET_US;
+    let bucket_us = crate::outcome::BUCKET_US;
     let count = |from_us: i64, to_us: i64| -> u64 {
         let (a, b) = (
             (from_us / bucket_us).max(0) as usize,

@@ -76,7 +76,7 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
 
 /// Writes every artifact of a run and the marker naming them into `dir`, the timeline
 /// streamed straight to its file.
-pub fn write_run(dir: &Path, a: &crate::experiment::Artifacts) -> std::io::Result<()> {
+pub fn write_run(dir: &Path, a: &crate::artifacts::Artifacts) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let small = [
         (ARTIFACTS[0], a.scenario_toml.as_bytes()),

@@ -40,7 +40,7 @@ pub(crate) use accepted::{
 };
 use serde::{Serialize, Serializer};
 
-pub use crate::client::ClientStats;
+pub use crate::client_stats::ClientStats;
 
 /// Everything the checkers read about one finished run.
 pub struct CheckInput<'a> {

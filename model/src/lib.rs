@@ -1,0 +1,23 @@
+//! Baton's model: what a run is and how it is judged, whichever world ran it.
+//!
+//! A run is: [`scenario`] (what to do, with its [`fault`]s, or a [`swarm`] that draws
+//! them) -> a world (the simulator's madsim runtime, or real processes against a live
+//! etcd) -> [`timeline`] (what happened) -> [`checker`] (what held) -> [`report`],
+//! [`plot`] and [`artifacts`] (what a person and a script read). Nothing here knows
+//! madsim: the real-network mode builds this crate without it.
+#![deny(missing_docs)]
+
+pub mod artifacts;
+pub mod checker;
+pub mod client_stats;
+pub mod fault;
+pub mod outcome;
+pub mod output;
+pub mod plot;
+pub mod protocol;
+pub mod report;
+pub mod scenario;
+pub mod seed;
+pub mod swarm;
+pub mod timeline;
+pub mod ttl;

@@ -1,0 +1,47 @@
+//! `db-row` in the model: the scenario table's checks and the failover bound.
+
+#[allow(unused_imports)]
+use super::{require_positive, Bound, ProtocolModel, ProtocolName};
+use crate::scenario::Scenario;
+use baton_protocols::db_row::DbRowConfig;
+
+/// The db-row protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct DbRow(pub DbRowConfig);
+
+impl ProtocolModel for DbRow {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::DbRow
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        require_positive(&[
+            ("lease_ttl_ms", c.lease_ttl_ms),
+            ("poll_interval_ms", c.poll_interval_ms),
+            ("statement_timeout_ms", c.statement_timeout_ms),
+        ])?;
+        Ok(())
+    }
+
+    /// The holder's lease ends at most one TTL after its last renewal, which it sent no
+    /// later than its last write (plus that renewal's trip). The database judges
+    /// `expires_at < now()` exactly, so the first candidate to poll after that wins:
+    /// within one poll interval and one round trip. Then the claim write.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let ttl = self.0.lease_ttl_ms;
+        let poll = self.0.poll_interval_ms;
+        let lat = s.network.latency_ms_max;
+        let round = 3 * 2 * lat;
+        Bound {
+            ms: ttl + poll + round,
+            formula: format!(
+                "TTL + poll + acquisition = lease TTL {ttl} ms + one poll interval {poll} ms + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms"
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        2 * self.0.lease_ttl_ms + self.0.poll_interval_ms + 1000
+    }
+}

@@ -1,0 +1,62 @@
+//! `etcd-lease` in the model: the scenario table's checks and the failover bound.
+
+#[allow(unused_imports)]
+use super::{require_positive, Bound, ProtocolModel, ProtocolName};
+use crate::scenario::Scenario;
+use baton_protocols::etcd_lease::EtcdLeaseConfig;
+
+/// The etcd-lease protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct EtcdLease(pub EtcdLeaseConfig);
+
+impl ProtocolModel for EtcdLease {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::EtcdLease
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        require_positive(&[
+            ("lease_ttl_ms", c.lease_ttl_ms),
+            ("rpc_timeout_ms", c.rpc_timeout_ms),
+            ("expiry_check_interval_ms", c.expiry_check_interval_ms),
+        ])?;
+        let bounded = [
+            ("lease_ttl_ms", c.lease_ttl_ms),
+            ("keepalive_interval_ms", c.keepalive_interval_ms),
+            ("rpc_timeout_ms", c.rpc_timeout_ms),
+            ("min_lease_ttl_ms", c.min_lease_ttl_ms),
+            ("expiry_check_interval_ms", c.expiry_check_interval_ms),
+        ];
+        for (key, v) in bounded {
+            if i128::from(v) > crate::fault::MAX_MS {
+                return Err((
+                    key.into(),
+                    format!("{v} is out of range: 0 to 3600000 (one simulated hour)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The old leader's lease runs out at most one TTL after its last write (it renewed
+    /// no later than that write), the service notices within one expiry check, and the
+    /// next candidate in the queue needs one campaign round: its watch fires, it confirms
+    /// it has no predecessor, it claims the resource and writes: four round trips.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let ttl = self.0.granted_ttl_ms();
+        let check = self.0.expiry_check_interval_ms;
+        let round = 4 * 2 * s.network.latency_ms_max;
+        Bound {
+            ms: ttl + check + round,
+            formula: format!(
+                "TTL + election round = lease TTL {ttl} ms + lease expiry check {check} ms + one campaign round (4 round trips at <= {} ms one way = {round} ms)",
+                s.network.latency_ms_max
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        2 * self.0.granted_ttl_ms() + self.0.expiry_check_interval_ms + 1000
+    }
+}

@@ -1,0 +1,89 @@
+//! `redis-naive` and `redis-fenced` in the model: the scenario table's checks and the failover bound.
+
+#[allow(unused_imports)]
+use super::{require_positive, Bound, ProtocolModel, ProtocolName};
+use crate::scenario::Scenario;
+use baton_protocols::redis_lock::{Fencing, RedisLockConfig};
+
+/// `redis-naive`: the lock without a fencing token (every leadership carries 0).
+#[derive(Clone, Debug)]
+pub struct RedisNaive(pub RedisLockConfig);
+
+impl ProtocolModel for RedisNaive {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::RedisNaive
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        validate(&self.0)
+    }
+
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        bound(&self.0, s, Fencing::None)
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        liveness_bound_ms(&self.0)
+    }
+}
+
+/// `redis-fenced`: the lock plus a token from `INCR <key>:token` on acquisition.
+#[derive(Clone, Debug)]
+pub struct RedisFenced(pub RedisLockConfig);
+
+impl ProtocolModel for RedisFenced {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::RedisFenced
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        validate(&self.0)
+    }
+
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        bound(&self.0, s, Fencing::IncrCounter)
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        liveness_bound_ms(&self.0)
+    }
+}
+
+fn validate(c: &RedisLockConfig) -> Result<(), (String, String)> {
+    require_positive(&[
+        ("lock_ttl_ms", c.lock_ttl_ms),
+        ("retry_interval_ms", c.retry_interval_ms),
+        ("rpc_timeout_ms", c.rpc_timeout_ms),
+    ])?;
+    if c.key.is_empty() {
+        return Err(("key".into(), "must not be empty".into()));
+    }
+    Ok(())
+}
+
+/// The holder's key expires at most one TTL after its last renewal, which it sent no
+/// later than its last write (plus that renewal's trip). Redis judges expiry on access,
+/// so the first candidate to retry after that takes the lock: within one retry interval
+/// and one round trip. Then the token (fenced only) and the claim write.
+fn bound(cfg: &RedisLockConfig, s: &Scenario, fencing: Fencing) -> Bound {
+    let ttl = cfg.lock_ttl_ms;
+    let retry = cfg.retry_interval_ms;
+    let (trips, what) = match fencing {
+        Fencing::None => (3, "last renewal, SET NX PX, claim write"),
+        Fencing::IncrCounter => (4, "last renewal, SET NX PX, INCR, claim write"),
+    };
+    let lat = s.network.latency_ms_max;
+    let round = trips * 2 * lat;
+    Bound {
+        ms: ttl + retry + round,
+        formula: format!(
+            "TTL + retry + acquisition = lock TTL {ttl} ms + one retry interval {retry} ms + {trips} round trips ({what}) at <= {lat} ms one way = {round} ms"
+        ),
+    }
+}
+
+fn liveness_bound_ms(cfg: &RedisLockConfig) -> u64 {
+    2 * cfg.lock_ttl_ms + cfg.retry_interval_ms + 1000
+}
+
+

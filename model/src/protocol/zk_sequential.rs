@@ -1,0 +1,63 @@
+//! `zk-sequential` in the model: the scenario table's checks and the failover bound.
+
+#[allow(unused_imports)]
+use super::{require_positive, Bound, ProtocolModel, ProtocolName};
+use crate::scenario::Scenario;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
+
+/// The zk-sequential protocol with its scenario table.
+#[derive(Clone, Debug)]
+pub struct ZkSequential(pub ZkSequentialConfig);
+
+impl ProtocolModel for ZkSequential {
+    fn name(&self) -> ProtocolName {
+        ProtocolName::ZkSequential
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        let c = &self.0;
+        require_positive(&[
+            ("session_timeout_ms", c.session_timeout_ms),
+            ("rpc_timeout_ms", c.rpc_timeout_ms),
+            ("tick_time_ms", c.tick_time_ms),
+        ])?;
+        if c.effective_min_session_timeout_ms() > c.effective_max_session_timeout_ms() {
+            return Err((
+                "min_session_timeout_ms".into(),
+                format!(
+                    "{} is above max_session_timeout_ms {}",
+                    c.effective_min_session_timeout_ms(),
+                    c.effective_max_session_timeout_ms()
+                ),
+            ));
+        }
+        if !c.election_path.starts_with('/') || c.election_path.len() < 2 {
+            return Err((
+                "election_path".into(),
+                "must be an absolute znode path below the root, like /election".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A killed leader's last ping reached the server no later than its last write, so
+    /// the server expires its session at most one session timeout plus one tick (the
+    /// tracker's granularity) after that write; the successor's watch then fires, it
+    /// re-reads the children and claims the resource: about three round trips.
+    fn failover_bound(&self, s: &Scenario) -> Bound {
+        let timeout = self.0.negotiated_timeout_ms();
+        let tick = self.0.tick_time_ms;
+        let round = 3 * 2 * s.network.latency_ms_max;
+        Bound {
+            ms: timeout + tick + round,
+            formula: format!(
+                "session timeout + tick + election round = negotiated session timeout {timeout} ms + tickTime {tick} ms (session tracker granularity) + watch, getChildren and claim (3 round trips at <= {} ms one way = {round} ms)",
+                s.network.latency_ms_max
+            ),
+        }
+    }
+
+    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+        2 * self.0.negotiated_timeout_ms() + self.0.tick_time_ms + 1000
+    }
+}

@@ -1,0 +1,342 @@
+//! What happened in a run: the ordered list of [`Event`]s the checkers read.
+//!
+//! A [`crate::fault::Fault`] is what a scenario injects; an `Event` is what happened.
+//! Events are recorded in the order the single-threaded simulation produced them, with
+//! the global simulated time, so a timeline is a pure function of scenario, seed and code.
+
+use serde::{Deserialize, Serialize};
+
+/// A node's role, by its own belief.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Campaigning or waiting in the election queue.
+    Candidate,
+    /// Believes it leads.
+    Leader,
+    /// Neither (not campaigning: just started, or backing off).
+    Follower,
+}
+
+/// What a protected write does at the fenced resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WriteOp {
+    /// A new leader announces its token and reads the sequence row.
+    Claim,
+    /// The scheduler's tick record number `n` of this leadership.
+    Tick {
+        /// The tick number within the leadership.
+        n: u64,
+    },
+    /// The sequencer hands out `first..=last` (one batch of `next` requests).
+    Seq {
+        /// First sequence number of the batch.
+        first: u64,
+        /// Last sequence number of the batch.
+        last: u64,
+    },
+    /// The job's checkpoint: segment `segment` is compacted, the cursor moves past it.
+    Checkpoint {
+        /// The segment done.
+        segment: u64,
+    },
+}
+
+/// Something that happened in a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// A scenario fault took effect.
+    FaultApplied {
+        /// Index of the fault in the scenario's `faults` list.
+        index: usize,
+        /// The fault's kind.
+        kind: String,
+        /// What it hit, resolved (a node name, or `a->b` for a link).
+        target: String,
+    },
+    /// A fault with a duration ended (or a `heal` ended partitions).
+    FaultHealed {
+        /// Index of the fault in the scenario's `faults` list.
+        index: usize,
+        /// The fault's kind.
+        kind: String,
+        /// What it had hit.
+        target: String,
+    },
+    /// A fault could not be applied (e.g. target `leader` while nobody led).
+    FaultSkipped {
+        /// Index of the fault.
+        index: usize,
+        /// Why.
+        reason: String,
+    },
+    /// A node started a campaign.
+    CampaignStarted {
+        /// The node.
+        node: String,
+    },
+    /// A campaign ended without winning.
+    CampaignFailed {
+        /// The node.
+        node: String,
+        /// Why.
+        error: String,
+    },
+    /// A node's belief about its role changed.
+    RoleChanged {
+        /// The node.
+        node: String,
+        /// The new role.
+        role: Role,
+        /// The fencing token, when it became leader.
+        token: Option<u64>,
+    },
+    /// A leader stopped its protected writes.
+    StoppedActing {
+        /// The node.
+        node: String,
+        /// The token it had acted under.
+        token: u64,
+        /// Why it stopped.
+        reason: String,
+    },
+    /// A node was killed (its tasks dropped).
+    NodeKilled {
+        /// The node.
+        node: String,
+    },
+    /// A killed node was started again from scratch.
+    NodeRestarted {
+        /// The node.
+        node: String,
+    },
+    /// A node stopped the world (a GC pause).
+    NodePaused {
+        /// The node.
+        node: String,
+    },
+    /// A paused node runs again.
+    NodeResumed {
+        /// The node.
+        node: String,
+    },
+    /// Background GC noise (`[noise.gc]`) stopped the world on a node: not a scripted
+    /// fault. Its end is a `GcResumed`.
+    GcPaused {
+        /// The node.
+        node: String,
+        /// How long the pause lasts.
+        duration_ms: u64,
+    },
+    /// A GC-noise pause ended.
+    GcResumed {
+        /// The node.
+        node: String,
+    },
+    /// A leader started a step of the job (`[work.job]`): compacting one segment.
+    JobStepStarted {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The segment (the cursor it resumed from, or its previous step's + 1).
+        segment: u64,
+    },
+    /// A job step's work finished; its checkpoint write comes next.
+    JobStepDone {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The segment.
+        segment: u64,
+        /// How long the step took on the node's clock.
+        elapsed_ms: u64,
+    },
+    /// A leader gave up a job step half-way because it stopped leading: the work is
+    /// lost and the next leader does the segment again.
+    JobStepAbandoned {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The segment.
+        segment: u64,
+        /// How long it had worked on it, on its clock.
+        elapsed_ms: u64,
+    },
+    /// A leader gave its leadership up on purpose (a step-down), telling the backend.
+    Released {
+        /// The node.
+        node: String,
+        /// The token it gave up.
+        token: u64,
+    },
+    /// The lease service granted a lease.
+    LeaseGranted {
+        /// The node that asked.
+        node: String,
+        /// The lease id.
+        lease_id: i64,
+        /// The TTL asked for.
+        ttl_requested_ms: u64,
+        /// The TTL granted (raised to the service's minimum).
+        ttl_granted_ms: u64,
+    },
+    /// The lease service found a lease past its TTL on its own clock and deleted it.
+    LeaseExpired {
+        /// The lease id.
+        lease_id: i64,
+    },
+    /// A lease was revoked by its holder.
+    LeaseRevoked {
+        /// The lease id.
+        lease_id: i64,
+    },
+    /// A key was deleted at the lease service.
+    KeyDeleted {
+        /// The key.
+        key: String,
+        /// Its create revision (for an election key: the token of its holder).
+        create_revision: i64,
+        /// `expired`, `revoked` or `deleted`.
+        cause: String,
+    },
+    /// The backend freed the leader's seat without deleting a key: a lock released (by
+    /// its holder, or because its session ended), or a lease record cleared or left
+    /// unrenewed past its duration. Election latency is timed from here.
+    SeatVacated {
+        /// The lock key or lease object.
+        key: String,
+        /// The fencing token of the holder that left it.
+        token: u64,
+        /// `released`, `expired`, `destroyed`, ...
+        cause: String,
+    },
+    /// A node sent a protected write.
+    WriteAttempted {
+        /// The node.
+        node: String,
+        /// The token it carried.
+        token: u64,
+        /// What it writes.
+        op: WriteOp,
+    },
+    /// The fenced resource accepted a write.
+    WriteAccepted {
+        /// The writer.
+        node: String,
+        /// The token it carried.
+        token: u64,
+        /// The highest token accepted before this write.
+        max_token: u64,
+        /// What was written.
+        op: WriteOp,
+    },
+    /// A sequencer batch took effect in a replicated log (raft with `sequencer = "log"`):
+    /// the first time any node applied the entry, which is after it was committed and
+    /// before anyone could be told of it. Checkers read it as an accepted `seq` write.
+    BatchCommitted {
+        /// The node that proposed it (the leader of its term).
+        node: String,
+        /// The term it was proposed in: its token.
+        token: u64,
+        /// Its position in the log.
+        index: u64,
+        /// First sequence number of the batch.
+        first: u64,
+        /// Last sequence number of the batch.
+        last: u64,
+    },
+    /// A leader was told its batch committed and handed its numbers out. The batch's
+    /// effect is its `BatchCommitted` (earlier, or at the same time); a batch that no
+    /// leader handed out (its proposer died or was deposed before it heard) took numbers
+    /// nobody received, and is no leader's act.
+    BatchHandedOut {
+        /// The leader.
+        node: String,
+        /// Its term.
+        token: u64,
+        /// First sequence number of the batch.
+        first: u64,
+        /// Last sequence number of the batch.
+        last: u64,
+    },
+    /// The replicated log refused a leader's batch: the leader no longer led the term it
+    /// acted under (it learned of a newer term before, or while, proposing). The log's
+    /// own fencing, the counterpart of a resource's `WriteRejected`.
+    BatchRefused {
+        /// The leader.
+        node: String,
+        /// The term it acted under.
+        token: u64,
+    },
+    /// A leader answered a read from its own applied state, without a quorum round trip,
+    /// because its leader lease held on its clock.
+    ReadServed {
+        /// The node that answered.
+        node: String,
+        /// Its term.
+        token: u64,
+        /// The value it read: the last sequence number its state machine had applied.
+        value: u64,
+        /// When the client sent the read (global simulated µs): a read must reflect every
+        /// batch committed before this.
+        sent_at_us: i64,
+        /// How many reads were answered at once (the client sends the reads of one
+        /// quantum together; they all get this value).
+        count: u64,
+    },
+    /// The resource refused a sequencer batch that did not start above the sequence row's
+    /// `last_seq`: a leader's write that timed out and landed late, overtaken by the same
+    /// leader's next batch. The row only moves forward.
+    SeqRefused {
+        /// The writer.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The batch's first number.
+        first: u64,
+        /// Its last number.
+        last: u64,
+        /// The row's `last_seq` when it arrived.
+        last_seq: u64,
+    },
+    /// The fenced resource rejected a write whose token was below its `max_token`.
+    WriteRejected {
+        /// The writer.
+        node: String,
+        /// The token it carried.
+        token: u64,
+        /// The highest token accepted so far.
+        max_token: u64,
+        /// What it tried to write.
+        op: WriteOp,
+    },
+}
+
+/// One timeline line: when, and what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Global simulated time in microseconds since the run started.
+    pub at_us: i64,
+    /// What happened.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+impl Entry {
+    /// The time in milliseconds, as written in reports.
+    pub fn at_ms(&self) -> f64 {
+        self.at_us as f64 / 1000.0
+    }
+}
+
+/// Where a streaming timeline hands each event as it is recorded (the run's checkers,
+/// and the timeline file): a run never holds its timeline in memory.
+pub trait EntrySink: Send {
+    /// Takes the next event.
+    fn entry(&mut self, e: &Entry);
+}
