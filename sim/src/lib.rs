@@ -3,6 +3,11 @@
 //! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
 //! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
 //! (what held) -> [`report`] and [`plot`] (what a person and a script read).
+//!
+//! The crate is the simulation: without `--cfg madsim` it is empty, and the `sim` binary
+//! (`main.rs`) stops the build with one message saying how to fix it, rather than a page
+//! of errors from madsim's missing simulator API.
+#![cfg(madsim)]
 #![deny(missing_docs)]
 
 pub mod bench;
