@@ -20,9 +20,12 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  pass: every checked property held (check-determinism: the runs were identical)
   1  fail: a checked property failed (check-determinism: the runs differed)
-  2  bad input or usage: the scenario file, a --set, an argument or the output directory;
-     the error names file:line, key and what is allowed, and nothing is written
-  3  internal error: the simulator itself failed
+  2  bad input or usage: the scenario file, a --set, an argument or the output directory,
+     found before anything runs; the error names file:line (or the --set), the key and
+     what is allowed, and nothing is written
+  3  internal error: the simulator itself failed, or a run stalled
+130  interrupted (Ctrl-C) during matrix, sweep or search, after writing the runs that
+     finished, marked as interrupted
 
 With `git bisect run`, 0 marks a commit good and 1 bad (README: rebuild each commit and
 map 2 and 3 to 125, skip).";
