@@ -161,7 +161,12 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Target>, String> {
                     set.push(format!("{}={value}", axis.key));
                 }
             }
-            let resolved = scenario::load(&plan.scenario, &set).map_err(|e| {
+            let resolved = scenario::load(&plan.scenario, &set).map_err(|mut e| {
+                // A value the grid set is named by the grid below, not as a --set the
+                // user never typed.
+                if e.set.as_ref().is_some_and(|s| !plan.set.contains(s)) {
+                    e.set = None;
+                }
                 let at = point
                     .iter()
                     .zip(&plan.axes)
