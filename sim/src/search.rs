@@ -306,8 +306,12 @@ pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Foun
             } => {
                 let check = match &plan.recheck_with {
                     None => "not-rechecked".to_string(),
+                    // After Ctrl-C: no new process, and one the terminal's SIGINT
+                    // killed would look like a run that did not repeat.
+                    Some(_) if crate::interrupt::stopping() => "not-rechecked".into(),
                     Some(bin) => match rerun(bin, &plan.resolved, *seed) {
                         Some(again) if again == report_json => "repeated".into(),
+                        _ if crate::interrupt::stopping() => "not-rechecked".into(),
                         _ => "nondeterministic".into(),
                     },
                 };
