@@ -352,7 +352,8 @@ fn sim_hint() -> Option<&'static str> {
     let on_path = std::env::var_os("PATH").is_some_and(|p| {
         std::env::split_paths(&p).any(|d| {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::metadata(d.join("sim")).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            std::fs::metadata(d.join("sim"))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
         })
     });
     (!on_path).then_some(
@@ -468,9 +469,7 @@ fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
         );
     }
     if differ.is_empty() {
-        sayln!(
-            "deterministic: seed {seed} gave byte-identical artifacts twice"
-        );
+        sayln!("deterministic: seed {seed} gave byte-identical artifacts twice");
         Ok(EXIT_PASS)
     } else {
         sayln!("NOT deterministic: {} differ", differ.join(", "));
@@ -834,7 +833,13 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
     };
     let seed = args.seed.to_string();
     let scenario_path = scenario::display_path(&args.scenario);
-    let mut words = vec!["sim", "shrink", scenario_path.as_str(), "--seed", seed.as_str()];
+    let mut words = vec![
+        "sim",
+        "shrink",
+        scenario_path.as_str(),
+        "--seed",
+        seed.as_str(),
+    ];
     for s in &args.set {
         words.extend(["--set", s.as_str()]);
     }

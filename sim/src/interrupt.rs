@@ -32,7 +32,9 @@ pub fn install() {
     });
     if let Err(e) = installed {
         // Without the handler Ctrl-C still ends the process, as before: say so, go on.
-        eprintln!("warning: cannot catch Ctrl-C ({e}): an interrupt will lose this command's results");
+        eprintln!(
+            "warning: cannot catch Ctrl-C ({e}): an interrupt will lose this command's results"
+        );
     }
 }
 

@@ -1033,7 +1033,11 @@ pub fn load_str(
 fn plain_words(message: &str, key: &str, effective: &str, path: &[String]) -> String {
     let message = message.replace('\n', " ");
     // Names first: serde's "field" and "variant" are a TOML file's keys and values.
-    for (serde, ours) in [("unknown field", "unknown key"), ("unknown variant", "unknown value"), ("missing field", "missing key")] {
+    for (serde, ours) in [
+        ("unknown field", "unknown key"),
+        ("unknown variant", "unknown value"),
+        ("missing field", "missing key"),
+    ] {
         if let Some(rest) = message.strip_prefix(serde) {
             let rest = rest
                 .replacen(", expected one of ", "; allowed: ", 1)
@@ -1051,17 +1055,19 @@ fn plain_words(message: &str, key: &str, effective: &str, path: &[String]) -> St
         match rest.split_once(' ') {
             Some(("string", v)) => format!("got the text {v}"),
             Some(("integer", v)) => format!("got the number {}", value(v)),
-            Some(("floating", v)) => format!(
-                "got the number {}",
-                value(v.trim_start_matches("point"))
-            ),
+            Some(("floating", v)) => {
+                format!("got the number {}", value(v.trim_start_matches("point")))
+            }
             Some(("boolean", v)) => format!("got {}", value(v)),
             _ if rest == "sequence" => "got a list".to_string(),
             _ if rest == "map" => "got a table".to_string(),
             _ => format!("got {rest}"),
         }
     } else if let Some(rest) = got.strip_prefix("invalid value: ") {
-        let v = rest.split_once(' ').map(|(_, v)| value(v)).unwrap_or_default();
+        let v = rest
+            .split_once(' ')
+            .map(|(_, v)| value(v))
+            .unwrap_or_default();
         format!("{v} is out of range")
     } else {
         return message;
@@ -1111,10 +1117,15 @@ fn table_keys(effective: &str, path: &[String]) -> Option<Vec<String>> {
     }
     let mut probe = toml_edit::InlineTable::new();
     probe.insert(PROBE, 0.into());
-    set_in(doc.as_table_mut(), &segs, toml_edit::Value::InlineTable(probe)).ok()?;
+    set_in(
+        doc.as_table_mut(),
+        &segs,
+        toml_edit::Value::InlineTable(probe),
+    )
+    .ok()?;
     let text = doc.to_string();
-    let e = serde_path_to_error::deserialize::<_, Scenario>(toml::Deserializer::new(&text))
-        .err()?;
+    let e =
+        serde_path_to_error::deserialize::<_, Scenario>(toml::Deserializer::new(&text)).err()?;
     let m = e.into_inner().message().to_string();
     let (head, expected) = m.split_once("expected")?;
     if !head.contains(PROBE) {

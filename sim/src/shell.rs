@@ -41,7 +41,10 @@ mod tests {
             "name=it's",
         ];
         let line = join(words);
-        assert!(line.starts_with("sim run scenarios/gc-pause.toml --set "), "{line}");
+        assert!(
+            line.starts_with("sim run scenarios/gc-pause.toml --set "),
+            "{line}"
+        );
         assert_eq!(shlex::split(&line).unwrap(), words);
         assert_eq!(quote("fencing=false"), "fencing=false");
         assert_eq!(quote("0..20"), "0..20");

@@ -79,7 +79,11 @@ pub fn parse_get(s: &str) -> Result<Get, String> {
         a if a.starts_with("eq=") => Agg::Equals(a["eq=".len()..].to_string()),
         a => match a.strip_prefix('p').and_then(|n| n.parse::<usize>().ok()) {
             Some(n) if (1..=100).contains(&n) => Agg::Percentile(n),
-            _ => return Err(format!("`{s}`: unknown aggregate `{a}`; allowed: {ALLOWED}")),
+            _ => {
+                return Err(format!(
+                    "`{s}`: unknown aggregate `{a}`; allowed: {ALLOWED}"
+                ))
+            }
         },
     };
     let digits = match parts.next() {
@@ -175,9 +179,9 @@ pub fn compute(get: &Get, reports: &[Value], empty: &str) -> String {
     match &get.agg {
         Agg::Count => pooled.len().to_string(),
         Agg::Sum => number(pooled.iter().sum(), get.digits),
-        Agg::Mean => or_empty(
-            (!pooled.is_empty()).then(|| pooled.iter().sum::<f64>() / pooled.len() as f64),
-        ),
+        Agg::Mean => {
+            or_empty((!pooled.is_empty()).then(|| pooled.iter().sum::<f64>() / pooled.len() as f64))
+        }
         Agg::Min => or_empty(pooled.first().copied()),
         Agg::Max => or_empty(pooled.last().copied()),
         Agg::Percentile(p) => or_empty(
@@ -190,7 +194,11 @@ pub fn compute(get: &Get, reports: &[Value], empty: &str) -> String {
                 .sum();
             or_empty((ms > 0.0).then(|| pooled.iter().sum::<f64>() * 1000.0 / ms))
         }
-        Agg::Nonzero => values.iter().filter(|v| is_nonzero(**v)).count().to_string(),
+        Agg::Nonzero => values
+            .iter()
+            .filter(|v| is_nonzero(**v))
+            .count()
+            .to_string(),
         Agg::Equals(want) => values
             .iter()
             .filter(|v| v.is_some_and(|v| text(v) == *want))
@@ -264,7 +272,9 @@ mod tests {
     #[test]
     fn a_bad_get_names_what_is_allowed() {
         assert!(parse_get("lat").unwrap_err().contains("KEY:AGG"));
-        assert!(parse_get("lat:median").unwrap_err().contains("allowed: count"));
+        assert!(parse_get("lat:median")
+            .unwrap_err()
+            .contains("allowed: count"));
         assert!(parse_get("lat:p0").is_err());
         assert!(parse_get("lat:max:x").unwrap_err().contains("decimals"));
         assert!(parse_get("a..b:max").is_err());

@@ -11,14 +11,24 @@
 use std::process::Command;
 
 fn compile_main(cfg_madsim: bool) -> String {
-    let dir = std::env::temp_dir().join(format!("baton-build-flags-{}-{cfg_madsim}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "baton-build-flags-{}-{cfg_madsim}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let main = format!("{}/src/main.rs", env!("CARGO_MANIFEST_DIR"));
     let mut cmd = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()));
-    cmd.args(["--edition", "2021", "--crate-type", "bin", "--check-cfg", "cfg(madsim)"])
-        .arg("--out-dir")
-        .arg(&dir)
-        .arg(&main);
+    cmd.args([
+        "--edition",
+        "2021",
+        "--crate-type",
+        "bin",
+        "--check-cfg",
+        "cfg(madsim)",
+    ])
+    .arg("--out-dir")
+    .arg(&dir)
+    .arg(&main);
     if cfg_madsim {
         cmd.args(["--cfg", "madsim"]);
     }

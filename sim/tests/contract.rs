@@ -38,7 +38,11 @@ fn assert_bad(o: &std::process::Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
     assert!(err.contains(needle), "wanted {needle:?} in {err:?}");
-    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -62,7 +66,14 @@ fn a_bad_set_names_the_override_in_the_users_words() {
     let g = "scenarios/gc-pause.toml";
     // A misspelt key used to point at a blank line of the file.
     let o = sim(
-        &["run", g, "--set", "etcd-lease.lease_tll_ms=1000", "--out", "r"],
+        &[
+            "run",
+            g,
+            "--set",
+            "etcd-lease.lease_tll_ms=1000",
+            "--out",
+            "r",
+        ],
         &d,
     );
     assert_bad(
@@ -71,7 +82,9 @@ fn a_bad_set_names_the_override_in_the_users_words() {
     );
     let err = stderr(&o);
     assert!(
-        !err.split("toml:").skip(1).any(|rest| rest.starts_with(|c: char| c.is_ascii_digit())),
+        !err.split("toml:")
+            .skip(1)
+            .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit())),
         "no file line: {err}"
     );
     // Out of range, found by the checks after parsing: still the override, not the
@@ -110,7 +123,14 @@ fn a_bad_set_names_the_override_in_the_users_words() {
     // A line of the file is still named when the file is at fault, whatever --set does.
     std::fs::write(d.join("t.toml"), "name = \"t\"\nnodes = \"three\"\n").unwrap();
     let o = sim(
-        &["run", "t.toml", "--set", "etcd-lease.lease_ttl_ms=1000", "--out", "r"],
+        &[
+            "run",
+            "t.toml",
+            "--set",
+            "etcd-lease.lease_ttl_ms=1000",
+            "--out",
+            "r",
+        ],
         &d,
     );
     assert_bad(&o, "t.toml:2: key `nodes`: got the text \"three\"");
@@ -139,7 +159,14 @@ fn arguments_are_checked_before_anything_runs_or_is_written() {
     for cmd in [
         vec!["matrix", g, "--protocols", "etcd-lease,bully"],
         vec!["matrix", g],
-        vec!["sweep", g, "--grid", "ttl_ms=3000", "--protocols", "etcd-lease,bully"],
+        vec![
+            "sweep",
+            g,
+            "--grid",
+            "ttl_ms=3000",
+            "--protocols",
+            "etcd-lease,bully",
+        ],
     ] {
         let mut args = cmd.clone();
         args.extend(["--set", "protocol=raft", "--seeds", "0..1", "--out", "out"]);
@@ -266,7 +293,11 @@ fn a_resolved_scenario_repeats_its_run_and_report_directories_never_collide() {
     let g = "scenarios/gc-pause.toml";
     let run = |args: &[&str]| {
         let o = sim(args, &d);
-        assert!(matches!(o.status.code(), Some(0 | 1)), "{args:?}: {}", stderr(&o));
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     };
     run(&["run", g, "--seed", "7", "--quiet"]);
     run(&["run", g, "--seed", "7", "--set", "fencing=false", "--quiet"]);
@@ -291,10 +322,8 @@ fn a_resolved_scenario_repeats_its_run_and_report_directories_never_collide() {
         let b = &again.iter().find(|(n, _)| n == name).unwrap().1;
         assert!(a == b, "{name}: the rerun of the resolved file differs");
     }
-    let report: serde_json::Value = serde_json::from_slice(
-        &again.iter().find(|(n, _)| n == "report.json").unwrap().1,
-    )
-    .unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&again.iter().find(|(n, _)| n == "report.json").unwrap().1).unwrap();
     assert_eq!(report["seed"], 7);
     assert_eq!(report["verdict"], "fail");
     assert_eq!(std::fs::read_dir(d.join("reports")).unwrap().count(), 2);

@@ -26,7 +26,10 @@ fn scenario_names() -> Vec<String> {
     scenarios_under(&scenarios_dir(), "", &mut names);
     names.sort();
     for expected in ["gc-pause", "raft/election-storm", "storm/lease-storm"] {
-        assert!(names.iter().any(|n| n == expected), "{expected} is covered: {names:?}");
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} is covered: {names:?}"
+        );
     }
     names
 }

@@ -30,7 +30,9 @@ fn ctrl_c_on_a_terminal_writes_a_partial_matrix_marked_interrupted() {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("the terminal test needs script(1) from util-linux (Debian: apt-get install bsdutils)");
+        .expect(
+            "the terminal test needs script(1) from util-linux (Debian: apt-get install bsdutils)",
+        );
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     // Read the terminal until the bar counts a finished run ("1/30000 runs" or more).
@@ -61,7 +63,10 @@ fn ctrl_c_on_a_terminal_writes_a_partial_matrix_marked_interrupted() {
     let status = child.wait().unwrap();
     let shown = String::from_utf8_lossy(&seen);
     assert_eq!(status.code(), Some(130), "{shown}");
-    assert!(shown.contains("30000 runs,") && shown.contains(" failed"), "the bar: {shown}");
+    assert!(
+        shown.contains("30000 runs,") && shown.contains(" failed"),
+        "the bar: {shown}"
+    );
     assert!(shown.contains("interrupted after "), "{shown}");
 
     let md = std::fs::read_to_string(d.join("m/matrix.md")).unwrap();
@@ -79,8 +84,14 @@ fn ctrl_c_on_a_terminal_writes_a_partial_matrix_marked_interrupted() {
     let cells = json["cells"].as_array().unwrap();
     let in_cells: u64 = cells.iter().map(|c| c["seeds"].as_u64().unwrap()).sum();
     assert_eq!(in_cells, done);
-    let listed: usize = cells.iter().map(|c| c["runs"].as_array().unwrap().len()).sum();
+    let listed: usize = cells
+        .iter()
+        .map(|c| c["runs"].as_array().unwrap().len())
+        .sum();
     assert_eq!(listed as u64, done);
-    assert!(md.contains("| not run |"), "cells with no finished run are marked");
+    assert!(
+        md.contains("| not run |"),
+        "cells with no finished run are marked"
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }

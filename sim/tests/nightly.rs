@@ -45,7 +45,10 @@ fn sandbox(tag: &str) -> PathBuf {
     for f in ["bench.md", "lease-storm.md", "read-lease-sweep.md"] {
         std::fs::copy(repo().join("reports").join(f), d.join("reports").join(f)).unwrap();
     }
-    copy_dir(&repo().join("reports/ttl-sweep"), &d.join("reports/ttl-sweep"));
+    copy_dir(
+        &repo().join("reports/ttl-sweep"),
+        &d.join("reports/ttl-sweep"),
+    );
     std::os::unix::fs::symlink(repo().join("scenarios"), d.join("scenarios")).unwrap();
     std::fs::create_dir_all(d.join("bin")).unwrap();
     for tool in ["jq", "python3"] {
@@ -58,7 +61,11 @@ fn sandbox(tag: &str) -> PathBuf {
 }
 
 fn script(d: &Path, sim: &Path, args: &[&str]) -> Output {
-    let path = format!("{}:{}", d.join("bin").display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        d.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
     Command::new("bash")
         .args(args)
         .current_dir(d)
@@ -98,7 +105,11 @@ fn a_run_that_exits_2_or_3_fails_the_script_and_leaves_the_committed_report() {
             &["nightly/ttl-sweep.sh", "1", "1"],
             &["nightly/lease-storm.sh", "1"],
             &["nightly/read-lease-sweep.sh", "1"],
-            &["nightly/storm.sh", "scenarios/raft/flapping-follower.toml", "0..1"],
+            &[
+                "nightly/storm.sh",
+                "scenarios/raft/flapping-follower.toml",
+                "0..1",
+            ],
         ] {
             let o = script(&d, &fake, args);
             assert_eq!(
@@ -107,7 +118,11 @@ fn a_run_that_exits_2_or_3_fails_the_script_and_leaves_the_committed_report() {
                 "{args:?}: {}",
                 String::from_utf8_lossy(&o.stderr)
             );
-            assert_eq!(snapshot(&d.join("reports")), before, "{args:?} changed reports/");
+            assert_eq!(
+                snapshot(&d.join("reports")),
+                before,
+                "{args:?} changed reports/"
+            );
         }
     }
     std::fs::remove_dir_all(&d).unwrap();
@@ -120,19 +135,48 @@ fn the_scripts_run_on_sim_alone_without_jq_or_python3() {
     let o = script(
         &d,
         &sim,
-        &["nightly/storm.sh", "scenarios/raft/flapping-follower.toml", "0..2"],
+        &[
+            "nightly/storm.sh",
+            "scenarios/raft/flapping-follower.toml",
+            "0..2",
+        ],
     );
     let out = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(out.contains("\nseeds: 2, pass 2\n"), "{out}");
-    assert!(out.contains("\nleader changes per seed: p50 0 p99 0 max 0 over 2\n"), "{out}");
+    assert!(
+        out.contains("\nleader changes per seed: p50 0 p99 0 max 0 over 2\n"),
+        "{out}"
+    );
     let o = script(&d, &sim, &["nightly/read-lease-sweep.sh", "1"]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let md = std::fs::read_to_string(d.join("reports/read-lease-sweep.md")).unwrap();
-    assert!(md.contains("\n| -650000 | 286 | yes | 0 / 1 | 0 | 0 |\n"), "{md}");
-    assert_eq!(md.lines().filter(|l| l.ends_with(" |") && l.starts_with("| -")).count(), 9);
+    assert!(
+        md.contains("\n| -650000 | 286 | yes | 0 / 1 | 0 | 0 |\n"),
+        "{md}"
+    );
+    assert_eq!(
+        md.lines()
+            .filter(|l| l.ends_with(" |") && l.starts_with("| -"))
+            .count(),
+        9
+    );
     // A bad scenario is bad input: the script stops with 2.
-    let o = script(&d, &sim, &["nightly/storm.sh", "scenarios/missing.toml", "0..1"]);
+    let o = script(
+        &d,
+        &sim,
+        &["nightly/storm.sh", "scenarios/missing.toml", "0..1"],
+    );
     assert_eq!(o.status.code(), Some(2));
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -150,7 +194,11 @@ fn the_scripts_take_the_binary_from_cargos_build_messages() {
         ),
     );
     let found = |d: &Path| {
-        let path = format!("{}:{}", d.join("bin").display(), std::env::var("PATH").unwrap());
+        let path = format!(
+            "{}:{}",
+            d.join("bin").display(),
+            std::env::var("PATH").unwrap()
+        );
         Command::new("bash")
             .args(["-c", ". nightly/lib.sh; sim_build; echo \"$sim\""])
             .current_dir(d)

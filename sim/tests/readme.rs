@@ -58,7 +58,10 @@ fn readme_shell_blocks_marked_to_run_run_and_exit_as_it_says() {
         .into_iter()
         .filter_map(|(info, body)| marked(&info).map(|code| (code, body)))
         .collect();
-    assert!(runnable.len() >= 2, "README marks its Quick start blocks to run");
+    assert!(
+        runnable.len() >= 2,
+        "README marks its Quick start blocks to run"
+    );
     let d = std::env::temp_dir().join(format!("baton-readme-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(d.join("bin")).unwrap();
@@ -77,7 +80,11 @@ cargo() {
 }
 set -e
 "#;
-    let path = format!("{}:{}", d.join("bin").display(), std::env::var("PATH").unwrap());
+    let path = format!(
+        "{}:{}",
+        d.join("bin").display(),
+        std::env::var("PATH").unwrap()
+    );
     for (code, body) in &runnable {
         let o = Command::new("bash")
             .arg("-c")
@@ -94,7 +101,12 @@ set -e
         );
     }
     // What the Quick start says the main job writes.
-    for f in ["scenario.toml", "summary.txt", "report.json", "timeline.jsonl"] {
+    for f in [
+        "scenario.toml",
+        "summary.txt",
+        "report.json",
+        "timeline.jsonl",
+    ] {
         assert!(d.join("reports/gc-pause/42").join(f).is_file(), "{f}");
     }
     std::fs::remove_dir_all(&d).unwrap();
