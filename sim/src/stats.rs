@@ -163,8 +163,9 @@ fn number(x: f64, digits: Option<u32>) -> String {
         }
         None => x,
     };
-    // `{}` prints the shortest form that reads back the same: 12, 18.047.
-    format!("{x}")
+    // `{}` prints the shortest form that reads back the same: 12, 18.047. (An empty
+    // f64 sum is -0.0, which would print as "-0".)
+    format!("{}", if x == 0.0 { 0.0 } else { x })
 }
 
 /// One `--get` over `reports`, as its printed line.
