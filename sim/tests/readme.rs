@@ -62,6 +62,13 @@ fn readme_shell_blocks_marked_to_run_run_and_exit_as_it_says() {
         runnable.len() >= 2,
         "README marks its Quick start blocks to run"
     );
+    // `cargo install` without --locked re-resolves the dependencies: every install
+    // README shows keeps the committed Cargo.lock.
+    for (i, _) in readme.match_indices("cargo install") {
+        let line = readme[i..].lines().next().unwrap();
+        assert!(line.contains("--locked"), "README: {line}");
+    }
+    assert!(readme.contains("cargo install --locked --path sim"));
     let d = std::env::temp_dir().join(format!("baton-readme-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(d.join("bin")).unwrap();
