@@ -583,8 +583,13 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
         json["interrupted"] = serde_json::json!({ "runs_done": done, "runs_planned": total });
     }
     let json = serde_json::to_string_pretty(&json).expect("cells serialize") + "\n";
-    let plot =
-        |r: Result<String, String>| r.map_err(|e| bad(format!("cannot plot the sweep: {e}")));
+    // Every input was checked before the runs: a plot that fails now is Baton's fault.
+    let plot = |r: Result<String, String>| {
+        r.map_err(|e| {
+            eprintln!("internal error: cannot plot the sweep: {e}");
+            EXIT_INTERNAL
+        })
+    };
     let plots = [
         (
             "failover_vs_ttl.svg",
