@@ -984,7 +984,10 @@ fn bench(args: BenchArgs) -> Result<i32, i32> {
         if !out.status.success() {
             // Every name was checked before the first workload ran: a workload that
             // fails now is an internal error, whatever its own status.
-            eprintln!("internal error: bench workload {name} failed ({})", out.status);
+            eprintln!(
+                "internal error: bench workload {name} failed ({})",
+                out.status
+            );
             return Err(EXIT_INTERNAL);
         }
         serde_json::from_slice(&out.stdout).map_err(|e| {
