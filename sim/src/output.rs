@@ -108,7 +108,7 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
 /// two scenarios must never write into one directory. `origin_file` is this run's
 /// [`crate::scenario::Resolved::origin`] file.
 pub fn check_same_scenario(dir: &Path, origin_file: &str) -> Result<(), String> {
-    let Ok(text) = std::fs::read_to_string(dir.join(ARTIFACTS[0])) else {
+    let Ok(text) = std::fs::read_to_string(dir.join("scenario.toml")) else {
         return Ok(());
     };
     let theirs = text
