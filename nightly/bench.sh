@@ -5,10 +5,10 @@
 # when the benchmark succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p baton-sim --bin sim
-sim=${CARGO_TARGET_DIR:-target}/release/sim
+. nightly/lib.sh
+sim_build
 out=reports/bench.md
-tmp=$(mktemp)
+tmp=$(mktemp reports/.bench.md.XXXXXX)
 trap 'rm -f "$tmp"' EXIT
 table=$("$sim" bench)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || echo unknown)
@@ -26,6 +26,6 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || echo 
   echo
   echo "$table"
 } > "$tmp"
-mv "$tmp" "$out"
+replace_file "$tmp" "$out"
 trap - EXIT
 cat "$out"

@@ -2,17 +2,18 @@
 # Churn for the lease backends (spec section 10, experiment 6): scenarios/storm/
 # lease-storm.toml (9 nodes, the leader killed every 5 s and restarted 2.5 s later for 10
 # minutes) for etcd-lease, zk-sequential, k8s-lease and consul-session over seeds
-# 0..SEEDS, summed up from each run's report.json into reports/lease-storm.md:
-# verdicts, incidents, starved nodes, election latency, failover, and the backend's
-# requests per second over the run, during the storm and in the second after each kill.
-# Run from anywhere: bash nightly/lease-storm.sh [SEEDS] (default 10). Needs jq.
+# 0..SEEDS, summed up from each run's report.json (`sim stats`) into
+# reports/lease-storm.md: verdicts, incidents, starved nodes, election latency, failover,
+# and the backend's requests per second over the run, during the storm and in the second
+# after each kill. Run from anywhere: bash nightly/lease-storm.sh [SEEDS] (default 10).
+# The committed report is replaced only when every run and every figure succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. nightly/lib.sh
 seeds=${1:-10}
-command -v jq >/dev/null || { echo "error: nightly/lease-storm.sh needs jq (apt-get install jq)" >&2; exit 2; }
-cargo build --release -q -p baton-sim --bin sim
-sim=${CARGO_TARGET_DIR:-target}/release/sim
-tmp=$(mktemp -d)
+sim_build
+mkdir -p reports
+tmp=$(mktemp -d reports/.lease-storm.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 {
   echo "# Lease backends under churn"
@@ -29,28 +30,24 @@ trap 'rm -rf "$tmp"' EXIT
   for p in etcd-lease zk-sequential k8s-lease consul-session; do
     reports=()
     for ((s = 0; s < seeds; s++)); do
-      status=0
-      "$sim" run scenarios/storm/lease-storm.toml --set "protocol=$p" --seed "$s" \
-        --out "$tmp/$p/$s" --force -q >/dev/null || status=$?
-      # 0 pass and 1 fail are results; 2 (bad input) and 3 (internal error) are not.
-      if [ "$status" -gt 1 ]; then echo "error: $p seed $s exited $status" >&2; exit "$status"; fi
-      reports+=("$tmp/$p/$s/report.json")
+      sim_run run scenarios/storm/lease-storm.toml --set "protocol=$p" --seed "$s" \
+        --out "$tmp/run" --force -q >/dev/null
+      cp "$tmp/run/report.json" "$tmp/$p.$s.json"
+      reports+=("$tmp/$p.$s.json")
     done
-    jq -s -r --arg p "$p" '
-      def pct($q): sort as $v | ($v | length) as $n
-        | if $n == 0 then "none"
-          else $v[([((($q * $n) + 99) / 100 | floor), 1] | max) - 1] | . * 10 | round / 10 | tostring end;
-      def r1: . * 10 | round / 10 | tostring;
-      "| \($p) | \(map(select(.verdict == "pass")) | length)/\(length)"
-      + " | \([.[].double_leader_acting_incidents] | add)"
-      + " | \(map(select(.elections.starved | length > 0)) | length)"
-      + " | \([.[].election_latencies_ms[]] | "\(pct(50)) / \(pct(99)) / \(pct(100))")"
-      + " | \([.[].failover_ms[]] | "\(pct(50)) / \(pct(99))")"
-      + " | \(([.[].backend_requests] | add) * 1000 / ([.[].simulated_ms] | add) | r1)"
-      + " / \([.[].backend_load.per_s_during_faults] | add / length | r1)"
-      + " / \([.[].backend_load.per_s_after_kill_mean] | add / length | r1), \([.[].backend_load.per_s_after_kill_max] | max | r1) |"
-    ' "${reports[@]}"
+    f=()
+    mapfile -t f < <("$sim" stats "${reports[@]}" --empty none \
+      --get verdict:eq=pass --get seed:count \
+      --get double_leader_acting_incidents:sum --get elections.starved:nonzero \
+      --get election_latencies_ms:p50:1 --get election_latencies_ms:p99:1 \
+      --get election_latencies_ms:p100:1 \
+      --get failover_ms:p50:1 --get failover_ms:p99:1 \
+      --get backend_requests:per_s:1 --get backend_load.per_s_during_faults:mean:1 \
+      --get backend_load.per_s_after_kill_mean:mean:1 \
+      --get backend_load.per_s_after_kill_max:max:1)
+    [ "${#f[@]}" -eq 13 ] || { echo "error: sim stats gave ${#f[@]} figures, not 13" >&2; exit 3; }
+    echo "| $p | ${f[0]}/${f[1]} | ${f[2]} | ${f[3]} | ${f[4]} / ${f[5]} / ${f[6]} | ${f[7]} / ${f[8]} | ${f[9]} / ${f[10]} / ${f[11]}, ${f[12]} |"
   done
 } > "$tmp/lease-storm.md"
-cp "$tmp/lease-storm.md" reports/lease-storm.md
+replace_file "$tmp/lease-storm.md" reports/lease-storm.md
 cat reports/lease-storm.md

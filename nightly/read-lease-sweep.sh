@@ -4,13 +4,15 @@
 # Run from anywhere: bash nightly/read-lease-sweep.sh [SEEDS] (default 20: seeds 0..19).
 # Each run is `sim run scenarios/raft/read-lease-inside.toml --seed N
 # --set faults.0.drift_ppm=D`; only the drift differs from the committed scenario.
+# The committed report is replaced only when every run succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. nightly/lib.sh
 seeds=${1:-20}
-cargo build --release -q -p baton-sim --bin sim
-sim=${CARGO_TARGET_DIR:-target}/release/sim
+sim_build
 out=reports/read-lease-sweep.md
-tmp=$(mktemp -d)
+mkdir -p reports
+tmp=$(mktemp -d reports/.read-lease-sweep.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 {
   echo "# Leader lease reads against clock drift"
@@ -27,19 +29,22 @@ trap 'rm -rf "$tmp"' EXIT
   echo "| drift (ppm) | lease in real time (ms) | inside the bound | seeds with stale reads | stale reads | most numbers behind |"
   echo "|---:|---:|:---:|---:|---:|---:|"
   for d in -500000 -600000 -650000 -700000 -750000 -800000 -850000 -900000 -950000; do
-    runs=0; stale_runs=0; stale=0; behind=0
+    reports=()
     for s in $(seq 0 $((seeds - 1))); do
-      "$sim" run scenarios/raft/read-lease-inside.toml --seed "$s" \
-        --set "faults.0.drift_ppm=$d" --out "$tmp/run" --force -q >/dev/null 2>&1 || true
-      read -r n b < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["reads"]; print(r["stale"], r["max_numbers_behind"])' "$tmp/run/report.json")
-      runs=$((runs + 1))
-      if [ "$n" -gt 0 ]; then stale_runs=$((stale_runs + 1)); fi
-      stale=$((stale + n))
-      if [ "$b" -gt "$behind" ]; then behind=$b; fi
+      sim_run run scenarios/raft/read-lease-inside.toml --seed "$s" \
+        --set "faults.0.drift_ppm=$d" --out "$tmp/run" --force -q >/dev/null
+      cp "$tmp/run/report.json" "$tmp/$d.$s.json"
+      reports+=("$tmp/$d.$s.json")
     done
-    lease=$(python3 -c "print(round(100 / (1 + $d / 1e6)))")
+    f=()
+    mapfile -t f < <("$sim" stats "${reports[@]}" --empty 0 --get seed:count \
+      --get reads.stale:nonzero --get reads.stale:sum --get reads.max_numbers_behind:max)
+    [ "${#f[@]}" -eq 4 ] || { echo "error: sim stats gave ${#f[@]} figures, not 4" >&2; exit 3; }
+    # 100 ms on a clock running at (1 + d / 1e6) of real time, rounded to the nearest ms.
+    lease=$(( (200000000 / (1000000 + d) + 1) / 2 ))
     inside=$([ "$d" -ge -666667 ] && echo yes || echo no)
-    echo "| $d | $lease | $inside | $stale_runs / $runs | $stale | $behind |"
+    echo "| $d | $lease | $inside | ${f[1]} / ${f[0]} | ${f[2]} | ${f[3]} |"
   done
-} > "$out"
+} > "$tmp/read-lease-sweep.md"
+replace_file "$tmp/read-lease-sweep.md" "$out"
 cat "$out"

@@ -62,9 +62,9 @@ impl Artifacts {
 /// Renders the report of a finished run (its timeline file moves into it).
 pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
     let scenario_toml = format!(
-        "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the experiment.\n{}",
+        "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the run: `sim run FILE` takes the seed below and\n# writes to the run's report directory (named by [origin]).\n{}",
         report::reproduce_command(resolved, seed),
-        resolved.to_toml()
+        resolved.to_toml_for_run(seed)
     );
     let title = format!(
         "{} (seed {seed}, {})",

@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod report;
 pub mod scenario;
 pub mod seed;
+pub mod shell;
 pub mod swarm;
 pub mod timeline;
 pub mod ttl;

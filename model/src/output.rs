@@ -49,12 +49,41 @@ pub fn default_dir(scenario: &str, overrides: &[String], seed: u64) -> PathBuf {
 }
 
 /// Checks that `dir` may be written; returns a message naming what is in the way if not.
+///
+/// Checked before anything runs: the directory (or the nearest part of its path that
+/// exists) must be a directory this process can create files in, and it must be new,
+/// empty, or a Baton report's, unless `force`.
 pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{} exists and is not a directory", dir.display()));
+    }
+    let mut existing = dir;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => {
+                existing = Path::new(".");
+                break;
+            }
+        }
+    }
+    if !existing.is_dir() {
+        return Err(format!(
+            "cannot write to {}: {} is not a directory",
+            dir.display(),
+            existing.display()
+        ));
+    }
+    // The one honest test of "can I write here": create a file (gone when dropped).
+    tempfile::tempfile_in(existing).map_err(|e| {
+        format!(
+            "cannot write to {}: cannot create a file in {}: {e}",
+            dir.display(),
+            existing.display()
+        )
+    })?;
     if !dir.exists() || force {
         return Ok(());
-    }
-    if !dir.is_dir() {
-        return Err(format!("{} exists and is not a directory", dir.display()));
     }
     if dir.join(MARKER).is_file() {
         return Ok(());
@@ -71,6 +100,27 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
              pass --force to write Baton's files beside it, or choose another --out",
             dir.display()
         )),
+    }
+}
+
+/// Checks that a default report directory does not hold the report of another scenario
+/// file that has the same `name` (read from the `[origin]` of its `scenario.toml`):
+/// two scenarios must never write into one directory. `origin_file` is this run's
+/// [`crate::scenario::Resolved::origin`] file.
+pub fn check_same_scenario(dir: &Path, origin_file: &str) -> Result<(), String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("scenario.toml")) else {
+        return Ok(());
+    };
+    let theirs = text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("origin")?.get("file")?.as_str().map(String::from));
+    match theirs {
+        Some(theirs) if theirs != origin_file => Err(format!(
+            "{} holds the report of {theirs}, another scenario with the same name; give {origin_file} its own `name`, or choose --out DIR",
+            dir.display()
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -146,13 +146,16 @@ struct Report<'a> {
     reproduce: String,
 }
 
-/// The command that reproduces a run.
+/// The command that reproduces a run, shell-quoted: the scenario path as
+/// [`crate::scenario::display_path`] writes it (so that it does not depend on how it was
+/// typed), the seed, and every override.
 pub fn reproduce_command(r: &Resolved, seed: u64) -> String {
-    let mut cmd = format!("sim run {} --seed {seed}", r.path);
+    let seed = seed.to_string();
+    let mut words = vec!["sim", "run", r.path.as_str(), "--seed", seed.as_str()];
     for set in &r.overrides {
-        let _ = write!(cmd, " --set {set}");
+        words.extend(["--set", set.as_str()]);
     }
-    cmd
+    crate::shell::join(words)
 }
 
 /// report.json for a run.

@@ -250,6 +250,11 @@ pub struct Expect {
 pub struct Scenario {
     /// The scenario's name (default: the file name without `.toml`).
     pub name: String,
+    /// The seed `sim run` uses when no `--seed` is given. A report's resolved
+    /// `scenario.toml` records its run's seed here, so that running the file repeats the
+    /// run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// The protocol under test.
     pub protocol: ProtocolName,
     /// Simulated run length.
@@ -262,6 +267,12 @@ pub struct Scenario {
     pub start_delay_ms_max: u64,
     /// `false` makes the resource accept every token: the counterfactual run.
     pub fencing: bool,
+    /// Where a resolved scenario came from (`[origin]`, written by `sim` into a report's
+    /// `scenario.toml`): it names the report directory of a rerun, so that rerunning a
+    /// counterfactual's resolved file lands beside the counterfactual, not on the plain
+    /// run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
     /// The network.
     pub network: NetworkConfig,
     /// The leader's work and the load on it.
@@ -317,6 +328,8 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario {
             name: String::new(),
+            seed: None,
+            origin: None,
             protocol: ProtocolName::default(),
             duration_ms: 60_000,
             nodes: 3,
@@ -341,6 +354,18 @@ impl Default for Scenario {
             faults: vec![],
         }
     }
+}
+
+/// The file and overrides a resolved scenario was made from (`[origin]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Origin {
+    /// The scenario file the run was given, as [`display_path`] writes it.
+    pub file: String,
+    /// The `--set` overrides of the run, as given. They are already applied to the
+    /// values in this file: they are recorded for the report directory's name, not
+    /// applied again.
+    pub overrides: Vec<String>,
 }
 
 /// A checked scenario with every default filled in.
@@ -369,6 +394,36 @@ impl Resolved {
     pub fn to_toml(&self) -> String {
         toml::to_string(&self.scenario).expect("a resolved scenario always serializes")
     }
+
+    /// Where this run descends from: the scenario's own `[origin]` (a resolved file run
+    /// again) with this run's overrides after its own, or else this file and its
+    /// overrides. It names the default report directory.
+    pub fn origin(&self) -> Origin {
+        match &self.scenario.origin {
+            Some(o) => Origin {
+                file: o.file.clone(),
+                overrides: o.overrides.iter().chain(&self.overrides).cloned().collect(),
+            },
+            None => Origin {
+                file: self.path.clone(),
+                overrides: self.overrides.clone(),
+            },
+        }
+    }
+
+    /// The resolved scenario of a run under `seed`, as a report's `scenario.toml` holds
+    /// it: the seed and the origin recorded, so that running the file repeats the run.
+    pub fn to_toml_for_run(&self, seed: u64) -> String {
+        let mut s = self.scenario.clone();
+        s.seed = Some(seed);
+        s.origin = Some(self.origin());
+        toml::to_string(&s).expect("a resolved scenario always serializes")
+    }
+
+    /// The seed of `sim run` without `--seed`: the file's `seed`, or 0.
+    pub fn default_seed(&self) -> u64 {
+        self.scenario.seed.unwrap_or(0)
+    }
 }
 
 /// A scenario that could not be loaded: where and why.
@@ -380,6 +435,9 @@ pub struct ScenarioError {
     pub line: Option<usize>,
     /// The dotted key path, when known.
     pub key: Option<String>,
+    /// The `--set` the bad value came from, when it came from one (then there is no
+    /// line: the file does not hold the value).
+    pub set: Option<String>,
     /// What is wrong and what is allowed.
     pub message: String,
 }
@@ -387,7 +445,9 @@ pub struct ScenarioError {
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;
-        if let Some(line) = self.line {
+        if let Some(set) = &self.set {
+            write!(f, ": --set {set}")?;
+        } else if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
         if let Some(key) = &self.key {
@@ -489,13 +549,30 @@ fn set_in(
     set_in(t, &segs[1..], value)
 }
 
+/// How Baton writes a scenario path into what it reports (the reproduce command, report
+/// directories, the commands heading matrix.md and sweep.md): relative to the current
+/// directory when the file is under it, absolute otherwise, whatever way it was typed
+/// (`./x.toml`, `/abs/x.toml`, `a/../x.toml`). The same run then writes the same bytes.
+/// A path that cannot be resolved (a missing file) stays as typed.
+pub fn display_path(path: &Path) -> String {
+    let Ok(abs) = std::fs::canonicalize(path) else {
+        return path.display().to_string();
+    };
+    let cwd = std::env::current_dir().and_then(std::fs::canonicalize);
+    match cwd.as_ref().map(|c| abs.strip_prefix(c)) {
+        Ok(Ok(rel)) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => abs.display().to_string(),
+    }
+}
+
 /// Reads, overrides, parses and checks a scenario file.
 pub fn load(path: &Path, overrides: &[String]) -> Result<Resolved, ScenarioError> {
-    let file = path.display().to_string();
+    let file = display_path(path);
     let err = |line, key: Option<String>, message: String| ScenarioError {
         file: file.clone(),
         line,
         key,
+        set: None,
         message,
     };
     let text =
@@ -514,11 +591,29 @@ pub fn load_str(
     text: &str,
     overrides: &[String],
 ) -> Result<Resolved, ScenarioError> {
-    let err = |line, key: Option<String>, message: String| ScenarioError {
-        file: file.to_string(),
-        line,
-        key,
-        message,
+    // Each override's key path, so that an error about a value a `--set` gave names the
+    // `--set` rather than a line of the file, which does not hold that value.
+    let overridden: Vec<(String, &String)> = overrides
+        .iter()
+        .map(|s| (s.split('=').next().unwrap_or("").trim().to_string(), s))
+        .collect();
+    let err = |line, key: Option<String>, message: String| {
+        let set = key.as_deref().and_then(|k| {
+            overridden
+                .iter()
+                .rev()
+                .find(|(p, _)| {
+                    p == k || k.starts_with(&format!("{p}.")) || p.starts_with(&format!("{k}."))
+                })
+                .map(|(_, s)| s.to_string())
+        });
+        ScenarioError {
+            file: file.to_string(),
+            line: if set.is_some() { None } else { line },
+            key,
+            set,
+            message,
+        }
     };
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of(text, s.start));
@@ -529,43 +624,38 @@ pub fn load_str(
         )
     })?;
     for set in overrides {
-        apply_set(&mut doc, set).map_err(|m| {
-            err(
-                None,
-                Some(set.split('=').next().unwrap_or("").to_string()),
-                format!("--set {set}: {m}"),
-            )
+        apply_set(&mut doc, set).map_err(|m| ScenarioError {
+            file: file.to_string(),
+            line: None,
+            key: Some(set.split('=').next().unwrap_or("").trim().to_string()),
+            set: Some(set.clone()),
+            message: m,
         })?;
     }
     let effective = doc.to_string();
-    let overridden: Vec<String> = overrides
-        .iter()
-        .map(|s| s.split('=').next().unwrap_or("").trim().to_string())
-        .collect();
     let de = toml::Deserializer::new(&effective);
     let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
         let path: Vec<String> = e.path().iter().filter_map(seg_name).collect();
         let key = path.join(".");
         let inner = e.into_inner();
+        // Spans point into the effective text, which overrides may have moved: with
+        // overrides, lines come from the file as written.
         let line = inner
             .span()
-            .map(|s| line_of(&effective, s.start))
-            .or_else(|| locate(&effective, &path));
-        let mut message = inner.message().trim().replace('\n', " ");
-        if overridden
-            .iter()
-            .any(|o| !key.is_empty() && o.starts_with(&key))
-        {
-            message.push_str(" (value given by --set)");
-        }
+            .filter(|_| overrides.is_empty())
+            .map(|s| line_of(text, s.start))
+            .or_else(|| locate(text, &path));
+        let message = plain_words(inner.message().trim(), &key, &effective, &path);
         err(line, (!key.is_empty()).then_some(key), message)
     })?;
     if scenario.name.is_empty() {
         scenario.name = stem.to_string();
     }
+    // Later checks name lines of the file as written (a key an override set is named by
+    // its `--set` instead, in `err`).
     let at = |path: &[&str]| {
         locate(
-            &effective,
+            text,
             &path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         )
     };
@@ -683,7 +773,7 @@ pub fn load_str(
             let path: Vec<String> = std::iter::once("swarm".to_string())
                 .chain(key.split('.').map(String::from))
                 .collect();
-            err(locate(&effective, &path), Some(format!("swarm.{key}")), m)
+            err(locate(text, &path), Some(format!("swarm.{key}")), m)
         })?;
         if let Some(i) = s.faults.iter().position(|f| f.at_ms.is_none()) {
             return Err(err(
@@ -732,7 +822,7 @@ pub fn load_str(
     }
     if let Some(gc) = &s.noise.gc {
         let key = |k: &str| ["noise", "gc", k].map(String::from);
-        let at_key = |k: &str| locate(&effective, &key(k));
+        let at_key = |k: &str| locate(text, &key(k));
         let bad = |k: &str, m: String| Err(err(at_key(k), Some(format!("noise.gc.{k}")), m));
         if gc.mean_interval_ms == 0 || i128::from(gc.mean_interval_ms) > crate::fault::MAX_MS {
             return bad(
@@ -935,6 +1025,119 @@ pub fn load_str(
         overrides: overrides.to_vec(),
         protocol: proto,
     })
+}
+
+/// Rewrites serde's words for a value of the wrong type (`invalid type: string "x",
+/// expected u32`, `expected struct WorkConfig`) into what a user may write: a whole
+/// number, with the unit the key's name carries, true or false, a table and its keys.
+fn plain_words(message: &str, key: &str, effective: &str, path: &[String]) -> String {
+    let message = message.replace('\n', " ");
+    // Names first: serde's "field" and "variant" are a TOML file's keys and values.
+    for (serde, ours) in [
+        ("unknown field", "unknown key"),
+        ("unknown variant", "unknown value"),
+        ("missing field", "missing key"),
+    ] {
+        if let Some(rest) = message.strip_prefix(serde) {
+            let rest = rest
+                .replacen(", expected one of ", "; allowed: ", 1)
+                .replacen(", expected ", "; allowed: ", 1)
+                .replacen(", there are no fields", "; this table takes no keys", 1);
+            return format!("{ours}{rest}");
+        }
+    }
+    let Some((got, expected)) = message.split_once(", expected ") else {
+        return message;
+    };
+    // serde quotes a value as `v` (numbers, booleans) or "v" (strings).
+    let value = |t: &str| t.trim().trim_matches('`').to_string();
+    let got = if let Some(rest) = got.strip_prefix("invalid type: ") {
+        match rest.split_once(' ') {
+            Some(("string", v)) => format!("got the text {v}"),
+            Some(("integer", v)) => format!("got the number {}", value(v)),
+            Some(("floating", v)) => {
+                format!("got the number {}", value(v.trim_start_matches("point")))
+            }
+            Some(("boolean", v)) => format!("got {}", value(v)),
+            _ if rest == "sequence" => "got a list".to_string(),
+            _ if rest == "map" => "got a table".to_string(),
+            _ => format!("got {rest}"),
+        }
+    } else if let Some(rest) = got.strip_prefix("invalid value: ") {
+        let v = rest
+            .split_once(' ')
+            .map(|(_, v)| value(v))
+            .unwrap_or_default();
+        format!("{v} is out of range")
+    } else {
+        return message;
+    };
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let unit = [
+        ("_ms", " of milliseconds"),
+        ("_ms_min", " of milliseconds"),
+        ("_ms_max", " of milliseconds"),
+        ("_ppm", " of parts per million"),
+        ("_per_s", " per second"),
+        ("_days", " of days"),
+        ("_pct", " (percent)"),
+    ]
+    .iter()
+    .find(|(suffix, _)| last.ends_with(suffix))
+    .map_or("", |(_, u)| u);
+    let allowed = match expected.trim() {
+        "u64" | "usize" => format!("a whole number{unit}, 0 or more"),
+        "u32" => format!("a whole number{unit} from 0 to {}", u32::MAX),
+        "u16" => format!("a whole number{unit} from 0 to {}", u16::MAX),
+        "u8" => format!("a whole number{unit} from 0 to {}", u8::MAX),
+        "i64" | "i32" => format!("a whole number{unit}, negative or not"),
+        "f64" | "f32" => format!("a number{unit}"),
+        "a boolean" => "true or false".to_string(),
+        "a string" => "text in quotes".to_string(),
+        "a sequence" => "a list in brackets, [...]".to_string(),
+        "a map" => "a table".to_string(),
+        e if e.starts_with("struct ") => match table_keys(effective, path) {
+            Some(keys) => format!("a table with the keys {}", keys.join(", ")),
+            None => "a table".to_string(),
+        },
+        e => e.to_string(),
+    };
+    format!("{got}; allowed: {allowed}")
+}
+
+/// The keys a table at `path` may hold, found by asking the parser itself: the value
+/// there is replaced by a table holding one key no table has, and the "unknown field"
+/// error lists the keys it expected.
+fn table_keys(effective: &str, path: &[String]) -> Option<Vec<String>> {
+    const PROBE: &str = "__no_such_key__";
+    let mut doc: toml_edit::DocumentMut = effective.parse().ok()?;
+    let segs: Vec<&str> = path.iter().map(String::as_str).collect();
+    if segs.is_empty() {
+        return None;
+    }
+    let mut probe = toml_edit::InlineTable::new();
+    probe.insert(PROBE, 0.into());
+    set_in(
+        doc.as_table_mut(),
+        &segs,
+        toml_edit::Value::InlineTable(probe),
+    )
+    .ok()?;
+    let text = doc.to_string();
+    let e =
+        serde_path_to_error::deserialize::<_, Scenario>(toml::Deserializer::new(&text)).err()?;
+    let m = e.into_inner().message().to_string();
+    let (head, expected) = m.split_once("expected")?;
+    if !head.contains(PROBE) {
+        return None;
+    }
+    let keys: Vec<String> = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect();
+    (!keys.is_empty()).then_some(keys)
 }
 
 fn seg_name(seg: &serde_path_to_error::Segment) -> Option<String> {

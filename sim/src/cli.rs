@@ -20,9 +20,12 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0  pass: every checked property held (check-determinism: the runs were identical)
   1  fail: a checked property failed (check-determinism: the runs differed)
-  2  bad input or usage: the scenario file, a --set, an argument or the output directory;
-     the error names file:line, key and what is allowed, and nothing is written
-  3  internal error: the simulator itself failed
+  2  bad input or usage: the scenario file, a --set, an argument or the output directory,
+     found before anything runs; the error names file:line (or the --set), the key and
+     what is allowed, and nothing is written
+  3  internal error: the simulator itself failed, or a run stalled
+130  interrupted (Ctrl-C) during matrix, sweep or search, after writing the runs that
+     finished, marked as interrupted
 
 With `git bisect run`, 0 marks a commit good and 1 bad; `sim bisect` rebuilds each commit
 and maps 2 and 3 to 125 (skip). `sim bisect` itself exits 0 when it named a commit.";
@@ -97,6 +100,17 @@ enum Command {
     /// messages per second and peak memory; then the speed targets against what was
     /// measured. The figures depend on the machine. `--list` names the workloads.
     Bench(BenchArgs),
+    /// Figures over many runs' report.json, one line per --get (for scripts).
+    ///
+    /// Each --get KEY:AGG[:DIGITS] pools the values at a dotted KEY of every report (a
+    /// list gives each of its numbers) and prints one line: count, sum, mean, min, max,
+    /// pN (nearest-rank percentile), per_s (the sum per simulated second), nonzero (how
+    /// many reports hold a value that is not 0 or empty), eq=VALUE (how many hold
+    /// VALUE), or each (`SEED: VALUES` of every report holding one). DIGITS rounds.
+    /// Example: sim stats reports/x/*/report.json --get verdict:eq=pass
+    /// --get election_latencies_ms:p99:1
+    #[command(after_help = EXIT_CODES)]
+    Stats(StatsArgs),
     /// Run one benchmark workload in this process and print what it measured as JSON
     /// (what `sim bench` starts once per workload).
     #[command(hide = true)]
@@ -107,9 +121,10 @@ enum Command {
 struct ScenarioArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
-    /// The root seed of the run.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// The root seed of the run (default: the file's `seed` key, which a report's
+    /// resolved scenario.toml records, or else 0).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Override a scenario value by its dotted path, e.g. `etcd-lease.lease_ttl_ms=1000`,
     /// `fencing=false`, `faults.0.duration_ms=5000`. Repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -143,9 +158,9 @@ struct MatrixArgs {
     #[arg(long, default_value = "0..20", value_parser = parse_seed_range)]
     seeds: std::ops::Range<u64>,
     /// Runs in parallel (each on its own thread and runtime; results do not depend on it).
-    #[arg(long, default_value_t = 2)]
-    jobs: usize,
-    /// Overrides applied to every run, as in `run`.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// Overrides applied to every run, as in `run` (not `protocol`: use --protocols).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Write matrix.md and matrix.json here instead of reports/matrix/.
@@ -154,6 +169,9 @@ struct MatrixArgs {
     /// Write into a directory that holds files sim did not write.
     #[arg(long)]
     force: bool,
+    /// No progress bar (it shows only on a terminal anyway).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -296,6 +314,19 @@ struct BisectArgs {
 }
 
 #[derive(Debug, Args)]
+struct StatsArgs {
+    /// report.json files, or report directories holding one.
+    #[arg(required = true, value_name = "REPORT")]
+    reports: Vec<PathBuf>,
+    /// KEY:AGG[:DIGITS], e.g. `elections.starved:nonzero`, `failover_ms:p50:1`. Repeatable.
+    #[arg(long = "get", required = true, value_name = "KEY:AGG[:DIGITS]", value_parser = crate::stats::parse_get)]
+    get: Vec<crate::stats::Get>,
+    /// What an aggregate of no numbers prints (a mean, min, max, percentile or per_s).
+    #[arg(long, default_value = "none")]
+    empty: String,
+}
+
+#[derive(Debug, Args)]
 struct BenchWorkloadArgs {
     /// The workload's name.
     name: String,
@@ -347,7 +378,53 @@ fn simulate(resolved: &Resolved, seed: u64) -> Result<Artifacts, i32> {
             "reproduce: {}",
             crate::report::reproduce_command(resolved, seed)
         );
+        if let Some(hint) = sim_hint() {
+            eprintln!("{hint}");
+        }
         EXIT_INTERNAL
+    })
+}
+
+/// When `sim` is not on PATH, how to run the reproduce command (which starts with
+/// `sim`, so that reports do not depend on how the binary was started).
+fn sim_hint() -> Option<&'static str> {
+    let on_path = std::env::var_os("PATH").is_some_and(|p| {
+        std::env::split_paths(&p).any(|d| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(d.join("sim"))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    });
+    (!on_path).then_some(
+        "(`sim` is not on your PATH: run `cargo install --locked --path sim` in the repository, or put `cargo run --release --bin sim --` in its place)",
+    )
+}
+
+/// The first `--set protocol=...` among `set`, if any.
+fn sets_protocol(set: &[String]) -> Option<&String> {
+    set.iter()
+        .find(|s| s.split('=').next().is_some_and(|k| k.trim() == "protocol"))
+}
+
+/// Refuses `--set protocol=...` where the command chooses protocols itself.
+fn refuse_protocol_set(set: &[String]) -> Result<(), i32> {
+    match sets_protocol(set) {
+        Some(s) => {
+            eprintln!(
+                "error: --set {s}: this command sets each run's protocol from --protocols (default all); choose protocols with --protocols, e.g. --protocols {}",
+                s.split_once('=').map_or("", |(_, v)| v.trim())
+            );
+            Err(EXIT_BAD_INPUT)
+        }
+        None => Ok(()),
+    }
+}
+
+/// Checks that `dir` may be written; exit 2 (bad input) if not, before anything runs.
+fn writable(dir: &std::path::Path, force: bool) -> Result<(), i32> {
+    output::check_writable(dir, force).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_INPUT
     })
 }
 
@@ -362,6 +439,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Shrink(args) => shrink(args),
         Command::Bisect(args) => bisect(args),
         Command::Bench(args) => bench(args),
+        Command::Stats(args) => stats(args),
         Command::BenchWorkload(args) => bench_workload(args),
     };
     result.unwrap_or_else(|code| code)
@@ -369,16 +447,26 @@ pub fn main(cli: Cli) -> i32 {
 
 fn run(args: RunArgs) -> Result<i32, i32> {
     let resolved = load(&args.scenario)?;
-    let seed = args.scenario.seed;
-    let dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| output::default_dir(&resolved.scenario.name, &resolved.overrides, seed));
+    let seed = args
+        .scenario
+        .seed
+        .unwrap_or_else(|| resolved.default_seed());
+    let dir = match &args.out {
+        Some(dir) => dir.clone(),
+        None => {
+            // Named by the origin: rerunning a report's resolved scenario.toml writes to
+            // that report's directory, never to another run's.
+            let origin = resolved.origin();
+            let dir = output::default_dir(&resolved.scenario.name, &origin.overrides, seed);
+            output::check_same_scenario(&dir, &origin.file).map_err(|e| {
+                eprintln!("error: {e}");
+                EXIT_BAD_INPUT
+            })?;
+            dir
+        }
+    };
     // Refuse before simulating: bad input never leaves a partial report behind.
-    output::check_writable(&dir, args.force).map_err(|e| {
-        eprintln!("error: {e}");
-        EXIT_BAD_INPUT
-    })?;
+    writable(&dir, args.force)?;
     let artifacts = simulate(&resolved, seed)?;
     output::write_run(&dir, &artifacts).map_err(|e| {
         eprintln!("error: cannot write the report to {}: {e}", dir.display());
@@ -393,6 +481,9 @@ fn run(args: RunArgs) -> Result<i32, i32> {
     } else {
         say(&artifacts.summary_txt);
         sayln!("report: {}", dir.display());
+        if let Some(hint) = sim_hint() {
+            sayln!("{hint}");
+        }
     }
     Ok(if artifacts.passed {
         EXIT_PASS
@@ -403,8 +494,9 @@ fn run(args: RunArgs) -> Result<i32, i32> {
 
 fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
     let resolved = load(&args)?;
-    let a = simulate(&resolved, args.seed)?;
-    let b = simulate(&resolved, args.seed)?;
+    let seed = args.seed.unwrap_or_else(|| resolved.default_seed());
+    let a = simulate(&resolved, seed)?;
+    let b = simulate(&resolved, seed)?;
     let mut differ = vec![];
     for ((name, x), (_, y)) in a.files().iter().zip(b.files().iter()) {
         if x != y {
@@ -417,10 +509,7 @@ fn check_determinism(args: ScenarioArgs) -> Result<i32, i32> {
         );
     }
     if differ.is_empty() {
-        sayln!(
-            "deterministic: seed {} gave byte-identical artifacts twice",
-            args.seed
-        );
+        sayln!("deterministic: seed {seed} gave byte-identical artifacts twice");
         Ok(EXIT_PASS)
     } else {
         sayln!("NOT deterministic: {} differ", differ.join(", "));
@@ -460,14 +549,10 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
         Some(p) => parse_protocols(p)?,
         None => vec![base.scenario.protocol],
     };
-    if args
-        .set
-        .iter()
-        .any(|s| s.trim_start().starts_with("protocol="))
-    {
-        return Err(bad(
-            "--set protocol=...: sweep protocols with --protocols".into()
-        ));
+    if let Some(s) = sets_protocol(&args.set) {
+        return Err(bad(format!(
+            "--set {s}: sweep protocols with --protocols (default: the scenario's own)"
+        )));
     }
     let plan = sweep::Plan {
         scenario: args.scenario.clone(),
@@ -488,30 +573,45 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
     let slo_given = slo.is_some();
     let slo = slo.unwrap_or_default();
     let total = targets.len() as u64 * (plan.seeds.end - plan.seeds.start);
+    crate::interrupt::install();
     let bar = crate::progress::Bar::new(total, "runs", args.quiet);
-    let cells = sweep::run(&plan, &targets, &slo, &bar).map_err(|e| {
+    let (cells, done) = sweep::run(&plan, &targets, &slo, &bar).map_err(|e| {
         bar.finish();
         eprintln!("internal error: the simulation failed: {e}");
         EXIT_INTERNAL
     })?;
     bar.finish();
-    let mut command = format!("sim sweep {}", args.scenario.display());
+    let mut words = vec![
+        "sim".to_string(),
+        "sweep".into(),
+        scenario::display_path(&args.scenario),
+    ];
     for a in &plan.axes {
-        command.push_str(&format!(" --grid {}={}", a.key, a.values.join(",")));
+        words.extend(["--grid".into(), format!("{}={}", a.key, a.values.join(","))]);
     }
     if let Some(p) = &args.protocols {
-        command.push_str(&format!(" --protocols {p}"));
+        words.extend(["--protocols".into(), p.clone()]);
     }
-    command.push_str(&format!(
-        " --seeds {}..{}",
-        plan.seeds.start, plan.seeds.end
-    ));
+    words.extend([
+        "--seeds".into(),
+        format!("{}..{}", plan.seeds.start, plan.seeds.end),
+    ]);
     for s in &args.set {
-        command.push_str(&format!(" --set {s}"));
+        words.extend(["--set".into(), s.clone()]);
     }
+    let command = crate::shell::join(&words);
     let name = &base.scenario.name;
-    let md = sweep::markdown(&plan, &command, name, &slo, slo_given, &cells);
-    let json = serde_json::json!({
+    let mut md = sweep::markdown(&plan, &command, name, &slo, slo_given, &cells);
+    let interrupted = done < total;
+    if interrupted {
+        // Under the title: a reader must not take a partial sweep for a whole one.
+        let mark = format!(
+            "**Interrupted after {done} of {total} runs** (Ctrl-C): each cell sums the seeds that finished (its pass count says how many).\n\n"
+        );
+        let at = md.find("\n\n").map_or(0, |i| i + 2);
+        md.insert_str(at, &mark);
+    }
+    let mut json = serde_json::json!({
         "command": command,
         "scenario": name,
         "seeds": [plan.seeds.start, plan.seeds.end],
@@ -519,9 +619,17 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
         "slo_budget_s_per_hour": slo.budget_s_per_hour(),
         "cells": cells,
     });
+    if interrupted {
+        json["interrupted"] = serde_json::json!({ "runs_done": done, "runs_planned": total });
+    }
     let json = serde_json::to_string_pretty(&json).expect("cells serialize") + "\n";
-    let plot =
-        |r: Result<String, String>| r.map_err(|e| bad(format!("cannot plot the sweep: {e}")));
+    // Every input was checked before the runs: a plot that fails now is Baton's fault.
+    let plot = |r: Result<String, String>| {
+        r.map_err(|e| {
+            eprintln!("internal error: cannot plot the sweep: {e}");
+            EXIT_INTERNAL
+        })
+    };
     let plots = [
         (
             "failover_vs_ttl.svg",
@@ -568,6 +676,13 @@ fn sweep(args: SweepArgs) -> Result<i32, i32> {
         say(&md);
     }
     sayln!("sweep: {}", dir.display());
+    if interrupted {
+        eprintln!(
+            "interrupted after {done} of {total} runs: the sweep in {} holds the runs that finished",
+            dir.display()
+        );
+        return Ok(crate::interrupt::EXIT_INTERRUPTED);
+    }
     Ok(EXIT_PASS)
 }
 
@@ -584,14 +699,9 @@ fn search(args: SearchArgs) -> Result<i32, i32> {
             .ok_or_else(|| bad("--merge needs --out DIR".into()))?;
         output::check_writable(&dir, args.force).map_err(bad)?;
         let merged = search::merge(&args.merge).map_err(bad)?;
-        let command = format!(
-            "sim search --merge {}",
-            args.merge
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
+        let mut words = vec!["sim".to_string(), "search".into(), "--merge".into()];
+        words.extend(args.merge.iter().map(|d| d.display().to_string()));
+        let command = crate::shell::join(&words);
         return write_search(
             &dir,
             &command,
@@ -599,6 +709,7 @@ fn search(args: SearchArgs) -> Result<i32, i32> {
             &merged.failures,
             merged.files,
             &merged.commands,
+            None,
         );
     }
     let path = args
@@ -622,6 +733,7 @@ fn search(args: SearchArgs) -> Result<i32, i32> {
         recheck_with: std::env::current_exe().ok(),
     };
     let total = partition.seeds(&plan.seeds).len() as u64;
+    crate::interrupt::install();
     let bar = crate::progress::Bar::new(total, "seeds", args.quiet);
     let found = search::run(&plan, &bar).map_err(|e| {
         bar.finish();
@@ -629,24 +741,35 @@ fn search(args: SearchArgs) -> Result<i32, i32> {
         EXIT_INTERNAL
     })?;
     bar.finish();
-    let mut command = format!(
-        "sim search {} --seeds {}..{}",
-        path.display(),
-        args.seeds.start,
-        args.seeds.end
-    );
+    let mut words = vec![
+        "sim".to_string(),
+        "search".into(),
+        scenario::display_path(&path),
+        "--seeds".into(),
+        format!("{}..{}", args.seeds.start, args.seeds.end),
+    ];
     if partition != search::Partition::All {
-        command.push_str(&format!(" --partition {}", partition.label()));
+        words.extend(["--partition".into(), partition.label()]);
     }
     for s in &args.set {
-        command.push_str(&format!(" --set {s}"));
+        words.extend(["--set".into(), s.clone()]);
     }
+    let command = crate::shell::join(&words);
     let files = found
         .reproducers
         .iter()
         .map(|(k, (_, t))| (format!("{k}.toml"), t.clone().into_bytes()))
         .collect();
-    write_search(&dir, &command, found.seeds_run, &found.failures, files, &[])
+    let interrupted = (found.seeds_run < total).then_some((found.seeds_run, total));
+    write_search(
+        &dir,
+        &command,
+        found.seeds_run,
+        &found.failures,
+        files,
+        &[],
+        interrupted,
+    )
 }
 
 /// Writes a search's (or a merge's) outputs and prints its summary.
@@ -657,15 +780,24 @@ fn write_search(
     failures: &[crate::search::Failure],
     files: Vec<(String, Vec<u8>)>,
     merged: &[String],
+    interrupted: Option<(u64, u64)>,
 ) -> Result<i32, i32> {
     let jsonl = crate::search::failures_jsonl(failures);
-    let md = crate::search::summary(command, seeds_run, failures);
-    let meta = serde_json::json!({
+    let mut md = crate::search::summary(command, seeds_run, failures);
+    let mut meta = serde_json::json!({
         "command": command,
         "seeds_run": seeds_run,
         "failures": failures.len(),
         "merged": merged,
     });
+    if let Some((done, planned)) = interrupted {
+        let mark = format!(
+            "**Interrupted after {done} of {planned} runs** (Ctrl-C): the seeds that finished.\n\n"
+        );
+        let at = md.find("\n\n").map_or(0, |i| i + 2);
+        md.insert_str(at, &mark);
+        meta["interrupted"] = serde_json::json!({ "runs_done": done, "runs_planned": planned });
+    }
     let meta = serde_json::to_string_pretty(&meta).expect("serializes") + "\n";
     let mut all: Vec<(&str, &[u8])> = vec![
         ("failures.jsonl", jsonl.as_bytes()),
@@ -681,6 +813,13 @@ fn write_search(
     })?;
     say(&md);
     sayln!("search: {}", dir.display());
+    if let Some((done, planned)) = interrupted {
+        eprintln!(
+            "interrupted after {done} of {planned} runs: the search in {} holds the seeds that finished",
+            dir.display()
+        );
+        return Ok(crate::interrupt::EXIT_INTERRUPTED);
+    }
     Ok(if failures.is_empty() {
         EXIT_PASS
     } else {
@@ -713,6 +852,10 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
             file.display()
         )));
     }
+    if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // Only writability: the file itself is the one thing written there.
+        output::check_writable(dir, true).map_err(bad)?;
+    }
     let started = std::time::Instant::now();
     let base = crate::swarm::materialize(&resolved, args.seed).map_err(|e| bad(e.to_string()))?;
     let show = !args.quiet && std::io::stderr().is_terminal();
@@ -733,14 +876,19 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
         );
         return Ok(EXIT_PASS);
     };
-    let mut command = format!(
-        "sim shrink {} --seed {}",
-        args.scenario.display(),
-        args.seed
-    );
+    let seed = args.seed.to_string();
+    let scenario_path = scenario::display_path(&args.scenario);
+    let mut words = vec![
+        "sim",
+        "shrink",
+        scenario_path.as_str(),
+        "--seed",
+        seed.as_str(),
+    ];
     for s in &args.set {
-        command.push_str(&format!(" --set {s}"));
+        words.extend(["--set", s.as_str()]);
     }
+    let command = crate::shell::join(words);
     let text = min.file_text(&command, started.elapsed(), &file, args.seed);
     if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -828,12 +976,13 @@ fn bisect(args: BisectArgs) -> Result<i32, i32> {
 
 fn matrix(args: MatrixArgs) -> Result<i32, i32> {
     let protocols = parse_protocols(&args.protocols)?;
+    refuse_protocol_set(&args.set)?;
     let plan = crate::matrix::Plan {
         scenarios: args.scenarios.clone(),
         protocols,
         seeds: args.seeds.clone(),
         set: args.set.clone(),
-        jobs: args.jobs,
+        jobs: args.jobs as usize,
     };
     let resolved = crate::matrix::resolve(&plan).map_err(|e| {
         eprintln!("error: {e}");
@@ -843,30 +992,37 @@ fn matrix(args: MatrixArgs) -> Result<i32, i32> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("reports/matrix"));
-    output::check_writable(&dir, args.force).map_err(|e| {
-        eprintln!("error: {e}");
-        EXIT_BAD_INPUT
-    })?;
-    let cells = crate::matrix::run(&plan, &resolved).map_err(|e| {
+    writable(&dir, args.force)?;
+    crate::interrupt::install();
+    let total = resolved.len() as u64 * (args.seeds.end - args.seeds.start);
+    let bar = crate::progress::Bar::new(total, "runs", args.quiet);
+    let outcome = crate::matrix::run(&plan, &resolved, &bar).map_err(|e| {
+        bar.finish();
         eprintln!("internal error: the simulation failed: {e}");
         EXIT_INTERNAL
     })?;
-    let mut command = String::from("sim matrix");
-    for s in &args.scenarios {
-        let _ = std::fmt::Write::write_fmt(&mut command, format_args!(" {}", s.display()));
-    }
-    let _ = std::fmt::Write::write_fmt(
-        &mut command,
-        format_args!(
-            " --protocols {} --seeds {}..{}",
-            args.protocols, args.seeds.start, args.seeds.end
-        ),
-    );
+    bar.finish();
+    let mut words: Vec<String> = vec!["sim".into(), "matrix".into()];
+    words.extend(args.scenarios.iter().map(|p| scenario::display_path(p)));
+    words.extend([
+        "--protocols".into(),
+        args.protocols.clone(),
+        "--seeds".into(),
+        format!("{}..{}", args.seeds.start, args.seeds.end),
+    ]);
     for s in &args.set {
-        let _ = std::fmt::Write::write_fmt(&mut command, format_args!(" --set {s}"));
+        words.extend(["--set".into(), s.clone()]);
     }
-    let md = crate::matrix::markdown(&plan, &command, &cells);
-    let json = serde_json::json!({ "command": command, "seeds": [args.seeds.start, args.seeds.end], "cells": cells });
+    let command = crate::shell::join(&words);
+    let md = crate::matrix::markdown(&plan, &command, &outcome);
+    let json = serde_json::json!({
+        "command": command,
+        "seeds": [args.seeds.start, args.seeds.end],
+        "runs_planned": outcome.runs_planned,
+        "runs_done": outcome.runs_done,
+        "interrupted": outcome.interrupted(),
+        "cells": outcome.cells,
+    });
     let json = serde_json::to_string_pretty(&json).expect("cells serialize") + "\n";
     output::write_all(
         &dir,
@@ -881,6 +1037,15 @@ fn matrix(args: MatrixArgs) -> Result<i32, i32> {
     })?;
     say(&md);
     sayln!("matrix: {}", dir.display());
+    if outcome.interrupted() {
+        eprintln!(
+            "interrupted after {} of {} runs: the matrix in {} holds the runs that finished",
+            outcome.runs_done,
+            outcome.runs_planned,
+            dir.display()
+        );
+        return Ok(crate::interrupt::EXIT_INTERRUPTED);
+    }
     Ok(EXIT_PASS)
 }
 
@@ -924,8 +1089,13 @@ fn bench(args: BenchArgs) -> Result<i32, i32> {
                 EXIT_INTERNAL
             })?;
         if !out.status.success() {
-            eprintln!("error: bench workload {name} failed ({})", out.status);
-            return Err(out.status.code().unwrap_or(EXIT_INTERNAL));
+            // Every name was checked before the first workload ran: a workload that
+            // fails now is an internal error, whatever its own status.
+            eprintln!(
+                "internal error: bench workload {name} failed ({})",
+                out.status
+            );
+            return Err(EXIT_INTERNAL);
         }
         serde_json::from_slice(&out.stdout).map_err(|e| {
             eprintln!("internal error: bench workload {name} said something unreadable: {e}");
@@ -973,6 +1143,15 @@ fn bench(args: BenchArgs) -> Result<i32, i32> {
     say(&bench::table(&rows));
     say("\n");
     say(&bench::targets(&rows));
+    Ok(EXIT_PASS)
+}
+
+fn stats(args: StatsArgs) -> Result<i32, i32> {
+    let out = crate::stats::run(&args.reports, &args.get, &args.empty).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_INPUT
+    })?;
+    say(&out);
     Ok(EXIT_PASS)
 }
 

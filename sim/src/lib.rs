@@ -3,11 +3,16 @@
 //! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
 //! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
 //! (what held) -> [`report`] and [`plot`] (what a person and a script read).
+//!
+//! The crate is the simulation: without `--cfg madsim` it is empty, and the `sim` binary
+//! (`main.rs`) stops the build with one message saying how to fix it, rather than a page
+//! of errors from madsim's missing simulator API.
+#![cfg(madsim)]
 #![deny(missing_docs)]
 
 // The model lives in its own crate, which the real-network mode shares; its modules are
 // re-exported here so that `baton_sim::scenario` and the rest keep their paths.
-pub use baton_model::{checker, fault, output, plot, report, scenario, seed, swarm, ttl};
+pub use baton_model::{checker, fault, output, plot, report, scenario, seed, shell, swarm, ttl};
 
 pub mod bench;
 pub mod bisect;
@@ -16,6 +21,7 @@ pub mod client;
 pub mod clock;
 pub mod driver;
 pub mod experiment;
+pub mod interrupt;
 pub mod matrix;
 pub mod net;
 pub mod node;
@@ -29,6 +35,7 @@ pub mod run;
 pub mod search;
 pub mod service;
 pub mod shrink;
+pub mod stats;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;

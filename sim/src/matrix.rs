@@ -3,6 +3,9 @@
 //! Each (scenario, protocol, seed) is one ordinary run. Runs are spread over `--jobs`
 //! worker threads; each still gets its own thread and runtime, and results are put back
 //! in (scenario, protocol, seed) order, so the table does not depend on `--jobs`.
+//!
+//! A Ctrl-C stops starting runs ([`crate::interrupt`]); the cells then sum the seeds that
+//! finished, and matrix.md and matrix.json say "interrupted after N of M runs".
 
 use crate::checker::failover::LatencyStats;
 use crate::experiment;
@@ -16,6 +19,7 @@ use std::path::PathBuf;
 /// What one run contributes to its cell.
 #[derive(Clone, Debug)]
 struct RunFacts {
+    seed: u64,
     passed: bool,
     violations: Vec<&'static str>,
     failover_ms: Vec<f64>,
@@ -42,6 +46,12 @@ pub struct Cell {
     pub passed: u64,
     /// Properties that failed, with the number of seeds each failed in.
     pub failed_properties: Vec<(String, u64)>,
+    /// Every seed run: its verdict and failed properties.
+    pub runs: Vec<SeedRun>,
+    /// The command that reruns the first failing seed with its full report (none when
+    /// every seed passed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<String>,
     /// Failover over every seed's failovers.
     pub failover_ms: LatencyStats,
     /// Election latency over every seed's elections.
@@ -60,6 +70,36 @@ pub struct Cell {
     pub backend_requests_per_s: f64,
     /// The protocol's failover bound for this scenario.
     pub failover_bound: String,
+}
+
+/// One seed of a cell.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedRun {
+    /// The seed.
+    pub seed: u64,
+    /// "pass" or "fail".
+    pub verdict: &'static str,
+    /// The properties that failed, sorted (empty for a pass).
+    pub failed: Vec<&'static str>,
+}
+
+/// What a matrix run gave: the cells and how many of the planned runs finished.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// One per (scenario, protocol), in that order; a cell may hold fewer seeds than
+    /// planned (or none) after an interrupt.
+    pub cells: Vec<Cell>,
+    /// Runs that finished.
+    pub runs_done: u64,
+    /// Runs planned.
+    pub runs_planned: u64,
+}
+
+impl Outcome {
+    /// True when a Ctrl-C left runs out.
+    pub fn interrupted(&self) -> bool {
+        self.runs_done < self.runs_planned
+    }
 }
 
 /// Everything `sim matrix` was asked to do.
@@ -98,6 +138,7 @@ fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
     violations.dedup();
     let report: serde_json::Value = serde_json::from_str(&a.report_json).expect("our own JSON");
     Ok(RunFacts {
+        seed,
         passed: a.passed,
         violations,
         failover_ms: f.failover_ms.clone(),
@@ -117,23 +158,48 @@ fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
     })
 }
 
-/// Runs the plan; cells come back in (scenario, protocol) order.
-pub fn run(plan: &Plan, resolved: &[Resolved]) -> Result<Vec<Cell>, String> {
+/// Runs the plan; cells come back in (scenario, protocol) order. Each finished run is
+/// reported to `progress`; after a Ctrl-C no run starts, and the cells hold the seeds
+/// that finished.
+pub fn run(
+    plan: &Plan,
+    resolved: &[Resolved],
+    progress: &dyn crate::progress::Progress,
+) -> Result<Outcome, String> {
     let jobs: Vec<(usize, u64)> = (0..resolved.len())
         .flat_map(|i| plan.seeds.clone().map(move |s| (i, s)))
         .collect();
-    let results = crate::pool::map_ordered(jobs.len(), plan.jobs, |k| {
-        let (i, seed) = jobs[k];
-        facts(&resolved[i], seed)
-    });
+    let results =
+        crate::pool::map_ordered_until(jobs.len(), plan.jobs, &crate::interrupt::stopping, |k| {
+            let (i, seed) = jobs[k];
+            let r = facts(&resolved[i], seed);
+            if r.is_ok() || !crate::interrupt::abandoning() {
+                progress.run_done(r.as_ref().is_ok_and(|f| f.passed));
+            }
+            r
+        });
     let per_pair = (plan.seeds.end - plan.seeds.start) as usize;
     let mut cells = vec![];
+    let mut runs_done = 0;
     for (i, chunk) in results.chunks(per_pair).enumerate() {
         let r = &resolved[i];
-        let runs: Vec<RunFacts> = chunk.iter().cloned().collect::<Result<_, _>>()?;
+        let mut runs: Vec<RunFacts> = vec![];
+        for result in chunk.iter().flatten() {
+            match result {
+                Ok(f) => runs.push(f.clone()),
+                // A run abandoned by a second Ctrl-C did not finish: it is not a result.
+                Err(e) if e.as_str() == crate::run::ABANDONED => {}
+                Err(e) => return Err(e.clone()),
+            }
+        }
+        runs_done += runs.len() as u64;
         cells.push(cell(r, &runs));
     }
-    Ok(cells)
+    Ok(Outcome {
+        cells,
+        runs_done,
+        runs_planned: jobs.len() as u64,
+    })
 }
 
 fn cell(r: &Resolved, runs: &[RunFacts]) -> Cell {
@@ -155,6 +221,18 @@ fn cell(r: &Resolved, runs: &[RunFacts]) -> Cell {
         seeds: runs.len() as u64,
         passed: runs.iter().filter(|x| x.passed).count() as u64,
         failed_properties: failed.into_iter().collect(),
+        runs: runs
+            .iter()
+            .map(|x| SeedRun {
+                seed: x.seed,
+                verdict: if x.passed { "pass" } else { "fail" },
+                failed: x.violations.clone(),
+            })
+            .collect(),
+        rerun: runs
+            .iter()
+            .find(|x| !x.passed)
+            .map(|x| crate::report::reproduce_command(r, x.seed)),
         failover_ms: LatencyStats::of(&all(|x| &x.failover_ms)),
         election_latency_ms: LatencyStats::of(&all(|x| &x.election_latency_ms)),
         belief_overlaps: runs.iter().map(|x| x.overlaps).sum(),
@@ -182,19 +260,60 @@ fn ms(v: f64) -> String {
     format!("{v:.0}")
 }
 
-/// matrix.md: one table, a row per (scenario, protocol), then the bounds.
-pub fn markdown(plan: &Plan, command: &str, cells: &[Cell]) -> String {
+/// The failing seeds of a cell, for its row: the first few, then how many more.
+fn failing_seeds(c: &Cell) -> String {
+    const SHOWN: usize = 5;
+    let failing: Vec<String> = c
+        .runs
+        .iter()
+        .filter(|r| r.verdict != "pass")
+        .map(|r| r.seed.to_string())
+        .collect();
+    if failing.is_empty() {
+        return "-".into();
+    }
+    let mut s = failing
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if failing.len() > SHOWN {
+        let _ = write!(s, " (+{} more)", failing.len() - SHOWN);
+    }
+    s
+}
+
+/// matrix.md: one table, a row per (scenario, protocol), then the command that reruns
+/// each failing cell's first failing seed, then the bounds.
+pub fn markdown(plan: &Plan, command: &str, outcome: &Outcome) -> String {
+    let cells = &outcome.cells;
     let mut t = String::new();
     let _ = writeln!(t, "# Baton protocol matrix\n");
+    if outcome.interrupted() {
+        let _ = writeln!(
+            t,
+            "**Interrupted after {} of {} runs** (Ctrl-C): each cell sums the seeds that finished; a cell with none says `not run`.\n",
+            outcome.runs_done, outcome.runs_planned
+        );
+    }
     let _ = writeln!(t, "Made by `{command}`.");
     let _ = writeln!(
         t,
         "Seeds {}..{} per cell. Times in simulated ms. Incidents: double-leader-acting incidents summed over seeds (seeds with an incident or a reused sequence number in brackets). See README, \"Reading the matrix\".\n",
         plan.seeds.start, plan.seeds.end
     );
-    let _ = writeln!(t, "| scenario | protocol | pass | failover p50 | failover p99 | election p99 | belief overlaps (longest) | incidents (seeds) | fencing rejections | backend req/s | failed properties |");
-    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(t, "| scenario | protocol | pass | failover p50 | failover p99 | election p99 | belief overlaps (longest) | incidents (seeds) | fencing rejections | backend req/s | failed properties | failing seeds |");
+    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
+        if c.seeds == 0 {
+            let _ = writeln!(
+                t,
+                "| {} | {} | not run | - | - | - | - | - | - | - | - | - |",
+                c.scenario, c.protocol
+            );
+            continue;
+        }
         let failed: Vec<String> = c
             .failed_properties
             .iter()
@@ -202,7 +321,7 @@ pub fn markdown(plan: &Plan, command: &str, cells: &[Cell]) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "| {} | {} | {}/{} | {} | {} | {} | {} ({}) | {} ({}) | {} | {:.1} | {} |",
+            "| {} | {} | {}/{} | {} | {} | {} | {} ({}) | {} ({}) | {} | {:.1} | {} | {} |",
             c.scenario,
             c.protocol,
             c.passed,
@@ -233,7 +352,18 @@ pub fn markdown(plan: &Plan, command: &str, cells: &[Cell]) -> String {
             } else {
                 failed.join(", ")
             },
+            failing_seeds(c),
         );
+    }
+    let reruns: Vec<&String> = cells.iter().filter_map(|c| c.rerun.as_ref()).collect();
+    if !reruns.is_empty() {
+        let _ = writeln!(
+            t,
+            "\n## Rerun a failing seed\n\nEach failing cell's first failing seed, with its full report (`matrix.json` lists every seed's verdict and failed properties):\n"
+        );
+        for r in reruns {
+            let _ = writeln!(t, "- `{r}`");
+        }
     }
     let _ = writeln!(t, "\n## Failover bounds\n");
     let mut seen = std::collections::BTreeSet::new();

@@ -1,4 +1,4 @@
-//! Progress on stderr for the commands that run many simulations (sweep, search).
+//! Progress on stderr for the commands that run many simulations (matrix, sweep, search).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -8,14 +8,12 @@ pub trait Progress: Sync {
     fn run_done(&self, passed: bool);
 }
 
-/// A progress bar on stderr (indicatif): shown once the command has run for a second
-/// and a half, and only when stderr is a terminal and `--quiet` was not given.
+/// A progress bar on stderr (indicatif): runs done, runs per second and failures so
+/// far, shown only when stderr is a terminal and `--quiet` was not given. Piped or
+/// redirected, the command prints nothing extra.
 pub struct Bar {
     bar: indicatif::ProgressBar,
     failed: AtomicU64,
-    show: bool,
-    started: std::time::Instant,
-    shown: std::sync::atomic::AtomicBool,
 }
 
 impl Bar {
@@ -23,23 +21,36 @@ impl Bar {
     /// hidden.
     pub fn new(total: u64, unit: &str, quiet: bool) -> Bar {
         use std::io::IsTerminal;
+        let show = !quiet && std::io::stderr().is_terminal();
         let bar = indicatif::ProgressBar::with_draw_target(
             Some(total),
-            indicatif::ProgressDrawTarget::hidden(),
+            if show {
+                indicatif::ProgressDrawTarget::stderr()
+            } else {
+                indicatif::ProgressDrawTarget::hidden()
+            },
         );
         bar.set_style(
             indicatif::ProgressStyle::with_template(&format!(
-                "{{bar:40}} {{pos}}/{{len}} {unit}, {{per_sec}}, {{msg}}, eta {{eta}}"
+                "{{bar:40}} {{pos}}/{{len}} {unit}, {{rate}}, {{msg}}, eta {{eta}}"
             ))
-            .expect("a valid template"),
+            .expect("a valid template")
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.1}/s", s.per_sec());
+                },
+            ),
         );
         bar.set_message("0 failed");
+        if show {
+            // Drawn at once, and again each second, so that a slow first run does not
+            // look like a hang.
+            bar.enable_steady_tick(std::time::Duration::from_secs(1));
+        }
         Bar {
             bar,
             failed: AtomicU64::new(0),
-            show: !quiet && std::io::stderr().is_terminal(),
-            started: std::time::Instant::now(),
-            shown: false.into(),
         }
     }
 
@@ -54,13 +65,6 @@ impl Progress for Bar {
         if !passed {
             let n = self.failed.fetch_add(1, Ordering::SeqCst) + 1;
             self.bar.set_message(format!("{n} failed"));
-        }
-        if self.show
-            && self.started.elapsed() > std::time::Duration::from_millis(1500)
-            && !self.shown.swap(true, Ordering::SeqCst)
-        {
-            self.bar
-                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
         }
         self.bar.inc(1);
     }

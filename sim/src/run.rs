@@ -100,6 +100,10 @@ impl Probe {
     }
 }
 
+/// The error of a run abandoned after a second Ctrl-C ([`crate::interrupt`]): not a
+/// failure of the simulator, and not counted as a run.
+pub const ABANDONED: &str = "abandoned: interrupted by the user";
+
 /// Runs `f` on a fresh thread and waits for it, giving up (with where it was stuck) when
 /// the probe's simulated time stops moving for `limits.stall` or the run outlasts
 /// `limits.budget`. A run given up on keeps its thread until the process exits.
@@ -132,6 +136,9 @@ pub fn watched<T: Send + 'static>(
                 return Err("the simulation thread vanished".into())
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if crate::interrupt::abandoning() {
+            return Err(ABANDONED.into());
         }
         let (at_us, events) = (probe.at_us.load(Relaxed), probe.events.load(Relaxed));
         if at_us != seen_us {

@@ -261,23 +261,33 @@ fn rerun(bin: &std::path::Path, r: &Resolved, seed: u64) -> Option<String> {
     std::fs::read_to_string(dir.path().join("run").join("report.json")).ok()
 }
 
-/// Runs the plan's share of seeds.
+/// Runs the plan's share of seeds. After a Ctrl-C ([`crate::interrupt`]) no seed
+/// starts, and `seeds_run` counts the seeds that finished.
 pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Found, String> {
     let seeds = plan.partition.seeds(&plan.seeds);
-    let results = crate::pool::map_ordered(seeds.len(), plan.jobs, |k| {
-        let started = Instant::now();
-        let o = one(&plan.resolved, seeds[k], plan.watchdog);
-        progress.run_done(matches!(o, Outcome::Pass));
-        (o, started.elapsed().as_millis() as u64)
-    });
+    let results =
+        crate::pool::map_ordered_until(seeds.len(), plan.jobs, &crate::interrupt::stopping, |k| {
+            let started = Instant::now();
+            let o = one(&plan.resolved, seeds[k], plan.watchdog);
+            if !matches!(&o, Outcome::Error(e) if e.as_str() == crate::run::ABANDONED) {
+                progress.run_done(matches!(o, Outcome::Pass));
+            }
+            (o, started.elapsed().as_millis() as u64)
+        });
     let mut found = Found {
-        seeds_run: seeds.len() as u64,
+        seeds_run: 0,
         failures: vec![],
         reproducers: BTreeMap::new(),
     };
     // Each failing seed's resolved scenario, until the reproducers are chosen.
     let mut tomls: BTreeMap<u64, String> = BTreeMap::new();
-    for (seed, (o, wall_ms)) in seeds.iter().zip(results) {
+    for (seed, result) in seeds.iter().zip(results) {
+        // Not started after a Ctrl-C, or abandoned after a second: not a result.
+        let Some((o, wall_ms)) = result else { continue };
+        if matches!(&o, Outcome::Error(e) if e.as_str() == crate::run::ABANDONED) {
+            continue;
+        }
+        found.seeds_run += 1;
         match o {
             Outcome::Pass => {}
             Outcome::Error(e) => return Err(format!("seed {seed}: {e}")),
@@ -296,8 +306,12 @@ pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Foun
             } => {
                 let check = match &plan.recheck_with {
                     None => "not-rechecked".to_string(),
+                    // After Ctrl-C: no new process, and one the terminal's SIGINT
+                    // killed would look like a run that did not repeat.
+                    Some(_) if crate::interrupt::stopping() => "not-rechecked".into(),
                     Some(bin) => match rerun(bin, &plan.resolved, *seed) {
                         Some(again) if again == report_json => "repeated".into(),
+                        _ if crate::interrupt::stopping() => "not-rechecked".into(),
                         _ => "nondeterministic".into(),
                     },
                 };

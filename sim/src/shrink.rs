@@ -270,15 +270,21 @@ impl Minimal {
         file: &std::path::Path,
         seed: u64,
     ) -> String {
+        // A scenario of its own: its name gives its runs their own report directory
+        // (reports/<name>.min/<seed>/, never the original's), and it records its seed.
+        let mut s = self.resolved.scenario.clone();
+        s.name = format!("{}.min", s.name);
+        s.seed = Some(seed);
+        s.origin = None;
+        let file = crate::shell::quote(&file.display().to_string());
         format!(
-            "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {} --seed {seed}\n{}",
+            "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {file} (the seed, {seed}, is recorded below)\n{}",
             self.runs,
             wall.as_secs_f64(),
             self.signature.join(", "),
             self.faults_before,
             self.resolved.scenario.faults.len(),
-            file.display(),
-            self.resolved.to_toml()
+            toml::to_string(&s).expect("a scenario always serializes")
         )
     }
 }

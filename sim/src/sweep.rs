@@ -161,7 +161,12 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Target>, String> {
                     set.push(format!("{}={value}", axis.key));
                 }
             }
-            let resolved = scenario::load(&plan.scenario, &set).map_err(|e| {
+            let resolved = scenario::load(&plan.scenario, &set).map_err(|mut e| {
+                // A value the grid set is named by the grid below, not as a --set the
+                // user never typed.
+                if e.set.as_ref().is_some_and(|s| !plan.set.contains(s)) {
+                    e.set = None;
+                }
                 let at = point
                     .iter()
                     .zip(&plan.axes)
@@ -372,24 +377,39 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
     }
 }
 
-/// Runs every target over the plan's seeds; cells come back in target order.
+/// Runs every target over the plan's seeds; cells come back in target order, with the
+/// number of runs that finished. After a Ctrl-C ([`crate::interrupt`]) no run starts,
+/// and each cell sums the seeds that finished.
 pub fn run(
     plan: &Plan,
     targets: &[Target],
     slo: &Slo,
     progress: &dyn crate::progress::Progress,
-) -> Result<Vec<Cell>, String> {
+) -> Result<(Vec<Cell>, u64), String> {
     let per = (plan.seeds.end - plan.seeds.start) as usize;
     let total = targets.len() * per;
-    let results = crate::pool::map_ordered(total, plan.jobs, |k| {
-        let (t, seed) = (&targets[k / per], plan.seeds.start + (k % per) as u64);
-        let r = facts(&t.resolved, seed);
-        progress.run_done(r.as_ref().is_ok_and(|f| f.passed));
-        r
-    });
+    let results =
+        crate::pool::map_ordered_until(total, plan.jobs, &crate::interrupt::stopping, |k| {
+            let (t, seed) = (&targets[k / per], plan.seeds.start + (k % per) as u64);
+            let r = facts(&t.resolved, seed);
+            if r.is_ok() || !crate::interrupt::abandoning() {
+                progress.run_done(r.as_ref().is_ok_and(|f| f.passed));
+            }
+            r
+        });
     let mut cells = vec![];
+    let mut done = 0;
     for (t, chunk) in targets.iter().zip(results.chunks(per)) {
-        let runs: Vec<RunFacts> = chunk.iter().cloned().collect::<Result<_, _>>()?;
+        let mut runs: Vec<RunFacts> = vec![];
+        for r in chunk.iter().flatten() {
+            match r {
+                Ok(f) => runs.push(f.clone()),
+                // Abandoned by a second Ctrl-C: it did not finish, it is not a result.
+                Err(e) if e.as_str() == crate::run::ABANDONED => {}
+                Err(e) => return Err(e.clone()),
+            }
+        }
+        done += runs.len() as u64;
         let mut c = cell(t, &plan.seeds, slo, &runs);
         c.point = plan
             .axes
@@ -405,7 +425,7 @@ pub fn run(
         }
         cells.push(c);
     }
-    Ok(cells)
+    Ok((cells, done))
 }
 
 fn secs(ms: f64) -> String {
@@ -442,7 +462,7 @@ pub fn markdown(
         "Each cell runs seeds {}..{} of `{}` at one grid point. Failover is the time the resource went without a leader's write across a leadership change the scenario's scripted faults caused (p5 / p50 / p95 / p99 over every such change of every seed). A false failover is a leadership change with the old leader alive and no scripted fault in force (GC noise, for one); its rate is per simulated hour. Election latency runs from the seat falling vacant (or the campaign's start) to the win. Dark time is defined under Findings.\n",
         plan.seeds.start,
         plan.seeds.end,
-        plan.scenario.display()
+        crate::scenario::display_path(&plan.scenario)
     );
     let _ = writeln!(
         w,
