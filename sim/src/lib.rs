@@ -13,6 +13,7 @@ pub mod clock;
 pub mod driver;
 pub mod experiment;
 pub mod fault;
+pub mod lanes;
 pub mod matrix;
 pub mod net;
 pub mod node;

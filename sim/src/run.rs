@@ -8,6 +8,7 @@
 use crate::checker::{Checks, Findings};
 use crate::client::ClientStats;
 use crate::driver;
+use crate::lanes::{LaneBuilder, Lanes};
 use crate::net::Net;
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, EntrySink, Timeline};
@@ -36,6 +37,7 @@ impl TimelineFile {
 struct RunSink {
     probe: Arc<Probe>,
     checks: Option<Checks>,
+    lanes: Option<LaneBuilder>,
     file: Option<BufWriter<File>>,
     error: Option<std::io::Error>,
 }
@@ -45,6 +47,9 @@ impl EntrySink for RunSink {
         self.probe.saw(e);
         if let Some(c) = &mut self.checks {
             c.observe(e);
+        }
+        if let Some(l) = &mut self.lanes {
+            l.entry(e);
         }
         if let Some(w) = &mut self.file {
             let written = serde_json::to_writer(&mut *w, e)
@@ -62,6 +67,8 @@ impl EntrySink for RunSink {
 pub struct RunOutput {
     /// What the checkers found.
     pub findings: Findings,
+    /// Who led, wrote and was hit, when: what the plot's and the page's lanes draw.
+    pub lanes: Lanes,
     /// The timeline, when it was kept ([`run()`]'s `keep_timeline`).
     pub timeline: Option<TimelineFile>,
     /// The simulated time the run stopped, in microseconds.
@@ -218,6 +225,7 @@ fn run_here(
     let sink = Arc::new(Mutex::new(RunSink {
         probe,
         checks: Some(Checks::new(resolved)),
+        lanes: Some(LaneBuilder::for_scenario(resolved)),
         file,
         error: None,
     }));
@@ -269,6 +277,7 @@ fn run_here(
     }
     let checks = sink.checks.take().expect("taken once");
     let findings = checks.finish(end_us, &client);
+    let lanes = sink.lanes.take().expect("taken once").finish(end_us);
     let timeline = match sink.file.take() {
         Some(w) => Some(TimelineFile(
             w.into_inner()
@@ -278,6 +287,7 @@ fn run_here(
     };
     Ok(RunOutput {
         findings,
+        lanes,
         timeline,
         end_us,
         client,
