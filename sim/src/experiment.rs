@@ -87,7 +87,7 @@ pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
         resolved.scenario.protocol.name()
     );
     let findings = &out.findings;
-    let leaders_acting_svg = plot::leaders_acting_svg(findings, out.end_us, &title)
+    let leaders_acting_svg = plot::leaders_acting_svg(findings, &out.lanes, out.end_us, &title)
         .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
     let summary_txt = report::summary(resolved, seed, &out);
     let report_json = report::json(resolved, seed, &out);

@@ -14,6 +14,7 @@ pub mod driver;
 pub mod experiment;
 pub mod fault;
 pub mod lanes;
+pub mod lanes_plot;
 pub mod matrix;
 pub mod net;
 pub mod node;
