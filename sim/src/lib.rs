@@ -2,7 +2,8 @@
 //!
 //! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
 //! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
-//! (what held) -> [`report`] and [`plot`] (what a person and a script read).
+//! (what held) -> [`report`], [`plot`] and [`timeline_html`] (what a person and a script
+//! read, the last two drawn from [`lanes`]).
 #![deny(missing_docs)]
 
 pub mod bench;
@@ -37,6 +38,7 @@ pub mod swarm;
 pub mod sweep;
 pub mod sweep_plot;
 pub mod timeline;
+pub mod timeline_html;
 pub mod ttl;
 pub mod work;
 pub mod world;

@@ -313,7 +313,9 @@ pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Foun
         }
     }
     for (key, seed) in best_per_signature(&found.failures) {
-        let toml = tomls.remove(&seed).expect("a failing seed kept its scenario");
+        let toml = tomls
+            .remove(&seed)
+            .expect("a failing seed kept its scenario");
         found.reproducers.insert(key, (seed, toml));
     }
     Ok(found)
