@@ -162,15 +162,25 @@ fn drawn_note(l: &Lanes) -> String {
         l.write_bucket_us as f64 / 1000.0,
         count(l.writes.len() as u64)
     )];
-    if !l.not_drawn.is_empty() {
-        let kinds: Vec<String> = l
-            .not_drawn
+    // Attempts and hand-outs are drawn as what became of them; reads only as counts.
+    let not_drawn = |outcome: bool| -> Vec<String> {
+        l.not_drawn
             .iter()
+            .filter(|(k, _)| (k.as_str() != "read_served") == outcome)
             .map(|(k, n)| format!("{k} ({})", count(*n)))
-            .collect();
+            .collect()
+    };
+    let (outcomes, reads) = (not_drawn(true), not_drawn(false));
+    if !outcomes.is_empty() {
         parts.push(format!(
-            "Not drawn, since their outcome is: {}.",
-            kinds.join(", ")
+            "Not drawn, since what became of them is: {}.",
+            outcomes.join(", ")
+        ));
+    }
+    if !reads.is_empty() {
+        parts.push(format!(
+            "Not drawn: {} (report.json's reads counts them).",
+            reads.join(", ")
         ));
     }
     if !l.capped.is_empty() {
@@ -180,8 +190,10 @@ fn drawn_note(l: &Lanes) -> String {
             .map(|(k, n)| format!("{k} ({} more)", count(*n)))
             .collect();
         parts.push(format!(
-            "Left out beyond the cap of {} events per kind: {}; timeline.jsonl has every one.",
+            "Left out beyond the cap of {} events per kind ({} for windows, marks and refused \
+             writes): {}; timeline.jsonl has every one.",
             count(crate::lanes::MAX_EVENTS_PER_KIND as u64),
+            count(crate::lanes::MAX_ITEMS as u64),
             kinds.join(", ")
         ));
     }

@@ -226,7 +226,7 @@ fn a_ten_minute_nine_node_storm_stays_small() {
     );
     assert!(a
         .timeline_html
-        .contains("Not drawn, since their outcome is: write_attempted"));
+        .contains("Not drawn, since what became of them is: write_attempted"));
 }
 
 // ----- in a real browser -----
