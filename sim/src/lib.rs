@@ -1,9 +1,9 @@
 //! Baton: a deterministic simulation testbed for leader-election protocols.
 //!
 //! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
-//! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
-//! (what held) -> [`report`], [`plot`] and [`timeline_html`] (what a person and a script
-//! read, the last two drawn from [`lanes`]).
+//! and [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
+//! (what held) and [`lanes`] (who led, wrote and was hit, when) -> [`report`], [`plot`]
+//! and [`timeline_html`] (what a person and a script read).
 #![deny(missing_docs)]
 
 pub mod bench;
