@@ -4,7 +4,7 @@
 use crate::checker::Findings;
 use crate::outcome::{RunOutput, TimelineFile};
 use crate::scenario::Resolved;
-use crate::{plot, report};
+use crate::{plot, report, timeline_html};
 use std::borrow::Cow;
 
 /// Every artifact of a run, rendered, plus the verdict.
@@ -20,8 +20,11 @@ pub struct Artifacts {
     pub summary_txt: String,
     /// For scripts.
     pub report_json: String,
-    /// The leaders-acting plot.
+    /// The leaders-acting plot, with its lanes.
     pub leaders_acting_svg: String,
+    /// The page a person reads in a browser: the lanes, zoomable, with every event's
+    /// fields.
+    pub timeline_html: String,
     /// True when every checked property held.
     pub passed: bool,
     /// What the checkers found.
@@ -39,6 +42,7 @@ impl Artifacts {
             (a[2], Cow::Borrowed(self.summary_txt.as_bytes())),
             (a[3], Cow::Borrowed(self.report_json.as_bytes())),
             (a[4], Cow::Borrowed(self.leaders_acting_svg.as_bytes())),
+            (a[5], Cow::Borrowed(self.timeline_html.as_bytes())),
         ]
     }
 
@@ -72,16 +76,23 @@ pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
         resolved.scenario.protocol.name()
     );
     let findings = &out.findings;
-    let leaders_acting_svg = plot::leaders_acting_svg(findings, out.end_us, &title)
+    let leaders_acting_svg = plot::leaders_acting_svg(findings, &out.lanes, out.end_us, &title)
         .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
     let summary_txt = report::summary(resolved, seed, &out);
     let report_json = report::json(resolved, seed, &out);
+    let timeline_html = timeline_html::timeline_html(&timeline_html::Page {
+        title: &title,
+        findings: &out.findings,
+        lanes: &out.lanes,
+        summary_txt: &summary_txt,
+    });
     Artifacts {
         scenario_toml,
         timeline: out.timeline.take(),
         summary_txt,
         report_json,
         leaders_acting_svg,
+        timeline_html,
         passed: out.findings.passed(),
         findings: out.findings,
     }

@@ -3,6 +3,7 @@
 
 use crate::checker::Findings;
 use crate::client_stats::ClientStats;
+use crate::lanes::Lanes;
 use std::fs::File;
 use std::io::{Seek, Write};
 
@@ -28,6 +29,8 @@ impl TimelineFile {
 pub struct RunOutput {
     /// What the checkers found.
     pub findings: Findings,
+    /// Who led, wrote and was hit, when: what the plot's and the page's lanes draw.
+    pub lanes: Lanes,
     /// The timeline, when it was kept ([`run()`]'s `keep_timeline`).
     pub timeline: Option<TimelineFile>,
     /// The simulated time the run stopped, in microseconds.

@@ -9,12 +9,13 @@
 use std::path::{Path, PathBuf};
 
 /// The files of a report, in the order they are written.
-pub const ARTIFACTS: [&str; 5] = [
+pub const ARTIFACTS: [&str; 6] = [
     "scenario.toml",
     "timeline.jsonl",
     "summary.txt",
     "report.json",
     "leaders_acting.svg",
+    "timeline.html",
 ];
 
 /// The marker that says a directory holds a Baton report.
@@ -133,6 +134,7 @@ pub fn write_run(dir: &Path, a: &crate::artifacts::Artifacts) -> std::io::Result
         (ARTIFACTS[2], a.summary_txt.as_bytes()),
         (ARTIFACTS[3], a.report_json.as_bytes()),
         (ARTIFACTS[4], a.leaders_acting_svg.as_bytes()),
+        (ARTIFACTS[5], a.timeline_html.as_bytes()),
     ];
     for (name, content) in small {
         std::fs::write(dir.join(name), content)?;

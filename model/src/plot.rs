@@ -1,9 +1,12 @@
 //! The `leaders_acting.svg` plot: leaders by belief and by effect over simulated time,
-//! with the fault windows and the fence's rejections on the same axis.
+//! with the fault windows and the fence's rejections on the same axis; under it, one lane
+//! per node (and per service a fault hit) showing who believed it led with which token,
+//! its accepted and rejected writes and what hit it ([`crate::lanes_plot`]); and, when a
+//! scenario faulted clocks, each faulted clock's offset from global time.
 //!
 //! The plot is one of a run's artifacts, so it must be byte-identical for identical
-//! inputs: it is drawn from the findings and the timeline only, in timeline order, into
-//! an in-memory string.
+//! inputs: it is drawn from the findings and the lanes only, in their order, into an
+//! in-memory string.
 //!
 //! Text needs no font files: without plotters' `ttf` or `ab_glyph` features its
 //! built-in estimator sizes labels for layout and the SVG backend writes them as
@@ -11,17 +14,24 @@
 //! offline and free of system fonts, and the bytes independent of the machine.
 
 use crate::checker::Findings;
+use crate::lanes::Lanes;
+use crate::lanes_plot;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Width and height of the plot in pixels.
-const SIZE_PX: (u32, u32) = (1000, 400);
+/// Width of the plot, and the height of its title and of the counts chart, in pixels.
+const WIDTH_PX: u32 = 1200;
+const TITLE_PX: u32 = 36;
+const COUNTS_PX: u32 = 330;
 /// Room at the right for the legend.
-const LEGEND_WIDTH_PX: u32 = 230;
-const BELIEF_COLOR: RGBColor = RGBColor(31, 119, 180);
-const EFFECT_COLOR: RGBColor = RGBColor(255, 127, 14);
-const REJECTION_COLOR: RGBColor = RGBColor(214, 39, 40);
+const LEGEND_WIDTH_PX: u32 = 250;
+/// Room at the left of every chart for its y labels (and the lanes' names), the same for
+/// all so that their time axes line up.
+pub(crate) const Y_LABEL_PX: u32 = 70;
+pub(crate) const BELIEF_COLOR: RGBColor = RGBColor(31, 119, 180);
+pub(crate) const EFFECT_COLOR: RGBColor = RGBColor(255, 127, 14);
+pub(crate) const REJECTION_COLOR: RGBColor = RGBColor(214, 39, 40);
 const FAULT_COLOR: RGBColor = RGBColor(120, 120, 120);
 
 /// One fault on the time axis, in seconds.
@@ -32,12 +42,24 @@ struct FaultMark {
     to_s: Option<f64>,
 }
 
-/// Renders the leaders-acting plot of a run as an SVG document.
-pub fn leaders_acting_svg(findings: &Findings, end_us: i64, title: &str) -> Result<String, String> {
+/// Renders the leaders-acting plot of a run, with its lanes, as an SVG document.
+pub fn leaders_acting_svg(
+    findings: &Findings,
+    lanes: &Lanes,
+    end_us: i64,
+    title: &str,
+) -> Result<String, String> {
+    let lanes_px = lanes_plot::lanes_chart_px(lanes);
+    let clock_px = if lanes.clocks.is_empty() {
+        0
+    } else {
+        lanes_plot::CLOCK_PX
+    };
+    let size = (WIDTH_PX, TITLE_PX + COUNTS_PX + lanes_px + clock_px);
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE_PX).into_drawing_area();
-        draw(&root, findings, end_us, title)?;
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        draw(&root, findings, lanes, end_us, title, lanes_px)?;
         root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
@@ -89,24 +111,32 @@ fn fault_marks(findings: &Findings, end_s: f64) -> Vec<FaultMark> {
 }
 
 /// What a legend row shows beside its label.
-enum Swatch {
+pub(crate) enum Swatch {
     Fill(ShapeStyle),
     VerticalLine(ShapeStyle),
     Line(ShapeStyle),
     Cross(ShapeStyle),
+    TriangleDown(ShapeStyle),
+    TriangleUp(ShapeStyle),
+    Dot(ShapeStyle),
+    Diamond(ShapeStyle),
 }
 
 fn draw(
     root: &DrawingArea<SVGBackend, Shift>,
     findings: &Findings,
+    lanes: &Lanes,
     end_us: i64,
     title: &str,
+    lanes_px: u32,
 ) -> Result<(), String> {
     let err = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     root.fill(&WHITE).map_err(err)?;
     let body = root.titled(title, ("sans-serif", 20)).map_err(err)?;
     // The legend gets a column of its own, so it never hides a fault label or a line.
-    let (plot_area, legend_area) = body.split_horizontally(SIZE_PX.0 - LEGEND_WIDTH_PX);
+    let (main, legend_area) = body.split_horizontally(WIDTH_PX - LEGEND_WIDTH_PX);
+    let (plot_area, below) = main.split_vertically(COUNTS_PX);
+    let (lanes_area, clock_area) = below.split_vertically(lanes_px);
     let end_s = if end_us > 0 { seconds(end_us) } else { 1.0 };
     let observed_max = findings.belief.max.max(findings.effect.max);
     let y_top = (observed_max + 1).max(3);
@@ -115,7 +145,7 @@ fn draw(
     let mut chart = ChartBuilder::on(&plot_area)
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(50)
+        .y_label_area_size(Y_LABEL_PX)
         .build_cartesian_2d(0f64..end_s, 0f64..y_max)
         .map_err(err)?;
     chart
@@ -133,7 +163,7 @@ fn draw(
         .draw()
         .map_err(err)?;
 
-    let mut legend: Vec<(&str, Swatch)> = vec![];
+    let mut legend: Vec<(String, Swatch)> = vec![];
     let marks = fault_marks(findings, end_s);
     let fill = FAULT_COLOR.mix(0.18).filled();
     let windows: Vec<&FaultMark> = marks.iter().filter(|m| m.to_s.is_some()).collect();
@@ -144,7 +174,7 @@ fn draw(
                 Rectangle::new([(m.from_s, 0.0), (to_s, y_max)], fill)
             }))
             .map_err(err)?;
-        legend.push(("fault window", Swatch::Fill(fill)));
+        legend.push(("fault window".into(), Swatch::Fill(fill)));
     }
     let instants: Vec<&FaultMark> = marks.iter().filter(|m| m.to_s.is_none()).collect();
     if !instants.is_empty() {
@@ -156,16 +186,25 @@ fn draw(
                     .map(|m| PathElement::new(vec![(m.from_s, 0.0), (m.from_s, y_max)], line)),
             )
             .map_err(err)?;
-        legend.push(("instant fault", Swatch::VerticalLine(line)));
+        legend.push(("instant fault".into(), Swatch::VerticalLine(line)));
     }
-    // Labels are staggered over three rows so faults close in time stay readable.
+    // Labels are staggered over three rows so faults close in time stay readable; a
+    // label that would run into the one before it in every row is left out (a storm of
+    // kills is read on the lanes, and in full in timeline.html).
     let label_style = ("sans-serif", 12).into_font().color(&BLACK.mix(0.75));
-    chart
-        .draw_series(marks.iter().enumerate().map(|(i, m)| {
-            let y = y_max - 0.08 - 0.22 * (i % 3) as f64;
-            Text::new(format!(" {}", m.kind), (m.from_s, y), label_style.clone())
-        }))
-        .map_err(err)?;
+    let mut row_end = [i32::MIN; 3];
+    let mut labels = vec![];
+    for m in &marks {
+        let text = format!(" {}", m.kind);
+        let x = chart.backend_coord(&(m.from_s, 0.0)).0;
+        let width = crate::lanes_plot::text_px(&text, 12);
+        if let Some(row) = (0..3).find(|&r| x > row_end[r]) {
+            row_end[row] = x + width + 4;
+            let y = y_max - 0.08 - 0.22 * row as f64;
+            labels.push(Text::new(text, (m.from_s, y), label_style.clone()));
+        }
+    }
+    chart.draw_series(labels).map_err(err)?;
 
     // Effect is drawn wide and under belief, so both stay visible where they agree.
     let effect_style = EFFECT_COLOR.mix(0.85).stroke_width(5);
@@ -175,7 +214,10 @@ fn draw(
             effect_style,
         ))
         .map_err(err)?;
-    legend.push(("by effect (accepted writes)", Swatch::Line(effect_style)));
+    legend.push((
+        "by effect (accepted writes)".into(),
+        Swatch::Line(effect_style),
+    ));
     let belief_style = BELIEF_COLOR.stroke_width(2);
     chart
         .draw_series(LineSeries::new(
@@ -183,7 +225,7 @@ fn draw(
             belief_style,
         ))
         .map_err(err)?;
-    legend.push(("by belief (role)", Swatch::Line(belief_style)));
+    legend.push(("by belief (role)".into(), Swatch::Line(belief_style)));
 
     if !findings.rejections.is_empty() {
         // Rejections sit on a band just above zero: their height means nothing, only
@@ -197,20 +239,42 @@ fn draw(
                     .map(|r| Cross::new((r.at_ms / 1000.0, 0.2), 4, marker)),
             )
             .map_err(err)?;
-        legend.push(("write rejected (stale token)", Swatch::Cross(marker)));
+        legend.push(("write rejected (stale token)".into(), Swatch::Cross(marker)));
     }
 
-    draw_legend(&legend_area, &legend).map_err(err)
+    // The lanes, and the clocks when a fault moved one, each with its own legend rows
+    // under a heading.
+    let counts_rows = legend.len();
+    lanes_plot::draw_lanes(root, &lanes_area, lanes, end_s, &mut legend).map_err(err)?;
+    let lanes_rows = legend.len() - counts_rows;
+    if !lanes.clocks.is_empty() {
+        lanes_plot::draw_clocks(&clock_area, lanes, end_s).map_err(err)?;
+    }
+    draw_legend(&legend_area, &legend, counts_rows, lanes_rows).map_err(err)
 }
 
-/// The legend: one row per item, swatch then label, in drawing order.
+/// The legend: one row per item, swatch then label, in drawing order: the counts' rows,
+/// then the lanes' under a heading.
 fn draw_legend(
     area: &DrawingArea<SVGBackend, Shift>,
-    items: &[(&str, Swatch)],
+    items: &[(String, Swatch)],
+    counts_rows: usize,
+    lanes_rows: usize,
 ) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
     let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let heading = ("sans-serif", 13).into_font().color(&BLACK.mix(0.6));
+    let mut y = 24;
     for (i, (label, swatch)) in items.iter().enumerate() {
-        let (x, y) = (8, 24 + 22 * i as i32);
+        if i == counts_rows && lanes_rows > 0 {
+            y += 14;
+            area.draw(&Text::new(
+                "lanes (one per node)",
+                (8, y),
+                heading.pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+            y += 22;
+        }
+        let x = 8;
         match swatch {
             Swatch::Fill(style) => {
                 area.draw(&Rectangle::new([(x, y - 6), (x + 24, y + 6)], *style))
@@ -221,12 +285,26 @@ fn draw_legend(
             )),
             Swatch::Line(style) => area.draw(&PathElement::new(vec![(x, y), (x + 24, y)], *style)),
             Swatch::Cross(style) => area.draw(&Cross::new((x + 12, y), 4, *style)),
+            Swatch::TriangleDown(style) => area.draw(&Polygon::new(
+                vec![(x + 7, y - 5), (x + 17, y - 5), (x + 12, y + 4)],
+                *style,
+            )),
+            Swatch::TriangleUp(style) => area.draw(&Polygon::new(
+                vec![(x + 7, y + 4), (x + 17, y + 4), (x + 12, y - 5)],
+                *style,
+            )),
+            Swatch::Dot(style) => area.draw(&Circle::new((x + 12, y), 4, *style)),
+            Swatch::Diamond(style) => area.draw(&Polygon::new(
+                vec![(x + 12, y - 6), (x + 17, y), (x + 12, y + 6), (x + 7, y)],
+                *style,
+            )),
         }?;
         area.draw(&Text::new(
-            label.to_string(),
+            label.clone(),
             (x + 32, y),
             font.pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
+        y += 22;
     }
     Ok(())
 }
@@ -275,6 +353,15 @@ mod tests {
         (entries, 20_000_000)
     }
 
+    fn lanes(entries: &[Entry], end_us: i64) -> Lanes {
+        let nodes = vec!["n1".into(), "n2".into(), "n3".into()];
+        crate::lanes::build(
+            crate::lanes::LaneBuilder::new(nodes, end_us, vec![]),
+            entries,
+            end_us,
+        )
+    }
+
     fn findings(entries: &[Entry], end_us: i64) -> Findings {
         let r = resolved();
         check(&crate::checker::CheckInput {
@@ -289,8 +376,9 @@ mod tests {
     fn identical_inputs_render_identical_bytes() {
         let (entries, end_us) = sample();
         let f = findings(&entries, end_us);
-        let a = leaders_acting_svg(&f, end_us, "sample").unwrap();
-        let b = leaders_acting_svg(&f, end_us, "sample").unwrap();
+        let l = lanes(&entries, end_us);
+        let a = leaders_acting_svg(&f, &l, end_us, "sample").unwrap();
+        let b = leaders_acting_svg(&f, &l, end_us, "sample").unwrap();
         assert_eq!(a, b);
         for text in [
             "time (simulated s)",
@@ -302,6 +390,18 @@ mod tests {
             "instant fault",
             " partition",
             " kill",
+            // The lanes: names, the token of each leadership, the rejected write with
+            // both tokens, and their legend.
+            "lanes (one per node)",
+            ">\nn1\n<",
+            ">\nn3\n<",
+            "token 1",
+            "token 2",
+            "rejected 1 &lt; 2",
+            "believes it leads (token)",
+            "accepted writes (merged where dense)",
+            "write rejected: token &lt; max_token",
+            "down (killed, until restart)",
         ] {
             assert!(a.contains(text), "missing `{text}`");
         }
@@ -314,14 +414,60 @@ mod tests {
             .filter(|e| !matches!(e.event, Event::FaultApplied { index: 3, .. }))
             .cloned()
             .collect();
-        let c = leaders_acting_svg(&findings(&fewer, end_us), end_us, "sample").unwrap();
+        let c = leaders_acting_svg(
+            &findings(&fewer, end_us),
+            &lanes(&fewer, end_us),
+            end_us,
+            "sample",
+        )
+        .unwrap();
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_clock_fault_adds_the_clock_view_and_nothing_else_does() {
+        let (entries, end_us) = sample();
+        let f = findings(&entries, end_us);
+        let plain = leaders_acting_svg(&f, &lanes(&entries, end_us), end_us, "s").unwrap();
+        assert!(!plain.contains("clock offset from global time"));
+        let mut skewed = entries.clone();
+        skewed.push(crate::checker::testing::at(
+            19_000,
+            Event::FaultApplied {
+                index: 4,
+                kind: "clock-step".into(),
+                target: "n2".into(),
+            },
+        ));
+        let nodes = vec!["n1".into(), "n2".into(), "n3".into()];
+        let changes = vec![
+            None,
+            None,
+            None,
+            None,
+            Some(crate::lanes::ClockChange::StepMs(-300)),
+        ];
+        let l = crate::lanes::build(
+            crate::lanes::LaneBuilder::new(nodes, end_us, changes),
+            &skewed,
+            end_us,
+        );
+        let svg = leaders_acting_svg(&findings(&skewed, end_us), &l, end_us, "s").unwrap();
+        for text in [
+            "clock offset from global time",
+            "offset (ms)",
+            "step -300 ms",
+            "clock fault (value)",
+            "every other clock reads global time (offset 0)",
+        ] {
+            assert!(svg.contains(text), "missing `{text}`");
+        }
     }
 
     #[test]
     fn empty_run_renders() {
         let f = findings(&[], 0);
-        let svg = leaders_acting_svg(&f, 0, "empty").unwrap();
+        let svg = leaders_acting_svg(&f, &lanes(&[], 0), 0, "empty").unwrap();
         assert!(svg.starts_with("<svg"));
     }
 }

@@ -4,9 +4,10 @@
 //! `sim bench` runs each in a fresh child process (`sim bench-workload NAME`, hidden), so
 //! that its peak memory is its own, `--repeat` times (3), keeps the repetition with the
 //! median wall time, and prints one Markdown table: simulated seconds per
-//! wall-clock second for the simulation with its checkers (which read every event as it
-//! is recorded) and for the whole run (that, plus rendering the summary, report.json and
-//! the plot in memory; no timeline file is kept, as for `sim matrix`), messages per
+//! wall-clock second for the simulation with its checkers and lanes (which read every
+//! event as it is recorded) and for the whole run (that, plus rendering the summary,
+//! report.json, the plot and timeline.html in memory; no timeline file is kept, as for
+//! `sim matrix`), messages per
 //! simulated and per wall-clock second, and the child's peak resident memory. A second
 //! table holds the targets of issue 8 against what was measured; every number in it is
 //! computed from the first.

@@ -45,9 +45,9 @@ pub struct Cli {
 enum Command {
     /// Run one scenario under one seed and write its report.
     ///
-    /// Writes scenario.toml (resolved), timeline.jsonl, summary.txt, report.json and
-    /// leaders_acting.svg to reports/<scenario>/<seed>/ (or --out), prints the summary,
-    /// and exits 0 if every checked property held, 1 if one failed.
+    /// Writes scenario.toml (resolved), timeline.jsonl, summary.txt, report.json,
+    /// leaders_acting.svg and timeline.html to reports/<scenario>/<seed>/ (or --out),
+    /// prints the summary, and exits 0 if every checked property held, 1 if one failed.
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
     /// Run a scenario twice with one seed and compare every artifact byte for byte.

@@ -2,7 +2,8 @@
 //!
 //! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
 //! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
-//! (what held) -> [`report`] and [`plot`] (what a person and a script read).
+//! (what held) and [`lanes`] (who led, wrote and was hit, when) -> [`report`], [`plot`]
+//! and [`timeline_html`] (what a person and a script read).
 //!
 //! The crate is the simulation: without `--cfg madsim` it is empty, and the `sim` binary
 //! (`main.rs`) stops the build with one message saying how to fix it, rather than a page
@@ -12,7 +13,10 @@
 
 // The model lives in its own crate, which the real-network mode shares; its modules are
 // re-exported here so that `baton_sim::scenario` and the rest keep their paths.
-pub use baton_model::{checker, fault, output, plot, report, scenario, seed, shell, swarm, ttl};
+pub use baton_model::{
+    checker, fault, lanes, lanes_plot, output, plot, report, scenario, seed, shell, swarm,
+    timeline_html, ttl,
+};
 
 pub mod bench;
 pub mod bisect;

@@ -6,12 +6,13 @@
 //! flat in run length.
 
 use crate::checker::Checks;
-pub use baton_model::outcome::{RunOutput, TimelineFile};
 use crate::driver;
+use crate::lanes::LaneBuilder;
 use crate::net::Net;
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, EntrySink, Timeline};
 use crate::world::World;
+pub use baton_model::outcome::{RunOutput, TimelineFile};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::{Arc, Mutex};
@@ -21,6 +22,7 @@ use std::time::Duration;
 struct RunSink {
     probe: Arc<Probe>,
     checks: Option<Checks>,
+    lanes: Option<LaneBuilder>,
     file: Option<BufWriter<File>>,
     error: Option<std::io::Error>,
 }
@@ -30,6 +32,9 @@ impl EntrySink for RunSink {
         self.probe.saw(e);
         if let Some(c) = &mut self.checks {
             c.observe(e);
+        }
+        if let Some(l) = &mut self.lanes {
+            l.entry(e);
         }
         if let Some(w) = &mut self.file {
             let written = serde_json::to_writer(&mut *w, e)
@@ -191,6 +196,7 @@ fn run_here(
     let sink = Arc::new(Mutex::new(RunSink {
         probe,
         checks: Some(Checks::new(resolved)),
+        lanes: Some(LaneBuilder::for_scenario(resolved)),
         file,
         error: None,
     }));
@@ -242,6 +248,7 @@ fn run_here(
     }
     let checks = sink.checks.take().expect("taken once");
     let findings = checks.finish(end_us, &client);
+    let lanes = sink.lanes.take().expect("taken once").finish(end_us);
     let timeline = match sink.file.take() {
         Some(w) => Some(TimelineFile(
             w.into_inner()
@@ -251,6 +258,7 @@ fn run_here(
     };
     Ok(RunOutput {
         findings,
+        lanes,
         timeline,
         end_us,
         client,

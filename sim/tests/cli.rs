@@ -35,6 +35,7 @@ fn exit_codes_pass_fail_and_report_files() {
         "summary.txt",
         "report.json",
         "leaders_acting.svg",
+        "timeline.html",
     ] {
         assert!(d.join("pass").join(f).is_file(), "{f} written");
     }

@@ -85,5 +85,3 @@ fn bound(cfg: &RedisLockConfig, s: &Scenario, fencing: Fencing) -> Bound {
 fn liveness_bound_ms(cfg: &RedisLockConfig) -> u64 {
     2 * cfg.lock_ttl_ms + cfg.retry_interval_ms + 1000
 }
-
-

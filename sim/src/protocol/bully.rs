@@ -3,17 +3,16 @@
 
 use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
 use super::{BackendCtx, ElectorCtx, Protocol};
+pub use baton_model::protocol::bully::Bully;
 use baton_protocols::bully::{BullyElector, BullyMsg, BullyReply};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use std::sync::Arc;
-pub use baton_model::protocol::bully::Bully;
 
 peer_rpc!(
     /// A bully message between two nodes.
     BullyRpc(BullyMsg) => BullyReply
 );
-
 
 impl Protocol for Bully {
     fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {

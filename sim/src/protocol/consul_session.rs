@@ -6,6 +6,7 @@ use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::service::consul;
 use async_trait::async_trait;
+pub use baton_model::protocol::consul_session::ConsulSession;
 use baton_protocols::consul_session::{
     ConsulApi, ConsulError, ConsulSessionElector, KvRead, SessionRequest,
 };
@@ -13,7 +14,6 @@ use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use baton_model::protocol::consul_session::ConsulSession;
 
 /// `PUT /v1/session/create`; an error message when the TTL is out of range.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -148,7 +148,6 @@ impl ConsulApi for SimConsulClient {
             .map_err(ConsulError::Server)
     }
 }
-
 
 impl Protocol for ConsulSession {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {

@@ -6,12 +6,12 @@ use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::service::db;
 use async_trait::async_trait;
+pub use baton_model::protocol::db_row::DbRow;
 use baton_protocols::db_row::{DbApi, DbError, DbRowElector, LeaderRow};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use baton_model::protocol::db_row::DbRow;
 
 /// The acquire statement; the new generation when one row was updated.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -101,7 +101,6 @@ impl DbApi for SimDbClient {
         self.call(DbSelect).await
     }
 }
-
 
 impl Protocol for DbRow {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {

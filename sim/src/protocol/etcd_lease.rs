@@ -13,10 +13,10 @@ use std::sync::Arc;
 
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::service::etcd;
+pub use baton_model::protocol::etcd_lease::EtcdLease;
 use baton_protocols::etcd_lease::EtcdLeaseElector;
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-pub use baton_model::protocol::etcd_lease::EtcdLease;
 
 /// An etcd client for one node; every call is bounded by `rpc_timeout_ms`.
 pub struct SimEtcdClient {
@@ -104,7 +104,6 @@ impl EtcdApi for SimEtcdClient {
         timeout(call(&self.ep, BACKEND_ADDR, req, wait_ms + self.rpc_timeout_ms).await)
     }
 }
-
 
 impl Protocol for EtcdLease {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {

@@ -6,12 +6,12 @@ use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::service::k8s;
 use async_trait::async_trait;
+pub use baton_model::protocol::k8s_lease::K8sLease;
 use baton_protocols::k8s_lease::{K8sError, K8sLeaseElector, Lease, LeaseApi};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use baton_model::protocol::k8s_lease::K8sLease;
 
 /// Why the API server refused a call (the HTTP status behind [`K8sError`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,7 +107,6 @@ impl LeaseApi for SimLeaseClient {
         )
     }
 }
-
 
 impl Protocol for K8sLease {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {

@@ -7,15 +7,13 @@ use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
 use crate::rpc::{call, node_addr, request};
 use async_trait::async_trait;
+pub use baton_model::protocol::raft::RaftProtocol;
 use baton_protocols::peer::PeerTimeout;
-use baton_protocols::raft::{
-    RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport,
-};
+use baton_protocols::raft::{RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use baton_model::protocol::raft::RaftProtocol;
 
 /// An openraft message between two nodes.
 #[derive(Debug, Serialize, Deserialize)]
@@ -36,7 +34,6 @@ impl RaftTransport for SimRaftNet {
             .map_err(|_| PeerTimeout)
     }
 }
-
 
 impl Protocol for RaftProtocol {
     fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {

@@ -6,6 +6,7 @@ use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::service::redis;
 use async_trait::async_trait;
+pub use baton_model::protocol::redis_lock::{RedisFenced, RedisNaive};
 use baton_protocols::redis_lock::{
     Fencing, RedisApi, RedisError, RedisLockConfig, RedisLockElector,
 };
@@ -13,7 +14,6 @@ use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use baton_model::protocol::redis_lock::{RedisNaive,RedisFenced};
 
 /// `SET key value NX PX ttl_ms`; true when the key was set.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -189,13 +189,17 @@ impl Protocol for RedisNaive {
     }
 }
 
-
 impl Protocol for RedisFenced {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         start_backend(ctx)
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        elector(ProtocolName::RedisFenced, &self.0, Fencing::IncrCounter, ctx)
+        elector(
+            ProtocolName::RedisFenced,
+            &self.0,
+            Fencing::IncrCounter,
+            ctx,
+        )
     }
 }

@@ -3,17 +3,16 @@
 
 use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
 use super::{BackendCtx, ElectorCtx, Protocol};
+pub use baton_model::protocol::ring::Ring;
 use baton_protocols::ring::{RingElector, RingMsg, RingReply};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use std::sync::Arc;
-pub use baton_model::protocol::ring::Ring;
 
 peer_rpc!(
     /// A ring message between two nodes.
     RingRpc(RingMsg) => RingReply
 );
-
 
 impl Protocol for Ring {
     fn start_backend(&self, _: BackendCtx) -> Option<NodeId> {

@@ -6,6 +6,7 @@ use crate::net::Endpoint;
 use crate::rpc::{call, request, BACKEND_ADDR};
 use crate::service::zk::{self, ZkSettings};
 use async_trait::async_trait;
+pub use baton_model::protocol::zk_sequential::ZkSequential;
 use baton_protocols::zk_sequential::{
     CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialElector,
 };
@@ -13,7 +14,6 @@ use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-pub use baton_model::protocol::zk_sequential::ZkSequential;
 
 /// ZooKeeper `createSession` (the connect handshake).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -186,7 +186,6 @@ impl ZkApi for SimZkClient {
         self.call(ZkDelete { session, path }, 0).await?
     }
 }
-
 
 impl Protocol for ZkSequential {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
