@@ -45,11 +45,13 @@ impl Flow {
     }
 }
 
-/// The state of one direction: open or cut, and its added latency.
+/// The state of one direction: open or cut, and its added latency (drawn per chunk,
+/// uniformly from `latency_ms_min..=latency_ms_max`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Gate {
     cut: bool,
-    latency_ms: u64,
+    latency_ms_min: u64,
+    latency_ms_max: u64,
 }
 
 struct Shared {
@@ -137,9 +139,15 @@ impl Proxy {
         self.update(flow, |g| g.cut = false);
     }
 
-    /// Delays every chunk of `flow` by `latency_ms` (0: none).
-    pub fn set_latency_ms(&self, flow: Flow, latency_ms: u64) {
-        self.update(flow, |g| g.latency_ms = latency_ms);
+    /// Delays every chunk of `flow` by a latency drawn uniformly from
+    /// `latency_ms_min..=latency_ms_max` (0, 0: none). Chunks stay in order, as TCP
+    /// keeps them: one that drew less than the one before it waits for it.
+    pub fn set_latency_ms(&self, flow: Flow, latency_ms_min: u64, latency_ms_max: u64) {
+        let max = latency_ms_max.max(latency_ms_min);
+        self.update(flow, |g| {
+            g.latency_ms_min = latency_ms_min;
+            g.latency_ms_max = max;
+        });
     }
 
     /// Whether `flow`'s direction(s) are cut: (forward, backward).
@@ -195,6 +203,10 @@ async fn pipe(
     let (tx, mut rx) = mpsc::channel::<(Instant, Option<Vec<u8>>)>(QUEUE);
     let mut read_gate = gate.clone();
     let reader = async move {
+        use rand::{Rng, SeedableRng};
+        // Real mode is not deterministic anyway; the draw only needs to spread.
+        let mut rng =
+            rand_chacha::ChaCha8Rng::seed_from_u64(crate::run_clock::monotonic_us() as u64);
         let mut buf = vec![0u8; CHUNK];
         loop {
             // A cut stops reading: the sender's buffers fill and its writes block.
@@ -207,7 +219,12 @@ async fn pipe(
                 Err(_) => return false,
             };
             let end = chunk.is_none();
-            let due = Instant::now() + Duration::from_millis(read_gate.borrow().latency_ms);
+            let (lo, hi) = {
+                let g = read_gate.borrow();
+                (g.latency_ms_min, g.latency_ms_max)
+            };
+            let delay_ms = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
+            let due = Instant::now() + Duration::from_millis(delay_ms);
             if tx.send((due, chunk)).await.is_err() {
                 return false;
             }
@@ -340,13 +357,19 @@ mod tests {
     async fn latency_delays_each_direction() {
         let p = Proxy::start(echo_server().await).await.unwrap();
         let mut c = TcpStream::connect(p.addr()).await.unwrap();
-        p.set_latency_ms(Flow::Both, 100);
+        p.set_latency_ms(Flow::Both, 100, 120);
         let t0 = Instant::now();
         assert!(round_trip(&mut c, b"x", Duration::from_secs(2))
             .await
             .is_some());
         let rtt = t0.elapsed();
         assert!(rtt >= Duration::from_millis(200), "{rtt:?}");
+        p.set_latency_ms(Flow::Both, 0, 0);
+        let t0 = Instant::now();
+        assert!(round_trip(&mut c, b"y", Duration::from_secs(2))
+            .await
+            .is_some());
+        assert!(t0.elapsed() < Duration::from_millis(100), "latency removed");
     }
 
     #[tokio::test]

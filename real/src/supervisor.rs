@@ -13,7 +13,7 @@
 //! | [`pause`](Supervisor::pause) / [`resume`](Supervisor::resume) | SIGSTOP / SIGCONT | `node_paused` / `node_resumed` |
 //! | [`arm_pause_before_write`](Supervisor::arm_pause_before_write) | the node stops itself just before its next protected write; the supervisor resumes it `duration_ms` after it stopped | the node: `fault_applied`, `node_paused`; then `node_resumed`, `fault_healed` |
 //! | [`cut`](Supervisor::cut) / [`mend`](Supervisor::mend) | stops / restarts forwarding on a node's link, one way or both | none (the driver logs the fault) |
-//! | [`set_latency_ms`](Supervisor::set_latency_ms) | delays a node's link | none |
+//! | [`set_latency_ms`](Supervisor::set_latency_ms), [`set_latency_ms_all`](Supervisor::set_latency_ms_all) | delays a node's link, or every link | none |
 //! | [`skew_clock`](Supervisor::skew_clock) | offsets, drifts or steps a node's clock | none |
 //! | [`resign`](Supervisor::resign) | asks a leader to step down | the node: `released` ... |
 //!
@@ -685,18 +685,34 @@ impl Supervisor {
         }
     }
 
-    /// Delays node `node`'s `link` in `dir` by `latency_ms` per chunk (0: none).
+    /// Delays node `node`'s `link` in `dir` by a latency drawn per chunk from
+    /// `latency_ms_min..=latency_ms_max` (0, 0: none; a scenario's `slow-link`).
     pub fn set_latency_ms(
         &self,
         node: &str,
         link: Link,
         dir: Direction,
-        latency_ms: u64,
+        latency_ms_min: u64,
+        latency_ms_max: u64,
     ) -> Result<(), RealError> {
         for p in self.proxies(node, link)? {
-            p.set_latency_ms(dir.flow(link), latency_ms);
+            p.set_latency_ms(dir.flow(link), latency_ms_min, latency_ms_max);
         }
         Ok(())
+    }
+
+    /// Delays every link of every node, both ways (a scenario's `network` latency; loss
+    /// has no counterpart over TCP proxies). Loopback's own latency stays under it.
+    pub fn set_latency_ms_all(&self, latency_ms_min: u64, latency_ms_max: u64) {
+        for s in &self.nodes {
+            for p in s
+                .etcd_proxies
+                .iter()
+                .chain([&s.resource_proxy, &s.client_proxy])
+            {
+                p.set_latency_ms(Flow::Both, latency_ms_min, latency_ms_max);
+            }
+        }
     }
 
     /// Changes node `node`'s clock (offset, drift, step); returns its state after.
