@@ -179,6 +179,26 @@ impl Direction {
 
 type SharedChild = Arc<Mutex<Option<ManagedChild>>>;
 
+/// Background tasks that end with their owner: a run that fails half-way through its
+/// start, or is dropped, leaves no watcher behind.
+#[derive(Default)]
+struct Tasks(Vec<JoinHandle<()>>);
+
+impl Tasks {
+    fn push(&mut self, t: JoinHandle<()>) {
+        self.0.retain(|t| !t.is_finished());
+        self.0.push(t);
+    }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
 struct NodeSlot {
     cfg: NodeConfig,
     config_path: PathBuf,
@@ -214,27 +234,22 @@ pub struct RunOutput {
 }
 
 /// A running real world. See the module doc.
+///
+/// Dropped (an error, a panic), it stops everything: fields drop in declaration order,
+/// so the watchers go first, then the load client, the nodes and their proxies, the
+/// resource, and etcd (with its data) last.
 pub struct Supervisor {
+    tasks: Tasks,
+    load: Option<ManagedChild>,
+    nodes: Vec<NodeSlot>,
+    resource: Option<ManagedChild>,
+    etcd: Option<EtcdCluster>,
     cfg: RealConfig,
     clock: RunClock,
     log: EventLog,
-    etcd: Option<EtcdCluster>,
-    resource: Option<ManagedChild>,
-    nodes: Vec<NodeSlot>,
-    load: Option<ManagedChild>,
-    tasks: Vec<JoinHandle<()>>,
     http: reqwest::Client,
     ports: Vec<u16>,
     pids: Arc<Mutex<Vec<u32>>>,
-}
-
-impl Drop for Supervisor {
-    fn drop(&mut self) {
-        for t in &self.tasks {
-            t.abort();
-        }
-        // Children are killed by their ManagedChild drops; etcd by the cluster's.
-    }
 }
 
 fn spawn_child(
@@ -297,7 +312,7 @@ impl Supervisor {
             .timeout(Duration::from_millis(1000))
             .build()
             .expect("a plain HTTP client builds");
-        let mut tasks = vec![];
+        let mut tasks = Tasks::default();
         tasks.push(tokio::spawn(watch_keys(
             etcd.client_urls(),
             format!("{}/", cfg.etcd_lease.prefix),
@@ -788,9 +803,7 @@ impl Supervisor {
             // run meanwhile.
             l.terminate(libc::SIGTERM, Duration::from_secs(2));
         }
-        for t in self.tasks.drain(..) {
-            t.abort();
-        }
+        self.tasks = Tasks::default(); // aborts the watchers
         for s in &self.nodes {
             if let Some(mut c) = s.child.lock().unwrap().take() {
                 c.kill();
@@ -799,16 +812,8 @@ impl Supervisor {
         if let Some(mut r) = self.resource.take() {
             r.kill();
         }
-        let proxies: Vec<NodeSlot> = std::mem::take(&mut self.nodes);
-        let log_paths: Vec<PathBuf> = {
-            let mut v = vec![
-                self.cfg.run_dir.join("supervisor.jsonl"),
-                self.cfg.run_dir.join("resource.jsonl"),
-            ];
-            v.extend(proxies.iter().map(|s| s.cfg.log_path.clone()));
-            v
-        };
-        drop(proxies);
+        let log_paths = self.log_paths();
+        self.nodes.clear(); // closes the proxies
         let mut etcd_data_dir = PathBuf::new();
         if let Some(e) = self.etcd.take() {
             etcd_data_dir = e.data_dir().to_path_buf();
