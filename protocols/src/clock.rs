@@ -29,11 +29,13 @@ pub trait Clock: Send + Sync {
 /// timer on its first poll, and again only if it is polled with a waker that would not
 /// wake the same task (the future moved to another task: an RPC answer first polled in
 /// place, then spawned), so the timer always wakes whoever now awaits it.
+#[cfg(madsim)]
 pub struct Timer {
     sleep: madsim::time::Sleep,
     armed_for: Option<std::task::Waker>,
 }
 
+#[cfg(madsim)]
 impl Timer {
     /// A timer that fires `global` from now (global, simulated time; at least 1 ms, as
     /// every madsim sleep).
@@ -45,6 +47,7 @@ impl Timer {
     }
 }
 
+#[cfg(madsim)]
 impl std::future::Future for Timer {
     type Output = ();
 
@@ -64,6 +67,35 @@ impl std::future::Future for Timer {
             return std::pin::Pin::new(&mut self.sleep).poll(cx);
         }
         std::task::Poll::Pending
+    }
+}
+
+/// A real sleep (the build without `--cfg madsim`, over tokio's timer): tokio arms its
+/// timer once and keeps it across polls, so nothing needs working around here.
+#[cfg(not(madsim))]
+pub struct Timer {
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+#[cfg(not(madsim))]
+impl Timer {
+    /// A timer that fires `global` from now (the OS's monotonic time).
+    pub fn after(global: Duration) -> Self {
+        Timer {
+            sleep: Box::pin(tokio::time::sleep(global)),
+        }
+    }
+}
+
+#[cfg(not(madsim))]
+impl std::future::Future for Timer {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        self.sleep.as_mut().poll(cx)
     }
 }
 

@@ -15,6 +15,9 @@ pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod leadership;
 pub mod peer;
+// Raft runs on a madsim-only runtime (tasks, timers and RNG per madsim node); the real
+// build (without `--cfg madsim`) leaves it out.
+#[cfg(madsim)]
 pub mod raft;
 pub mod redis_lock;
 pub mod ring;

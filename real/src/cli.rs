@@ -1,0 +1,232 @@
+//! The command line of `baton-real`.
+
+use baton_real::load::{self, LoadConfig};
+use baton_real::node::{self, NodeConfig};
+use baton_real::resource::{self, ResourceConfig};
+use baton_real::smoke::{clean_kill, CleanKillOptions, CleanKillReport};
+use baton_real::supervisor::RealError;
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+
+/// Baton's real-network mode: the etcd-lease protocol against a live etcd, as processes.
+#[derive(Parser)]
+#[command(name = "baton-real", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run clean-kill trials: start etcd, 3 nodes, the resource and the load client,
+    /// kill -9 the leader, restart it, and report the failover (last old-leader write
+    /// accepted -> first new-leader write accepted).
+    Smoke {
+        /// Lease TTL asked of etcd (it grants at least 2000).
+        #[arg(long, default_value_t = 2000)]
+        lease_ttl_ms: u64,
+        /// How many trials, one after another.
+        #[arg(long, default_value_t = 1)]
+        trials: usize,
+        /// `next` requests per second.
+        #[arg(long, default_value_t = 1000)]
+        rate_per_s: u64,
+        /// Keep each trial's files in DIR/trial-<i> (default: a temporary directory,
+        /// removed afterwards).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// (Started by the supervisor.) A fleet node.
+    Node {
+        /// Its JSON config.
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// (Started by the supervisor.) The fenced resource.
+    Resource {
+        /// Its JSON config.
+        #[arg(long)]
+        config: PathBuf,
+    },
+    /// (Started by the supervisor.) The load client.
+    Load {
+        /// Its JSON config.
+        #[arg(long)]
+        config: PathBuf,
+    },
+}
+
+fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A child process: one thread is plenty, and keeps its timing simple.
+fn run_child<F, T>(config: &Path, run: F) -> i32
+where
+    T: serde::de::DeserializeOwned,
+    F: FnOnce(T) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>,
+{
+    let cfg = match read_config::<T>(config) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("baton-real: {e}");
+            return 2;
+        }
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime builds");
+    match rt.block_on(run(cfg)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("baton-real: {e}");
+            3
+        }
+    }
+}
+
+/// The nearest-rank `p`th percentile of ascending `sorted` (as the simulator's reports).
+fn nearest_rank(sorted: &[f64], p: usize) -> f64 {
+    let n = sorted.len();
+    sorted[(p * n).div_ceil(100).clamp(1, n) - 1]
+}
+
+fn describe(i: usize, r: &CleanKillReport) -> (String, bool) {
+    let o = &r.output;
+    let failover = r
+        .failovers_ms
+        .first()
+        .map_or("none".to_string(), |f| format!("{f:.0} ms"));
+    let ok = r.failovers_ms.len() == 1
+        && o.ledger.non_increasing_steps == 0
+        && o.load.reused == 0
+        && o.unreadable.is_empty();
+    let line = format!(
+        "trial {i}: killed {} (token {}), then {} led; failover {failover}{}; ledger: {} batches, \
+         {} rejections, {} non-increasing steps (lag check); client: {} of {} next answered, \
+         {} reused; {:.1} s wall",
+        r.killed,
+        r.killed_token.map_or("?".into(), |t| t.to_string()),
+        r.new_leader.as_deref().unwrap_or("nobody"),
+        if r.failovers_ms.len() > 1 {
+            format!(" (and {} more failovers)", r.failovers_ms.len() - 1)
+        } else {
+            String::new()
+        },
+        o.ledger.seq_batches,
+        o.ledger.rejections,
+        o.ledger.non_increasing_steps,
+        o.load.ok,
+        o.load.sent,
+        o.load.reused,
+        r.wall_ms as f64 / 1000.0,
+    );
+    (line, ok)
+}
+
+async fn smoke(lease_ttl_ms: u64, trials: usize, rate_per_s: u64, out: Option<PathBuf>) -> i32 {
+    let binary = match std::env::current_exe() {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("baton-real: cannot find my own binary: {e}");
+            return 2;
+        }
+    };
+    baton_real::process::sweep_stale_dirs("baton-real-");
+    let tmp = match tempfile::Builder::new()
+        .prefix(&baton_real::process::owned_prefix("baton-real-"))
+        .tempdir()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("baton-real: {e}");
+            return 2;
+        }
+    };
+    let base = out.unwrap_or_else(|| tmp.path().to_path_buf());
+    let mut failovers = vec![];
+    let mut all_ok = true;
+    for i in 1..=trials {
+        let mut opts = CleanKillOptions::new(
+            base.join(format!("trial-{i}")),
+            binary.clone(),
+            lease_ttl_ms,
+        );
+        opts.config.rate_per_s = rate_per_s;
+        let dir = opts.config.run_dir.clone();
+        let r = tokio::select! {
+            r = clean_kill(opts) => r,
+            _ = tokio::signal::ctrl_c() => {
+                // Dropping the trial killed every process and removed etcd's data.
+                eprintln!("baton-real: interrupted; files so far in {}", dir.display());
+                return 130;
+            }
+        };
+        match r {
+            Ok(r) => {
+                let (line, ok) = describe(i, &r);
+                println!("{line}");
+                all_ok &= ok;
+                failovers.extend(r.failovers_ms.first().copied());
+            }
+            Err(e @ (RealError::Etcd(_) | RealError::RunDirUsed(_) | RealError::Child { .. })) => {
+                eprintln!("baton-real: {e}");
+                return 2;
+            }
+            Err(e) => {
+                eprintln!(
+                    "baton-real: trial {i} broke: {e} (files in {})",
+                    dir.display()
+                );
+                return 3;
+            }
+        }
+    }
+    if trials > 1 && !failovers.is_empty() {
+        failovers.sort_by(f64::total_cmp);
+        println!(
+            "failover over {} trials at lease_ttl_ms {lease_ttl_ms}: min {:.0} ms, median {:.0} ms, max {:.0} ms; all: {}",
+            failovers.len(),
+            failovers[0],
+            nearest_rank(&failovers, 50),
+            failovers[failovers.len() - 1],
+            failovers
+                .iter()
+                .map(|f| format!("{f:.0}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    if all_ok {
+        0
+    } else {
+        1
+    }
+}
+
+/// Parses the command line and runs it; returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Node { config } => run_child(&config, |c: NodeConfig| Box::pin(node::run(c))),
+        Cmd::Resource { config } => {
+            run_child(&config, |c: ResourceConfig| Box::pin(resource::run(c)))
+        }
+        Cmd::Load { config } => run_child(&config, |c: LoadConfig| Box::pin(load::run(c))),
+        Cmd::Smoke {
+            lease_ttl_ms,
+            trials,
+            rate_per_s,
+            out,
+        } => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("a tokio runtime builds");
+            rt.block_on(smoke(lease_ttl_ms, trials, rate_per_s, out))
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Baton's real-network mode: the same protocol code against a live etcd, as processes.
+//!
+//! Built only without `--cfg madsim` (the real build: see the README); under the
+//! simulation build this crate is empty. Pieces, one concept per module:
+//!
+//! - [`run_clock`]: one monotonic clock for every process of a run;
+//! - [`events`]: the simulator's timeline types, per-process event logs and their merge;
+//! - [`clock`]: a node's skewable clock over the run's clock;
+//! - [`etcd_client`]: `EtcdApi` over the `etcd-client` crate, every call bounded;
+//! - [`etcd_cluster`]: a 3-member etcd cluster on loopback, started and removed per run;
+//! - [`proxy`]: TCP proxies that cut (holding bytes, never closing), mend and slow links;
+//! - [`ledger`]: the fenced resource's SQLite ledger and the `lag()` check;
+//! - [`resource`]: the resource process around the ledger;
+//! - [`metrics`]: a node's Prometheus metrics;
+//! - [`work`], [`node`]: the leader work and the node process with the spec's HTTP API;
+//! - [`load`]: the load client process;
+//! - [`process`], [`ports`]: children that cannot outlive the run, loopback ports;
+//! - [`supervisor`]: starts everything, the fault verbs, stop and merge;
+//! - [`smoke`]: one clean-kill trial, end to end.
+#![cfg(not(madsim))]
+#![deny(missing_docs)]
+
+pub mod clock;
+pub mod etcd_client;
+pub mod etcd_cluster;
+pub mod events;
+pub mod ledger;
+pub mod load;
+pub mod metrics;
+pub mod node;
+pub mod ports;
+pub mod process;
+pub mod proxy;
+pub mod resource;
+pub mod run_clock;
+pub mod smoke;
+pub mod supervisor;
+pub mod work;

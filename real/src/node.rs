@@ -1,0 +1,442 @@
+//! A fleet node as a process: the etcd-lease elector campaigning in a loop, the leader
+//! work while it leads, and the spec's HTTP interface (section 8).
+//!
+//! The node's life is the simulated node's (`sim/src/node.rs`): campaign -> lead (claim
+//! the resource, then ticks and sequencer batches, every write fenced) -> stop writing ->
+//! release -> campaign again. It stops its protected writes before it lets leadership go.
+//!
+//! HTTP, on 127.0.0.1 (the load client reaches it through a proxy, the supervisor
+//! directly):
+//! - `GET /status` -> `{"node_id", "role", "fence_token", "lease_ttl_remaining_ms"}`
+//!   (`fence_token` is null unless leading);
+//! - `POST /next?count=N` (N defaults to 1) -> `200 {"token", "seq", "last"}`: numbers
+//!   `seq..=last` under `token`; on a follower `409 {"leader", "address"}` naming who it
+//!   last saw leading (both null if nobody); `503` if the write timed out;
+//! - `GET /metrics` -> Prometheus text (see [`crate::metrics`]);
+//! - `POST /control/pause {"index"}` arms a `point = "before-write"` pause (fault
+//!   `index`): the node stops itself just before its next protected write;
+//! - `POST /control/clock {"offset_ms"?, "drift_ppm"?, "step_ms"?}` skews its clock and
+//!   answers `{"offset_us", "drift_ppm"}`;
+//! - `POST /control/resign` asks a leader to step down.
+
+use crate::clock::RealClock;
+use crate::etcd_client::{LeaseObserver, RealEtcdClient};
+use crate::events::{Event, EventLog, Role};
+use crate::metrics::NodeMetrics;
+use crate::run_clock::RunClock;
+use crate::work::{lead, LeaderWork, NextReply, WorkCtx};
+use axum::extract::{Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use baton_protocols::clock::sleep_local;
+use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
+use baton_protocols::{Clock, Elector, Leadership, LossReason};
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// A peer's name and the address clients reach it at (for `409` hints).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Peer {
+    /// `n1`, `n2`, ...
+    pub name: String,
+    /// `http://127.0.0.1:<port>`, its client-facing (proxied) address.
+    pub url: String,
+}
+
+/// What the supervisor tells a node process (written as JSON, passed by path).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct NodeConfig {
+    /// The node's name.
+    pub name: String,
+    /// The run's epoch ([`RunClock::epoch_us`]).
+    pub epoch_us: i64,
+    /// Where its events go.
+    pub log_path: PathBuf,
+    /// The etcd members' client URLs, through this node's proxies.
+    pub etcd_endpoints: Vec<String>,
+    /// The resource's `/write` URL, through this node's proxy.
+    pub resource_url: String,
+    /// The election's parameters (the scenario's `[etcd-lease]` table).
+    pub etcd_lease: EtcdLeaseConfig,
+    /// Scheduler tick interval.
+    pub tick_interval_ms: u64,
+    /// Timeout of each write to the resource.
+    pub resource_timeout_ms: u64,
+    /// The fleet, for hints.
+    pub peers: Vec<Peer>,
+    /// The clock's offset from the run's clock at start, in µs (a restart does not fix
+    /// a skewed clock: the supervisor passes on what the last incarnation had).
+    #[serde(default)]
+    pub clock_offset_us: i64,
+    /// The clock's drift at start.
+    #[serde(default)]
+    pub clock_drift_ppm: i64,
+}
+
+/// `GET /status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatusBody {
+    /// The node's name.
+    pub node_id: String,
+    /// Its role by its own belief.
+    pub role: Role,
+    /// The token it acts under, while it leads.
+    pub fence_token: Option<u64>,
+    /// Local time left on its lease, while it leads (0 otherwise).
+    pub lease_ttl_remaining_ms: u64,
+}
+
+/// `POST /next` on the leader.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NextBody {
+    /// The leader's token.
+    pub token: u64,
+    /// The first number handed out.
+    pub seq: u64,
+    /// The last (equal to `seq` for one request).
+    pub last: u64,
+}
+
+/// `POST /next` on a follower (status 409).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotLeaderBody {
+    /// Who it last saw leading.
+    pub leader: Option<String>,
+    /// That node's client-facing address.
+    pub address: Option<String>,
+}
+
+/// `POST /control/clock`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockChange {
+    /// Set the clock this far ahead of the run's clock.
+    pub offset_ms: Option<i64>,
+    /// Set its drift.
+    pub drift_ppm: Option<i64>,
+    /// Jump it.
+    pub step_ms: Option<i64>,
+}
+
+/// The answer to `POST /control/clock`: the clock's state after the change.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClockState {
+    /// Offset from the run's clock, µs.
+    pub offset_us: i64,
+    /// Drift.
+    pub drift_ppm: i64,
+}
+
+/// `POST /control/pause`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmPause {
+    /// The fault's index in the scenario.
+    pub index: usize,
+}
+
+struct Node {
+    name: String,
+    clock: RealClock,
+    drift_ppm: Mutex<i64>,
+    log: EventLog,
+    metrics: Arc<NodeMetrics>,
+    work: LeaderWork,
+    ctx: WorkCtx,
+    status: Mutex<(Role, Option<Leadership>)>,
+    hint: Mutex<Option<String>>,
+    peers: Vec<Peer>,
+}
+
+impl Node {
+    fn set_role(&self, role: Role, leadership: Option<Leadership>) {
+        let token = leadership.as_ref().map(|l| l.token);
+        *self.status.lock().unwrap() = (role, leadership);
+        self.metrics.set_role(role);
+        self.metrics.fence_token.set(token.unwrap_or(0) as i64);
+    }
+}
+
+/// Logs lease events and counts renewals for the node's metrics.
+struct Observer {
+    node: String,
+    log: EventLog,
+    metrics: Arc<NodeMetrics>,
+}
+
+impl LeaseObserver for Observer {
+    fn granted(&self, id: i64, requested_ms: u64, granted_ms: u64) {
+        self.log.record(Event::LeaseGranted {
+            node: self.node.clone(),
+            lease_id: id,
+            ttl_requested_ms: requested_ms,
+            ttl_granted_ms: granted_ms,
+        });
+    }
+    fn renewed(&self, _: i64, renewed: bool) {
+        if renewed {
+            self.metrics.renewals.inc();
+        } else {
+            self.metrics.renewal_failures.inc();
+        }
+    }
+    fn renewal_failed(&self, _: i64) {
+        self.metrics.renewal_failures.inc();
+    }
+    fn revoked(&self, id: i64) {
+        self.log.record(Event::LeaseRevoked { lease_id: id });
+    }
+}
+
+async fn status(State(n): State<Arc<Node>>) -> Json<StatusBody> {
+    let (role, leadership) = n.status.lock().unwrap().clone();
+    Json(StatusBody {
+        node_id: n.name.clone(),
+        role,
+        fence_token: leadership.as_ref().map(|l| l.token),
+        lease_ttl_remaining_ms: leadership.map_or(0, |l| l.lease_remaining_ms()),
+    })
+}
+
+#[derive(Deserialize)]
+struct NextQuery {
+    count: Option<u64>,
+}
+
+fn not_leader(n: &Node) -> Response {
+    let leader = n.hint.lock().unwrap().clone();
+    let address = leader
+        .as_ref()
+        .and_then(|l| n.peers.iter().find(|p| &p.name == l))
+        .map(|p| p.url.clone());
+    (
+        StatusCode::CONFLICT,
+        Json(NotLeaderBody { leader, address }),
+    )
+        .into_response()
+}
+
+async fn next(State(n): State<Arc<Node>>, Query(q): Query<NextQuery>) -> Response {
+    let count = q.count.unwrap_or(1).max(1);
+    let Some(rx) = n.work.submit(count) else {
+        return not_leader(&n);
+    };
+    match rx.await {
+        Ok(NextReply::Ok { token, first, last }) => Json(NextBody {
+            token,
+            seq: first,
+            last,
+        })
+        .into_response(),
+        Ok(NextReply::Unavailable) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "write timed out").into_response()
+        }
+        Ok(NextReply::NotLeader) | Err(_) => not_leader(&n),
+    }
+}
+
+async fn serve_metrics(State(n): State<Arc<Node>>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        n.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn arm_pause(State(n): State<Arc<Node>>, Json(a): Json<ArmPause>) -> StatusCode {
+    *n.ctx.pause_armed.lock().unwrap() = Some(a.index);
+    StatusCode::NO_CONTENT
+}
+
+async fn change_clock(State(n): State<Arc<Node>>, Json(c): Json<ClockChange>) -> Json<ClockState> {
+    if let Some(o) = c.offset_ms {
+        n.clock.set_offset_ms(o);
+    }
+    if let Some(d) = c.drift_ppm {
+        n.clock.set_drift_ppm(d);
+        *n.drift_ppm.lock().unwrap() = d;
+    }
+    if let Some(s) = c.step_ms {
+        n.clock.step_ms(s);
+    }
+    Json(ClockState {
+        offset_us: n.clock.offset_us(),
+        drift_ppm: *n.drift_ppm.lock().unwrap(),
+    })
+}
+
+async fn resign(State(n): State<Arc<Node>>) -> StatusCode {
+    n.ctx.resign_requested.store(true, Ordering::SeqCst);
+    n.ctx.resign_notify.notify_waiters();
+    StatusCode::NO_CONTENT
+}
+
+/// How often a node asks etcd who leads, for its `409` hints.
+const OBSERVE_INTERVAL_MS: u64 = 1000;
+
+/// How long a node that resigned waits before campaigning again.
+const REJOIN_AFTER_RESIGN_MS: u64 = 1000;
+
+/// Runs a node process until it is killed: listens on a free loopback port, announces
+/// it, and campaigns for ever.
+pub async fn run(cfg: NodeConfig) -> Result<(), String> {
+    let run_clock = RunClock::from_epoch(cfg.epoch_us);
+    let log = EventLog::open(&cfg.log_path, run_clock)
+        .map_err(|e| format!("{}: {e}", cfg.log_path.display()))?;
+    let clock = RealClock::new(run_clock);
+    clock.set_offset_ms(cfg.clock_offset_us / 1000);
+    clock.set_drift_ppm(cfg.clock_drift_ppm);
+    let metrics = Arc::new(NodeMetrics::new(&cfg.name));
+    let observer = Observer {
+        node: cfg.name.clone(),
+        log: log.clone(),
+        metrics: metrics.clone(),
+    };
+    let api = RealEtcdClient::connect(
+        &cfg.etcd_endpoints,
+        cfg.etcd_lease.rpc_timeout_ms,
+        Box::new(observer),
+    )
+    .await
+    .map_err(|e| format!("etcd client: {e}"))?;
+    let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
+        &cfg.name,
+        Arc::new(api),
+        dyn_clock.clone(),
+        cfg.etcd_lease.clone(),
+    ));
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| format!("http client: {e}"))?;
+    let node = Arc::new(Node {
+        name: cfg.name.clone(),
+        clock: clock.clone(),
+        drift_ppm: Mutex::new(cfg.clock_drift_ppm),
+        log: log.clone(),
+        metrics: metrics.clone(),
+        work: LeaderWork::default(),
+        ctx: WorkCtx {
+            node: cfg.name.clone(),
+            clock: dyn_clock.clone(),
+            log: log.clone(),
+            metrics,
+            resource_url: cfg.resource_url.clone(),
+            http,
+            resource_timeout_ms: cfg.resource_timeout_ms,
+            tick_interval_ms: cfg.tick_interval_ms,
+            resign_requested: AtomicBool::new(false),
+            resign_notify: Notify::new(),
+            pause_armed: Mutex::new(None),
+        },
+        status: Mutex::new((Role::Follower, None)),
+        hint: Mutex::new(None),
+        peers: cfg.peers.clone(),
+    });
+    let app = Router::new()
+        .route("/status", get(status))
+        .route("/next", post(next))
+        .route("/metrics", get(serve_metrics))
+        .route("/control/pause", post(arm_pause))
+        .route("/control/clock", post(change_clock))
+        .route("/control/resign", post(resign))
+        .with_state(node.clone());
+    let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
+        .await
+        .map_err(|e| format!("bind: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            eprintln!("baton-real node: HTTP server failed: {e}");
+            std::process::exit(3);
+        }
+    });
+    crate::process::announce_listening(addr);
+    // Followers answer `next` with a hint; keep it fresh the way a client library would,
+    // by observing the election now and then rather than on every request.
+    let (obs, n2, c2) = (elector.clone(), node.clone(), dyn_clock.clone());
+    tokio::spawn(async move {
+        loop {
+            if let Ok(info) = obs.observe().await {
+                *n2.hint.lock().unwrap() = info.map(|i| i.node);
+            }
+            sleep_local(c2.as_ref(), Duration::from_millis(OBSERVE_INTERVAL_MS)).await;
+        }
+    });
+    campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref()).await;
+    Ok(())
+}
+
+async fn campaign_loop(node: &Arc<Node>, elector: &dyn Elector, clock: &dyn Clock) {
+    // Real mode is not deterministic (the OS schedules it); the backoff only needs to
+    // differ between nodes and starts.
+    let seed = crate::run_clock::monotonic_us() as u64 ^ u64::from(std::process::id());
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let name = node.name.clone();
+    let log = &node.log;
+    loop {
+        node.set_role(Role::Candidate, None);
+        log.record(Event::CampaignStarted { node: name.clone() });
+        let started = std::time::Instant::now();
+        let leadership = match elector.campaign().await {
+            Ok(l) => l,
+            Err(e) => {
+                log.record(Event::CampaignFailed {
+                    node: name.clone(),
+                    error: e.to_string(),
+                });
+                node.set_role(Role::Follower, None);
+                // Randomised backoff so failed candidates do not retry in lockstep.
+                let backoff_ms = rng.gen_range(100..300);
+                sleep_local(clock, Duration::from_millis(backoff_ms)).await;
+                continue;
+            }
+        };
+        node.metrics
+            .campaign_latency
+            .observe(started.elapsed().as_secs_f64());
+        let token = leadership.token;
+        node.set_role(Role::Leader, Some(leadership.clone()));
+        node.metrics.transitions.inc();
+        node.metrics.leaders_acting.set(1);
+        log.record(Event::RoleChanged {
+            node: name.clone(),
+            role: Role::Leader,
+            token: Some(token),
+        });
+        let reason = lead(&node.ctx, &leadership, &node.work).await;
+        leadership.end(reason);
+        // Every protected write has completed or timed out by now: lead() is the only
+        // writer and it has returned. Only then is leadership released.
+        node.work.stop_leading();
+        node.metrics.leaders_acting.set(0);
+        log.record(Event::StoppedActing {
+            node: name.clone(),
+            token,
+            reason: reason.as_str().to_string(),
+        });
+        node.set_role(Role::Follower, None);
+        node.metrics.transitions.inc();
+        log.record(Event::RoleChanged {
+            node: name.clone(),
+            role: Role::Follower,
+            token: None,
+        });
+        if reason == LossReason::Resigned {
+            log.record(Event::Released {
+                node: name.clone(),
+                token,
+            });
+            let _ = elector.resign(&leadership).await;
+            sleep_local(clock, Duration::from_millis(REJOIN_AFTER_RESIGN_MS)).await;
+        } else {
+            // Abandon the lost lease's key if etcd still has it.
+            let _ = elector.resign(&leadership).await;
+        }
+    }
+}
