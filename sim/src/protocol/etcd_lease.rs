@@ -109,6 +109,11 @@ impl Protocol for EtcdLease {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
         let (min_ttl, interval) = (self.0.min_lease_ttl_ms, self.0.expiry_check_interval_ms);
+        // The member's id, as etcd derives it from its name and cluster: a seeded draw.
+        let member_id = {
+            use rand::Rng;
+            crate::seed::fork(ctx.seed, "etcd/member").gen::<u16>()
+        };
         let node = ctx
             .handle
             .create_node()
@@ -121,6 +126,7 @@ impl Protocol for EtcdLease {
                     requests.clone(),
                     min_ttl,
                     interval,
+                    member_id,
                 )
             })
             .build();
