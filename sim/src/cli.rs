@@ -94,6 +94,25 @@ enum Command {
     /// named one, 2 on bad input, 3 when it could not decide.
     #[command(after_help = EXIT_CODES)]
     Bisect(BisectArgs),
+    /// Run a scenario against a live etcd: real processes, real network, a real ledger.
+    ///
+    /// Builds the real-mode binary (the same protocol code without `--cfg madsim`, in
+    /// target/real) and runs `baton-real real` with these arguments: <scenario.toml>
+    /// [--trials N] [--out DIR] [--set KEY=VALUE]... [--force] [--quiet]. Each trial
+    /// writes the same artefacts as `sim run` to DIR/trial-<k>/ (default
+    /// reports/<scenario>/real/). Needs etcd-server and protobuf-compiler (apt).
+    #[command(after_help = EXIT_CODES, disable_help_flag = true)]
+    Real(RealArgs),
+    /// Run a scenario simulated and live, and put the figures side by side.
+    ///
+    /// Runs real mode (`sim real`) for --real-trials trials (or reads them from
+    /// --real-dir) and the simulator over --sim-seeds, then writes compare.md and
+    /// compare.json to reports/fidelity/<scenario>/ (or --out): failover median, p5,
+    /// p95, min and max, election latency, fencing rejections and the lease TTL granted,
+    /// each with its relative error. Exits 0 when the failover median is within 10% and
+    /// p5 and p95 within 15% of the live figures, 1 when not.
+    #[command(after_help = EXIT_CODES)]
+    Compare(CompareArgs),
     /// Measure Baton's speed: the named workloads, each in a fresh process.
     ///
     /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
@@ -285,6 +304,47 @@ struct BenchArgs {
 }
 
 #[derive(Debug, Args)]
+struct RealArgs {
+    /// Passed to `baton-real real` as they are (`sim real --help` shows its options).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Seeds of the simulated side, as A..B (B excluded).
+    #[arg(long, default_value = "0..100", value_parser = parse_seed_range)]
+    sim_seeds: std::ops::Range<u64>,
+    /// Trials of the live side.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    real_trials: u64,
+    /// Read the live side from an earlier `sim real --out DIR` instead of running it.
+    #[arg(long, value_name = "DIR", conflicts_with = "real_trials")]
+    real_dir: Option<PathBuf>,
+    /// Simulations in parallel (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// Overrides applied to both sides, as in `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Write here instead of reports/fidelity/<scenario>/.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Write into a directory that holds files sim did not write.
+    #[arg(long)]
+    force: bool,
+    /// Print only the verdict line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Debug, Args)]
 struct BisectArgs {
     /// A commit (branch, tag or hash) under which the scenario passes.
     #[arg(long, value_name = "REV")]
@@ -438,6 +498,8 @@ pub fn main(cli: Cli) -> i32 {
         Command::Search(args) => search(args),
         Command::Shrink(args) => shrink(args),
         Command::Bisect(args) => bisect(args),
+        Command::Real(args) => real(args),
+        Command::Compare(args) => compare(args),
         Command::Bench(args) => bench(args),
         Command::Stats(args) => stats(args),
         Command::BenchWorkload(args) => bench_workload(args),
@@ -905,6 +967,168 @@ fn shrink(args: ShrinkArgs) -> Result<i32, i32> {
         min.signature.join(", ")
     );
     Ok(EXIT_PASS)
+}
+
+fn real_binary(quiet: bool) -> Result<PathBuf, i32> {
+    crate::real::build(|line| {
+        if !quiet {
+            eprintln!("real: {line}");
+        }
+    })
+    .map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_INPUT
+    })
+}
+
+fn real(args: RealArgs) -> Result<i32, i32> {
+    let quiet = args.args.iter().any(|a| a == "--quiet" || a == "-q");
+    let binary = real_binary(quiet)?;
+    // Ctrl-C reaches baton-real too (one process group): wait for it to clean up and
+    // pass its exit code on, rather than die first and leave the terminal to it.
+    crate::interrupt::install();
+    crate::real::run(&binary, &args.args).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_INTERNAL
+    })
+}
+
+fn compare(args: CompareArgs) -> Result<i32, i32> {
+    use crate::compare::{self, RunFigures};
+    let resolved = scenario::load(&args.scenario, &args.set).map_err(|e| {
+        eprintln!("error: {e}");
+        EXIT_BAD_INPUT
+    })?;
+    let name = resolved.scenario.name.clone();
+    let dir = args.out.clone().unwrap_or_else(|| {
+        let d = output::default_dir(&name, &args.set, 0);
+        PathBuf::from("reports")
+            .join("fidelity")
+            .join(d.parent().and_then(|p| p.file_name()).unwrap_or_default())
+    });
+    writable(&dir, args.force)?;
+    let mut words = vec![
+        "sim".to_string(),
+        "compare".into(),
+        scenario::display_path(&args.scenario),
+        "--sim-seeds".into(),
+        format!("{}..{}", args.sim_seeds.start, args.sim_seeds.end),
+    ];
+    match &args.real_dir {
+        Some(d) => words.extend(["--real-dir".into(), d.display().to_string()]),
+        None => words.extend(["--real-trials".into(), args.real_trials.to_string()]),
+    }
+    for s in &args.set {
+        words.extend(["--set".into(), s.clone()]);
+    }
+    let command = crate::shell::join(&words);
+
+    // The live side first: real mode refuses a scenario it cannot run before anything
+    // starts, and the simulation should not run for nothing.
+    let real_dir = match &args.real_dir {
+        Some(d) => d.clone(),
+        None => {
+            let binary = real_binary(args.quiet)?;
+            crate::interrupt::install();
+            let out = dir.join("real");
+            let mut real_args = vec![
+                args.scenario.display().to_string(),
+                "--trials".into(),
+                args.real_trials.to_string(),
+                "--out".into(),
+                out.display().to_string(),
+                "--force".into(),
+            ];
+            if args.quiet {
+                real_args.push("--quiet".into());
+            }
+            for s in &args.set {
+                real_args.extend(["--set".into(), s.clone()]);
+            }
+            let code = crate::real::run(&binary, &real_args).map_err(|e| {
+                eprintln!("error: {e}");
+                EXIT_INTERNAL
+            })?;
+            // 0 and 1 are verdicts (data here); anything else ends the comparison.
+            if code > 1 {
+                eprintln!("error: real mode exited {code}: no comparison written");
+                return Err(code);
+            }
+            out
+        }
+    };
+    let mut trials: Vec<PathBuf> = std::fs::read_dir(&real_dir)
+        .map_err(|e| {
+            eprintln!("error: --real-dir {}: {e}", real_dir.display());
+            EXIT_BAD_INPUT
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path().join("report.json")))
+        .filter(|p| p.is_file())
+        .collect();
+    trials.sort();
+    if trials.is_empty() {
+        eprintln!(
+            "error: {} holds no trial-*/report.json: nothing live to compare",
+            real_dir.display()
+        );
+        return Err(EXIT_BAD_INPUT);
+    }
+    let mut real = vec![];
+    for t in &trials {
+        let text = std::fs::read_to_string(t).map_err(|e| {
+            eprintln!("error: {}: {e}", t.display());
+            EXIT_BAD_INPUT
+        })?;
+        real.push(RunFigures::from_report_json(&text).map_err(|e| {
+            eprintln!("error: {}: {e}", t.display());
+            EXIT_BAD_INPUT
+        })?);
+    }
+
+    let seeds: Vec<u64> = args.sim_seeds.clone().collect();
+    let sims = crate::pool::map_ordered(seeds.len(), args.jobs as usize, |i| {
+        experiment::run_unrecorded(&resolved, seeds[i])
+            .and_then(|a| RunFigures::from_report_json(&a.report_json))
+    });
+    let mut sim = vec![];
+    for (seed, r) in seeds.iter().zip(sims) {
+        sim.push(r.map_err(|e| {
+            eprintln!("internal error: seed {seed}: {e}");
+            EXIT_INTERNAL
+        })?);
+    }
+    let c = compare::compare(&command, &name, &sim, &real);
+    let (md, json) = (c.markdown(), c.json());
+    output::write_all(
+        &dir,
+        &[
+            ("compare.md", md.as_bytes()),
+            ("compare.json", json.as_bytes()),
+        ],
+    )
+    .map_err(|e| {
+        eprintln!("error: cannot write {}: {e}", dir.display());
+        EXIT_INTERNAL
+    })?;
+    if args.quiet {
+        sayln!(
+            "{}: {}",
+            if c.within_targets {
+                "WITHIN TARGETS"
+            } else {
+                "OFF TARGET"
+            },
+            dir.display()
+        );
+    } else {
+        say(&md);
+        sayln!("compare: {}", dir.display());
+    }
+    Ok(if c.within_targets {
+        EXIT_PASS
+    } else {
+        EXIT_FAIL
+    })
 }
 
 fn bisect(args: BisectArgs) -> Result<i32, i32> {

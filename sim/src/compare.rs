@@ -1,0 +1,360 @@
+//! `sim compare`: the simulator's figures beside a live etcd's, for one scenario.
+//!
+//! Both sides run the same scenario file with the same overrides: the simulator over a
+//! range of seeds, real mode (`sim real`) over a number of trials. Each run's
+//! `report.json` gives its failovers, election latencies, fencing rejections and the lease
+//! TTL etcd granted; the comparison pools them per side and puts each statistic beside
+//! its counterpart with the relative error `(sim - real) / real`. The targets are the
+//! fidelity issue's: the simulated failover median within 10% of the live one, its 5th
+//! and 95th percentiles within 15%. A reader sees at a glance which rows hold.
+
+use crate::checker::failover::nearest_rank;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One run's figures, as its report.json gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunFigures {
+    /// The verdict was pass.
+    pub passed: bool,
+    /// `failover_ms`.
+    pub failover_ms: Vec<f64>,
+    /// `election_latencies_ms`.
+    pub election_ms: Vec<f64>,
+    /// How many writes the fence rejected (`fencing.rejections`).
+    pub rejections: u64,
+    /// `lease_ttl_granted_ms`, when the report has it.
+    pub lease_ttl_granted_ms: Option<f64>,
+}
+
+impl RunFigures {
+    /// Reads the figures out of a report.json's text.
+    pub fn from_report_json(text: &str) -> Result<RunFigures, String> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| format!("not a report.json: {e}"))?;
+        let nums = |key: &str| -> Vec<f64> {
+            v[key]
+                .as_array()
+                .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
+                .unwrap_or_default()
+        };
+        Ok(RunFigures {
+            passed: v["verdict"] == "pass",
+            failover_ms: nums("failover_ms"),
+            election_ms: nums("election_latencies_ms"),
+            rejections: v["fencing"]["rejections"]
+                .as_array()
+                .map_or(0, |a| a.len() as u64),
+            lease_ttl_granted_ms: v["lease_ttl_granted_ms"].as_f64(),
+        })
+    }
+}
+
+/// Pooled statistics of one side.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct SideStats {
+    /// Runs (seeds or trials).
+    pub runs: usize,
+    /// Of those, runs whose verdict was pass.
+    pub passed: usize,
+    /// Failovers pooled over every run.
+    pub failovers: usize,
+    /// Failover median (nearest rank), ms.
+    pub failover_p50_ms: Option<f64>,
+    /// Failover 5th percentile, ms.
+    pub failover_p5_ms: Option<f64>,
+    /// Failover 95th percentile, ms.
+    pub failover_p95_ms: Option<f64>,
+    /// Shortest failover, ms.
+    pub failover_min_ms: Option<f64>,
+    /// Longest failover, ms.
+    pub failover_max_ms: Option<f64>,
+    /// Elections pooled over every run.
+    pub elections: usize,
+    /// Election latency median, ms.
+    pub election_p50_ms: Option<f64>,
+    /// Election latency 99th percentile, ms.
+    pub election_p99_ms: Option<f64>,
+    /// Fencing rejections per run, mean.
+    pub rejections_per_run: f64,
+    /// The lease TTL granted (the smallest seen), ms.
+    pub lease_ttl_granted_ms: Option<f64>,
+}
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+impl SideStats {
+    /// Pools `runs`.
+    pub fn of(runs: &[RunFigures]) -> SideStats {
+        let fo = sorted(runs.iter().flat_map(|r| r.failover_ms.clone()).collect());
+        let el = sorted(runs.iter().flat_map(|r| r.election_ms.clone()).collect());
+        let pct = |v: &[f64], p: usize| (!v.is_empty()).then(|| nearest_rank(v, p));
+        SideStats {
+            runs: runs.len(),
+            passed: runs.iter().filter(|r| r.passed).count(),
+            failovers: fo.len(),
+            failover_p50_ms: pct(&fo, 50),
+            failover_p5_ms: pct(&fo, 5),
+            failover_p95_ms: pct(&fo, 95),
+            failover_min_ms: fo.first().copied(),
+            failover_max_ms: fo.last().copied(),
+            elections: el.len(),
+            election_p50_ms: pct(&el, 50),
+            election_p99_ms: pct(&el, 99),
+            rejections_per_run: if runs.is_empty() {
+                0.0
+            } else {
+                runs.iter().map(|r| r.rejections as f64).sum::<f64>() / runs.len() as f64
+            },
+            lease_ttl_granted_ms: runs
+                .iter()
+                .filter_map(|r| r.lease_ttl_granted_ms)
+                .min_by(f64::total_cmp),
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Row {
+    /// What is compared.
+    pub metric: String,
+    /// The simulator's value.
+    pub sim: Option<f64>,
+    /// The live value.
+    pub real: Option<f64>,
+    /// `(sim - real) / real`, when both exist and real is not 0.
+    pub relative_error: Option<f64>,
+    /// The largest relative error allowed, for rows with a target.
+    pub target: Option<f64>,
+    /// Whether the row meets its target (`None`: no target, or no figures).
+    pub within_target: Option<bool>,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Comparison {
+    /// The command that made it.
+    pub command: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The simulated side.
+    pub sim: SideStats,
+    /// The live side.
+    pub real: SideStats,
+    /// Side by side.
+    pub rows: Vec<Row>,
+    /// Every row with a target meets it.
+    pub within_targets: bool,
+}
+
+/// Compares the two sides.
+pub fn compare(
+    command: &str,
+    scenario: &str,
+    sim: &[RunFigures],
+    real: &[RunFigures],
+) -> Comparison {
+    let (s, r) = (SideStats::of(sim), SideStats::of(real));
+    let row = |metric: &str, a: Option<f64>, b: Option<f64>, target: Option<f64>| {
+        let relative_error = match (a, b) {
+            (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
+            _ => None,
+        };
+        Row {
+            metric: metric.into(),
+            sim: a,
+            real: b,
+            relative_error,
+            target,
+            within_target: target.and_then(|t| relative_error.map(|e| e.abs() <= t)),
+        }
+    };
+    let rows = vec![
+        row(
+            "failover median (ms)",
+            s.failover_p50_ms,
+            r.failover_p50_ms,
+            Some(0.10),
+        ),
+        row(
+            "failover p5 (ms)",
+            s.failover_p5_ms,
+            r.failover_p5_ms,
+            Some(0.15),
+        ),
+        row(
+            "failover p95 (ms)",
+            s.failover_p95_ms,
+            r.failover_p95_ms,
+            Some(0.15),
+        ),
+        row(
+            "failover min (ms)",
+            s.failover_min_ms,
+            r.failover_min_ms,
+            None,
+        ),
+        row(
+            "failover max (ms)",
+            s.failover_max_ms,
+            r.failover_max_ms,
+            None,
+        ),
+        row(
+            "election latency median (ms)",
+            s.election_p50_ms,
+            r.election_p50_ms,
+            None,
+        ),
+        row(
+            "election latency p99 (ms)",
+            s.election_p99_ms,
+            r.election_p99_ms,
+            None,
+        ),
+        row(
+            "fencing rejections per run",
+            Some(s.rejections_per_run),
+            Some(r.rejections_per_run),
+            None,
+        ),
+        row(
+            "lease TTL granted (ms)",
+            s.lease_ttl_granted_ms,
+            r.lease_ttl_granted_ms,
+            None,
+        ),
+    ];
+    // A target row without figures on both sides is not met: a comparison with nothing
+    // to compare must not read as a success.
+    let within_targets = rows
+        .iter()
+        .filter(|x| x.target.is_some())
+        .all(|x| x.within_target == Some(true));
+    Comparison {
+        command: command.into(),
+        scenario: scenario.into(),
+        sim: s,
+        real: r,
+        rows,
+        within_targets,
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    match v {
+        None => "n/a".into(),
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.1}"),
+    }
+}
+
+impl Comparison {
+    /// `compare.md`.
+    pub fn markdown(&self) -> String {
+        let mut m = String::new();
+        let _ = writeln!(m, "# Fidelity: {}\n", self.scenario);
+        let _ = writeln!(m, "Made by `{}`.\n", self.command);
+        let _ = writeln!(
+            m,
+            "Simulated: {} seeds ({} passed), {} failovers, {} elections. Live etcd: {} trials ({} passed), {} failovers, {} elections.\n",
+            self.sim.runs,
+            self.sim.passed,
+            self.sim.failovers,
+            self.sim.elections,
+            self.real.runs,
+            self.real.passed,
+            self.real.failovers,
+            self.real.elections
+        );
+        let _ = writeln!(
+            m,
+            "| metric | simulated | live etcd | relative error | target |"
+        );
+        let _ = writeln!(m, "|---|---:|---:|---:|---|");
+        for r in &self.rows {
+            let err = r
+                .relative_error
+                .map_or("n/a".into(), |e| format!("{:+.1}%", e * 100.0));
+            let target = match (r.target, r.within_target) {
+                (None, _) => String::new(),
+                (Some(t), Some(true)) => format!("within {:.0}%: met", t * 100.0),
+                (Some(t), Some(false)) => format!("within {:.0}%: **not met**", t * 100.0),
+                (Some(t), None) => format!("within {:.0}%: no figures", t * 100.0),
+            };
+            let _ = writeln!(
+                m,
+                "| {} | {} | {} | {err} | {target} |",
+                r.metric,
+                num(r.sim),
+                num(r.real)
+            );
+        }
+        let _ = writeln!(
+            m,
+            "\n{}",
+            if self.within_targets {
+                "Every target is met."
+            } else {
+                "Some target is **not met**."
+            }
+        );
+        let _ = writeln!(
+            m,
+            "\nFailover: last accepted write of the old leader to first accepted write of the new one. Percentiles are nearest-rank over every failover of every run. Relative error is (simulated - live) / live."
+        );
+        m
+    }
+
+    /// `compare.json`.
+    pub fn json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("serializable") + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(failovers: &[f64]) -> RunFigures {
+        RunFigures {
+            passed: true,
+            failover_ms: failovers.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    /// Methodology: hand-made sides whose medians differ by a known amount; a 5% gap is
+    /// within the 10% target, a 20% gap is not, and an empty side meets nothing.
+    #[test]
+    fn targets_judge_relative_error_and_an_empty_side_fails() {
+        let real = [run(&[1000.0, 2000.0, 3000.0])];
+        let close = compare("c", "s", &[run(&[1050.0, 2100.0, 3150.0])], &real);
+        assert_eq!(close.rows[0].relative_error, Some(0.05));
+        assert!(close.within_targets, "{:?}", close.rows);
+        let far = compare("c", "s", &[run(&[1200.0, 2400.0, 3600.0])], &real);
+        assert_eq!(far.rows[0].within_target, Some(false));
+        assert!(!far.within_targets);
+        let empty = compare("c", "s", &[run(&[])], &real);
+        assert!(!empty.within_targets);
+        assert!(empty.markdown().contains("no figures"));
+    }
+
+    #[test]
+    fn figures_come_out_of_a_report() {
+        let f = RunFigures::from_report_json(
+            r#"{"verdict":"pass","failover_ms":[2500.5],"election_latencies_ms":[4.0,6.0],
+                "fencing":{"rejections":[{"at_ms":1}]},"lease_ttl_granted_ms":2000}"#,
+        )
+        .unwrap();
+        assert!(f.passed);
+        assert_eq!(f.failover_ms, vec![2500.5]);
+        assert_eq!(f.election_ms, vec![4.0, 6.0]);
+        assert_eq!(f.rejections, 1);
+        assert_eq!(f.lease_ttl_granted_ms, Some(2000.0));
+    }
+}

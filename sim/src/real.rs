@@ -1,0 +1,115 @@
+//! `sim real`: the same scenario against a live etcd, as real processes.
+//!
+//! The simulator is built with `--cfg madsim`, under which madsim-tokio *is* the
+//! simulator: protocol code built that way cannot run on real tokio. Real mode is the
+//! same source built without the flag, as its own binary (`baton-real`) in its own target
+//! directory, so that neither build invalidates the other. This module builds it (cargo
+//! rebuilds only what changed) with the environment that drops the workspace's
+//! `--cfg madsim` (an empty `CARGO_ENCODED_RUSTFLAGS` set by the command overrides
+//! `build.rustflags`), then runs it and passes its exit code on. The user never sets
+//! `RUSTFLAGS`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Why the real binary could not be had (exit 2: nothing ran).
+#[derive(Debug, thiserror::Error)]
+pub enum RealBuildError {
+    /// Something real mode needs is missing from the machine.
+    #[error("{0}")]
+    Missing(String),
+    /// cargo failed to build it.
+    #[error("building the real-mode binary failed (cargo exited {code}); run it yourself to see why:\n  {command}")]
+    Build {
+        /// cargo's exit code.
+        code: i32,
+        /// The command that failed, to paste.
+        command: String,
+    },
+}
+
+/// Baton's source tree, where `sim` was built from (real mode builds from it).
+pub fn source_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("sim/ has a parent")
+        .to_path_buf()
+}
+
+/// The real build's target directory: `target/real` beside the simulation's (or under
+/// `$CARGO_TARGET_DIR`).
+pub fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("real")
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false)
+}
+
+/// Builds `baton-real` (a no-op when up to date) and returns its path.
+///
+/// `say` gets one line before a build starts, for a person waiting.
+pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
+    let root = source_root();
+    if !root.join("real").join("Cargo.toml").is_file() {
+        return Err(RealBuildError::Missing(format!(
+            "real mode builds baton-real from Baton's source tree, and {} is not one: run sim from a checkout",
+            root.display()
+        )));
+    }
+    if !Path::new("/usr/bin/etcd").is_file() && !on_path("etcd") {
+        return Err(RealBuildError::Missing(
+            "real mode needs etcd: apt-get install etcd-server (Debian's 3.4 package)".into(),
+        ));
+    }
+    if !on_path("protoc") {
+        return Err(RealBuildError::Missing(
+            "real mode's etcd client needs protoc to build: apt-get install protobuf-compiler"
+                .into(),
+        ));
+    }
+    let target = target_dir(&root);
+    let binary = target.join("release").join("baton-real");
+    say(&format!(
+        "building the real-mode binary (without --cfg madsim) into {}",
+        target.display()
+    ));
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--release", "--locked", "-q", "-p", "baton-real"])
+        .arg("--target-dir")
+        .arg(&target)
+        .current_dir(&root)
+        // An empty value set here overrides the workspace's `build.rustflags`
+        // (`--cfg madsim`); RUSTFLAGS would too, so it is cleared to keep one source.
+        .env("CARGO_ENCODED_RUSTFLAGS", "")
+        .env_remove("RUSTFLAGS")
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| RealBuildError::Missing(format!("cannot run cargo: {e}")))?;
+    if !status.success() {
+        return Err(RealBuildError::Build {
+            code: status.code().unwrap_or(-1),
+            command: format!(
+                "cd {} && CARGO_ENCODED_RUSTFLAGS= cargo build --release --locked -p baton-real --target-dir {}",
+                root.display(),
+                target.display()
+            ),
+        });
+    }
+    Ok(binary)
+}
+
+/// Runs `baton-real real ARGS...` and returns its exit code (130 if a signal ended it).
+pub fn run(binary: &Path, args: &[String]) -> Result<i32, String> {
+    let status = Command::new(binary)
+        .arg("real")
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+    Ok(status.code().unwrap_or(130))
+}
