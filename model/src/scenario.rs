@@ -474,6 +474,13 @@ fn locate(text: &str, path: &[String]) -> Option<usize> {
     locate_in(text, doc.as_table(), path)
 }
 
+/// The 1-based line of a dotted key path (`["faults", "0", "to"]`) in a scenario's text,
+/// or of the nearest enclosing key when the full path is not there: for checks made on a
+/// loaded scenario outside this module (real mode's, of what it can apply).
+pub fn line_of_key(text: &str, path: &[&str]) -> Option<usize> {
+    locate(text, &path.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+}
+
 fn locate_in(text: &str, table: &dyn toml_edit::TableLike, path: &[String]) -> Option<usize> {
     let (key, item) = table.get_key_value(path.first()?)?;
     let here = key.span().map(|s| line_of(text, s.start));
