@@ -234,7 +234,11 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         backend_requests: out.backend_requests,
         backend_requests_per_s: out.backend_requests as f64 * 1000.0
             / r.scenario.duration_ms as f64,
-        backend_load: backend_load(f, &out.backend_requests_by_100ms),
+        // A real run counts no backend requests: no load figures rather than zeros.
+        backend_load: match real {
+            None => backend_load(f, &out.backend_requests_by_100ms),
+            Some(_) => None,
+        },
         timeline_events: f.events,
         ledger: real.map(|x| &x.ledger),
         notes: real.map(|x| x.notes.as_slice()),

@@ -478,7 +478,10 @@ fn locate(text: &str, path: &[String]) -> Option<usize> {
 /// or of the nearest enclosing key when the full path is not there: for checks made on a
 /// loaded scenario outside this module (real mode's, of what it can apply).
 pub fn line_of_key(text: &str, path: &[&str]) -> Option<usize> {
-    locate(text, &path.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    locate(
+        text,
+        &path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    )
 }
 
 fn locate_in(text: &str, table: &dyn toml_edit::TableLike, path: &[String]) -> Option<usize> {
