@@ -120,6 +120,13 @@ fn rerun_command(r: &Resolved, seed: u64) -> String {
     baton_model::shell::join(words)
 }
 
+/// Writes to stdout, ignoring a closed pipe (`baton-real real ... | head` must not
+/// panic half-way through a trial's report).
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
 fn bad(msg: impl std::fmt::Display) -> i32 {
     eprintln!("error: {msg}");
     EXIT_BAD_INPUT
@@ -227,6 +234,14 @@ pub async fn run(args: RealArgs) -> i32 {
         Err(e) => return bad(format!("cannot watch for Ctrl-C: {e}")),
     };
     crate::process::sweep_stale_dirs(crate::etcd_cluster::DATA_PREFIX);
+    // The directory is Baton's from the first trial on (its marker, and trials.json
+    // listing the trials so far), so that a run stopped half-way can be run again into it.
+    if let Err(e) = write_trials(&p, &[], false) {
+        return bad(format!(
+            "cannot write {}: {e}",
+            p.dir.join("trials.json").display()
+        ));
+    }
     let mut lines: Vec<TrialLine> = vec![];
     let mut all_passed = true;
     let n = p.specs.len();
@@ -291,37 +306,37 @@ pub async fn run(args: RealArgs) -> i32 {
             report: tdir.join("report.json").display().to_string(),
             wall_ms: t.wall_ms,
         });
+        if let Err(e) = write_trials(&p, &lines, false) {
+            eprintln!(
+                "error: cannot write {}: {e}",
+                p.dir.join("trials.json").display()
+            );
+            return EXIT_BROKE;
+        }
         if args.quiet {
-            println!(
-                "trial {} (seed {}): {}: {}",
+            say(&format!(
+                "trial {} (seed {}): {}: {}\n",
                 spec.trial,
                 spec.seed,
                 verdict.to_uppercase(),
                 tdir.display()
-            );
+            ));
         } else {
-            print!("{}", a.summary_txt);
-            println!("report: {}", tdir.display());
+            say(&a.summary_txt);
+            say(&format!("report: {}\n", tdir.display()));
         }
-    }
-    if let Err(e) = write_trials(&p, &lines, false) {
-        eprintln!(
-            "error: cannot write {}: {e}",
-            p.dir.join("trials.json").display()
-        );
-        return EXIT_BROKE;
     }
     if let Some(s) = stats(&lines) {
         if n > 1 {
             let passed = lines.iter().filter(|l| l.verdict == "pass").count();
-            println!(
-                "{passed} of {n} trials passed; failover over {} failovers: min {:.0} ms, median {:.0} ms, max {:.0} ms ({})",
+            say(&format!(
+                "{passed} of {n} trials passed; failover over {} failovers: min {:.0} ms, median {:.0} ms, max {:.0} ms ({})\n",
                 s.count,
                 s.min,
                 s.p50,
                 s.max,
                 p.dir.join("trials.json").display()
-            );
+            ));
         }
     }
     if all_passed {
