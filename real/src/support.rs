@@ -90,7 +90,7 @@ pub struct Source<'a> {
 
 /// Checks that real mode can run `resolved` (its swarm, if any, already drawn); returns
 /// what it will run.
-pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Refusal> {
+pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Box<Refusal>> {
     let s = &resolved.scenario;
     let refuse = |key: &str, fault: Option<String>, why: String| {
         let set = src
@@ -103,7 +103,7 @@ pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Refusal> {
             })
             .cloned();
         let path: Vec<&str> = key.split('.').collect();
-        Refusal {
+        Box::new(Refusal {
             file: resolved.path.clone(),
             line: if set.is_some() || fault.is_some() {
                 None
@@ -114,7 +114,7 @@ pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Refusal> {
             key: key.to_string(),
             fault,
             why,
-        }
+        })
     };
     if s.protocol != ProtocolName::EtcdLease {
         return Err(refuse(
@@ -307,7 +307,7 @@ mod tests {
     use super::*;
     use baton_model::scenario::load_str;
 
-    fn checked(text: &str, sets: &[&str]) -> Result<Plan, Refusal> {
+    fn checked(text: &str, sets: &[&str]) -> Result<Plan, Box<Refusal>> {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let r = load_str("x.toml", "x", text, &sets).expect("the model accepts it");
         check(
