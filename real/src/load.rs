@@ -231,10 +231,13 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
                 Answer::NotLeader(hint) => {
                     s.not_leader += count;
                     let mut t = target.lock().unwrap();
+                    // As the simulator's client: a hint naming the node that answered
+                    // (a node cut off from etcd still names the leader it last saw,
+                    // itself) is no use; move on to the next node instead.
                     match hint.and_then(|h| nodes.iter().position(|n| n.name == h)) {
-                        Some(j) => *t = j,
-                        None if *t == i => *t = (i + 1) % nodes.len(),
-                        None => {}
+                        Some(j) if j != i => *t = j,
+                        _ if *t == i => *t = (i + 1) % nodes.len(),
+                        _ => {}
                     }
                 }
                 Answer::Unavailable => s.unavailable += count,
