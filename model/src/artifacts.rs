@@ -3,6 +3,7 @@
 
 use crate::checker::Findings;
 use crate::outcome::{RunOutput, TimelineFile};
+use crate::real_run::RealRun;
 use crate::scenario::Resolved;
 use crate::{plot, report, timeline_html};
 use std::borrow::Cow;
@@ -64,22 +65,56 @@ impl Artifacts {
 }
 
 /// Renders the report of a finished run (its timeline file moves into it).
-pub fn report(resolved: &Resolved, seed: u64, mut out: RunOutput) -> Artifacts {
-    let scenario_toml = format!(
-        "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the run: `sim run FILE` takes the seed below and\n# writes to the run's report directory (named by [origin]).\n{}",
-        report::reproduce_command(resolved, seed),
-        resolved.to_toml_for_run(seed)
-    );
-    let title = format!(
-        "{} (seed {seed}, {})",
-        resolved.scenario.name,
-        resolved.scenario.protocol.name()
-    );
+pub fn report(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
+    report_with(resolved, seed, out, None)
+}
+
+/// As [`report`], for a run in the real world when `real` is given: the same files, with
+/// what a real run adds to the summary and report.json (see [`crate::real_run`]).
+pub fn report_with(
+    resolved: &Resolved,
+    seed: u64,
+    mut out: RunOutput,
+    real: Option<&RealRun>,
+) -> Artifacts {
+    let scenario_toml = match real {
+        None => format!(
+            "# Resolved by `{}`: every default filled in.\n# Run this file as it is to repeat the run: `sim run FILE` takes the seed below and\n# writes to the run's report directory (named by [origin]).\n{}",
+            report::reproduce_command(resolved, seed),
+            resolved.to_toml_for_run(seed)
+        ),
+        Some(x) => format!(
+            "# Resolved by `{}` (trial {}, against a live etcd): every default filled in.\n# A real run does not repeat exactly: `sim run FILE` runs this scenario with the seed\n# below in the simulator, for comparison.\n{}",
+            x.command,
+            x.trial,
+            resolved.to_toml_for_run(seed)
+        ),
+    };
+    let title = match real {
+        None => format!(
+            "{} (seed {seed}, {})",
+            resolved.scenario.name,
+            resolved.scenario.protocol.name()
+        ),
+        Some(x) => format!(
+            "{} (real, trial {}, seed {seed}, {})",
+            resolved.scenario.name,
+            x.trial,
+            resolved.scenario.protocol.name()
+        ),
+    };
     let findings = &out.findings;
     let leaders_acting_svg = plot::leaders_acting_svg(findings, &out.lanes, out.end_us, &title)
         .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
-    let summary_txt = report::summary(resolved, seed, &out);
-    let report_json = report::json(resolved, seed, &out);
+    // The plot's time axis is the simulator's; a real run's is the run's clock.
+    let leaders_acting_svg = match real {
+        None => leaders_acting_svg,
+        Some(_) => {
+            leaders_acting_svg.replace("time (simulated s)", "time (s since the run started)")
+        }
+    };
+    let summary_txt = report::summary_with(resolved, seed, &out, real);
+    let report_json = report::json_with(resolved, seed, &out, real);
     let timeline_html = timeline_html::timeline_html(&timeline_html::Page {
         title: &title,
         findings: &out.findings,

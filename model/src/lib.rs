@@ -17,6 +17,7 @@ pub mod outcome;
 pub mod output;
 pub mod plot;
 pub mod protocol;
+pub mod real_run;
 pub mod report;
 pub mod scenario;
 pub mod seed;

@@ -8,6 +8,7 @@ use crate::checker::{us_to_ms, Findings, ViolationRecord};
 use crate::client_stats::ClientStats;
 use crate::outcome::RunOutput;
 use crate::protocol::Bound;
+use crate::real_run::{LedgerCheck, RealRun};
 use crate::scenario::Resolved;
 use serde::Serialize;
 use std::fmt::Write;
@@ -116,11 +117,18 @@ struct Report<'a> {
     seed: u64,
     scenario: &'a str,
     protocol: &'static str,
+    /// `real` for a run in the real world (absent from the simulator's reports).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trial: Option<usize>,
     simulated_ms: u64,
     failover_ms: &'a [f64],
     failover_bound: Bound,
     election_latency_ms: &'a LatencyStats,
     election_latencies_ms: &'a [f64],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease_ttl_granted_ms: Option<crate::checker::lease_ttl::LeaseTtlGranted>,
     leaders_acting: LeadersActing,
     double_leader_acting_incidents: u64,
     stale_token_accepts: u64,
@@ -142,6 +150,10 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     backend_load: Option<BackendLoad>,
     timeline_events: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ledger: Option<&'a LedgerCheck>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notes: Option<&'a [String]>,
     violations: Vec<ViolationRecord>,
     reproduce: String,
 }
@@ -160,17 +172,26 @@ pub fn reproduce_command(r: &Resolved, seed: u64) -> String {
 
 /// report.json for a run.
 pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
+    json_with(r, seed, out, None)
+}
+
+/// report.json for a run, with what a real run adds (`mode`, `trial`, `ledger`, `notes`,
+/// and its command as `reproduce`) when `real` is given.
+pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun>) -> String {
     let f = &out.findings;
     let report = Report {
         verdict: if f.passed() { "pass" } else { "fail" },
         seed,
         scenario: &r.scenario.name,
         protocol: r.scenario.protocol.name(),
+        mode: real.map(|_| "real"),
+        trial: real.map(|x| x.trial),
         simulated_ms: r.scenario.duration_ms,
         failover_ms: &f.failover_ms,
         failover_bound: failover_bound(r),
         election_latency_ms: &f.election_latency_ms,
         election_latencies_ms: &f.election_latencies_ms,
+        lease_ttl_granted_ms: f.lease_ttl_granted_ms,
         leaders_acting: LeadersActing {
             by_belief_max: f.belief.max,
             by_effect_max: f.effect.max,
@@ -213,10 +234,19 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         backend_requests: out.backend_requests,
         backend_requests_per_s: out.backend_requests as f64 * 1000.0
             / r.scenario.duration_ms as f64,
-        backend_load: backend_load(f, &out.backend_requests_by_100ms),
+        // A real run counts no backend requests: no load figures rather than zeros.
+        backend_load: match real {
+            None => backend_load(f, &out.backend_requests_by_100ms),
+            Some(_) => None,
+        },
         timeline_events: f.events,
+        ledger: real.map(|x| &x.ledger),
+        notes: real.map(|x| x.notes.as_slice()),
         violations: f.violation_records(),
-        reproduce: reproduce_command(r, seed),
+        reproduce: match real {
+            Some(x) => x.command.clone(),
+            None => reproduce_command(r, seed),
+        },
     };
     let mut s = serde_json::to_string_pretty(&report).expect("a report always serializes");
     s.push('\n');
@@ -260,19 +290,42 @@ fn fault_lines(f: &Findings) -> Vec<String> {
 
 /// summary.txt for a run.
 pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
+    summary_with(r, seed, out, None)
+}
+
+/// summary.txt for a run, with what a real run adds (its trial, the SQL check over the
+/// ledger, the lease TTL granted, its notes and the command that runs it again) when
+/// `real` is given.
+pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun>) -> String {
     let f = &out.findings;
     let s = &r.scenario;
     let mut t = String::new();
     let w = &mut t;
-    let _ = writeln!(
-        w,
-        "Baton run: {} (seed {seed}), protocol {}, {} nodes, fencing {}, {} simulated",
-        s.name,
-        s.protocol.name(),
-        s.nodes,
-        if s.fencing { "on" } else { "OFF" },
-        ms(s.duration_ms as f64)
-    );
+    match real {
+        None => {
+            let _ = writeln!(
+                w,
+                "Baton run: {} (seed {seed}), protocol {}, {} nodes, fencing {}, {} simulated",
+                s.name,
+                s.protocol.name(),
+                s.nodes,
+                if s.fencing { "on" } else { "OFF" },
+                ms(s.duration_ms as f64)
+            );
+        }
+        Some(x) => {
+            let _ = writeln!(
+                w,
+                "Baton real run: {} (trial {}, seed {seed}), protocol {} against a live etcd, {} node processes, fencing {}, {} of real time",
+                s.name,
+                x.trial,
+                s.protocol.name(),
+                s.nodes,
+                if s.fencing { "on" } else { "OFF" },
+                ms(s.duration_ms as f64)
+            );
+        }
+    }
     let _ = writeln!(w, "verdict: {}", if f.passed() { "PASS" } else { "FAIL" });
     let _ = writeln!(w);
     for line in fault_lines(f) {
@@ -322,6 +375,14 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
             f.sequence.refused_late
         );
     }
+    if let Some(x) = real {
+        let l = &x.ledger;
+        let _ = writeln!(
+            w,
+            "SQL check (lag() over the ledger's sequence): {} non-increasing steps; ledger.db holds {} sequencer batches, {} ticks, {} rejected writes, max_token {}, last_seq {}",
+            l.non_increasing_steps, l.seq_batches, l.ticks, l.rejections, l.max_token, l.last_seq
+        );
+    }
     if s.work.read_rate_per_s > 0 || f.reads.served > 0 {
         let _ = writeln!(
             w,
@@ -360,6 +421,17 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
         ms(el.max),
         el.count
     );
+    if real.is_some() {
+        let _ = writeln!(
+            w,
+            "lease TTL granted: {}",
+            match f.lease_ttl_granted_ms {
+                Some(g) if g.min == g.max => format!("{} ms on {} leases", g.min, g.count),
+                Some(g) => format!("{} to {} ms on {} leases", g.min, g.max, g.count),
+                None => "no lease granted".to_string(),
+            }
+        );
+    }
     let resigns = s
         .faults
         .iter()
@@ -558,7 +630,23 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
     if v.len() > 20 {
         let _ = writeln!(w, "  ... {} more in report.json", v.len() - 20);
     }
+    if let Some(x) = real {
+        for n in &x.notes {
+            let _ = writeln!(w, "real mode: {n}");
+        }
+    }
     let _ = writeln!(w);
-    let _ = writeln!(w, "reproduce: {}", reproduce_command(r, seed));
+    match real {
+        None => {
+            let _ = writeln!(w, "reproduce: {}", reproduce_command(r, seed));
+        }
+        Some(x) => {
+            let _ = writeln!(
+                w,
+                "run again (a real run does not repeat exactly): {}",
+                x.command
+            );
+        }
+    }
     t
 }

@@ -11,7 +11,7 @@ use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_protocols::k8s_lease::K8sLeaseConfig;
-use baton_protocols::raft::RaftConfig;
+use baton_protocols::raft_config::RaftConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use baton_protocols::ring::RingConfig;
 use baton_protocols::zk_sequential::ZkSequentialConfig;
@@ -472,6 +472,16 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn locate(text: &str, path: &[String]) -> Option<usize> {
     let doc = toml_edit::ImDocument::parse(text).ok()?;
     locate_in(text, doc.as_table(), path)
+}
+
+/// The 1-based line of a dotted key path (`["faults", "0", "to"]`) in a scenario's text,
+/// or of the nearest enclosing key when the full path is not there: for checks made on a
+/// loaded scenario outside this module (real mode's, of what it can apply).
+pub fn line_of_key(text: &str, path: &[&str]) -> Option<usize> {
+    locate(
+        text,
+        &path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+    )
 }
 
 fn locate_in(text: &str, table: &dyn toml_edit::TableLike, path: &[String]) -> Option<usize> {

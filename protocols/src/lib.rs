@@ -19,6 +19,7 @@ pub mod peer;
 // build (without `--cfg madsim`) leaves it out.
 #[cfg(madsim)]
 pub mod raft;
+pub mod raft_config;
 pub mod redis_lock;
 pub mod ring;
 pub mod zk_sequential;

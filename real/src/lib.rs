@@ -16,11 +16,16 @@
 //! - [`load`]: the load client process;
 //! - [`process`], [`ports`]: children that cannot outlive the run, loopback ports;
 //! - [`supervisor`]: starts everything, the fault verbs, stop and merge;
-//! - [`smoke`]: one clean-kill trial, end to end.
+//! - [`smoke`]: one clean-kill trial, end to end;
+//! - [`support`]: what of a scenario real mode can run, checked before anything starts;
+//! - [`driver`]: fires a scenario's faults through the supervisor's verbs;
+//! - [`trial`]: one trial of a scenario: start, drive, stop, check, render the report;
+//! - [`trials`]: the `real` command: trials, their reports and `trials.json`.
 #![cfg(not(madsim))]
 #![deny(missing_docs)]
 
 pub mod clock;
+pub mod driver;
 pub mod etcd_client;
 pub mod etcd_cluster;
 pub mod events;
@@ -35,4 +40,7 @@ pub mod resource;
 pub mod run_clock;
 pub mod smoke;
 pub mod supervisor;
+pub mod support;
+pub mod trial;
+pub mod trials;
 pub mod work;

@@ -27,6 +27,9 @@ pub struct LoadConfig {
     pub client_timeout_ms: u64,
     /// Where the counts go.
     pub stats_path: PathBuf,
+    /// The run's epoch ([`crate::run_clock::RunClock::epoch_us`]): requests are counted
+    /// by the run time they were sent at.
+    pub epoch_us: i64,
 }
 
 /// The client's counts, per request.
@@ -52,6 +55,58 @@ pub struct LoadStats {
     /// Every range received, `(first, last)`, for [`LoadStats::reused`].
     #[serde(skip)]
     pub ranges: Vec<(u64, u64)>,
+    /// Requests sent, and of those answered with a number, by when they were sent: one
+    /// entry per 100 ms of the run's clock (index = send time / 100 ms), as the
+    /// simulator's client counts them for the load checker.
+    #[serde(default)]
+    pub by_send_time: Vec<SentOk>,
+}
+
+/// Requests sent in one 100 ms slice, and how many of them got a number.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentOk {
+    /// Sent.
+    pub sent: u64,
+    /// Answered with a number.
+    pub ok: u64,
+}
+
+impl LoadStats {
+    /// The counts as the model's checkers read them: a request that timed out, whose
+    /// leader could not write in time (503) or whose node was gone (a refused or reset
+    /// connection) is a timeout, as the simulator's client counts a request to a dead
+    /// node.
+    pub fn client_stats(&self) -> baton_model::client_stats::ClientStats {
+        baton_model::client_stats::ClientStats {
+            sent: self.sent,
+            ok: self.ok,
+            not_leader: self.not_leader,
+            timeouts: self.timed_out + self.unavailable + self.errors,
+            reused: self.reused,
+            reads_sent: 0,
+            reads_ok: 0,
+            by_send_time: self
+                .by_send_time
+                .iter()
+                .map(|s| baton_model::client_stats::SentOk {
+                    sent: s.sent,
+                    ok: s.ok,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The slice of [`LoadStats::by_send_time`] a request sent at run time `at_us` is in.
+fn slice_of(at_us: i64) -> usize {
+    (at_us.max(0) / baton_model::client_stats::SLICE_US) as usize
+}
+
+fn slice_mut(v: &mut Vec<SentOk>, i: usize) -> &mut SentOk {
+    if v.len() <= i {
+        v.resize(i + 1, SentOk::default());
+    }
+    &mut v[i]
 }
 
 impl LoadStats {
@@ -101,6 +156,7 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
         .timeout(Duration::from_millis(cfg.client_timeout_ms))
         .build()
         .map_err(|e| e.to_string())?;
+    let clock = crate::run_clock::RunClock::from_epoch(cfg.epoch_us);
     let stats = Arc::new(Mutex::new(LoadStats::default()));
     // Index into `nodes` of the node believed to lead.
     let target = Arc::new(Mutex::new(0usize));
@@ -142,7 +198,12 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
             target.clone(),
             cfg.nodes.clone(),
         );
-        stats.lock().unwrap().sent += count;
+        let slice = slice_of(clock.now_us());
+        {
+            let mut s = stats.lock().unwrap();
+            s.sent += count;
+            slice_mut(&mut s.by_send_time, slice).sent += count;
+        }
         tokio::spawn(async move {
             let answer = match http.post(&url).send().await {
                 Ok(r) if r.status().is_success() => match r.json::<NextBody>().await {
@@ -163,16 +224,20 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
             match answer {
                 Answer::Ok(b) => {
                     s.ok += count;
+                    slice_mut(&mut s.by_send_time, slice).ok += count;
                     s.max_seq = s.max_seq.max(b.last);
                     s.ranges.push((b.seq, b.last));
                 }
                 Answer::NotLeader(hint) => {
                     s.not_leader += count;
                     let mut t = target.lock().unwrap();
+                    // As the simulator's client: a hint naming the node that answered
+                    // (a node cut off from etcd still names the leader it last saw,
+                    // itself) is no use; move on to the next node instead.
                     match hint.and_then(|h| nodes.iter().position(|n| n.name == h)) {
-                        Some(j) => *t = j,
-                        None if *t == i => *t = (i + 1) % nodes.len(),
-                        None => {}
+                        Some(j) if j != i => *t = j,
+                        _ if *t == i => *t = (i + 1) % nodes.len(),
+                        _ => {}
                     }
                 }
                 Answer::Unavailable => s.unavailable += count,

@@ -78,6 +78,32 @@ pub struct NodeConfig {
     /// The clock's drift at start.
     #[serde(default)]
     pub clock_drift_ppm: i64,
+    /// The run's seed: the boot delay is drawn from it, as the simulator's node draws it.
+    #[serde(default)]
+    pub seed: u64,
+    /// Which start of this node this is (1 for the first, 2 after one restart, ...).
+    #[serde(default)]
+    pub incarnation: u64,
+    /// The node boots for a delay drawn uniformly from 0 to this many ms before it
+    /// campaigns (a scenario's `start_delay_ms_max`; 0: none).
+    #[serde(default)]
+    pub start_delay_ms_max: u64,
+}
+
+impl NodeConfig {
+    /// The boot delay of this start: drawn from `seed::fork(seed, "start/<node>/<incarnation>")`,
+    /// the simulator's label, so that a seed boots each node after the same delay in both
+    /// worlds.
+    pub fn start_delay_ms(&self) -> u64 {
+        if self.start_delay_ms_max == 0 {
+            return 0;
+        }
+        baton_model::seed::fork(
+            self.seed,
+            &format!("start/{}/{}", self.name, self.incarnation),
+        )
+        .gen_range(0..=self.start_delay_ms_max)
+    }
 }
 
 /// `GET /status`.
@@ -292,25 +318,7 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
     clock.set_offset_ms(cfg.clock_offset_us / 1000);
     clock.set_drift_ppm(cfg.clock_drift_ppm);
     let metrics = Arc::new(NodeMetrics::new(&cfg.name));
-    let observer = Observer {
-        node: cfg.name.clone(),
-        log: log.clone(),
-        metrics: metrics.clone(),
-    };
-    let api = RealEtcdClient::connect(
-        &cfg.etcd_endpoints,
-        cfg.etcd_lease.rpc_timeout_ms,
-        Box::new(observer),
-    )
-    .await
-    .map_err(|e| format!("etcd client: {e}"))?;
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
-    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
-        &cfg.name,
-        Arc::new(api),
-        dyn_clock.clone(),
-        cfg.etcd_lease.clone(),
-    ));
     let http = reqwest::Client::builder()
         .build()
         .map_err(|e| format!("http client: {e}"))?;
@@ -325,7 +333,7 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
             node: cfg.name.clone(),
             clock: dyn_clock.clone(),
             log: log.clone(),
-            metrics,
+            metrics: metrics.clone(),
             resource_url: cfg.resource_url.clone(),
             http,
             resource_timeout_ms: cfg.resource_timeout_ms,
@@ -357,6 +365,34 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         }
     });
     crate::process::announce_listening(addr);
+    // etcd is reached after the node listens, and retried: a node restarted while its
+    // link to etcd is cut must come up and wait, as a real process would, not exit.
+    let api = loop {
+        let observer = Observer {
+            node: cfg.name.clone(),
+            log: log.clone(),
+            metrics: metrics.clone(),
+        };
+        match RealEtcdClient::connect(
+            &cfg.etcd_endpoints,
+            cfg.etcd_lease.rpc_timeout_ms,
+            Box::new(observer),
+        )
+        .await
+        {
+            Ok(api) => break api,
+            Err(e) => {
+                eprintln!("baton-real node {}: etcd client: {e}; retrying", cfg.name);
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
+        &cfg.name,
+        Arc::new(api),
+        dyn_clock.clone(),
+        cfg.etcd_lease.clone(),
+    ));
     // Followers answer `next` with a hint; keep it fresh the way a client library would,
     // by observing the election now and then rather than on every request.
     let (obs, n2, c2) = (elector.clone(), node.clone(), dyn_clock.clone());
@@ -368,6 +404,12 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
             sleep_local(c2.as_ref(), Duration::from_millis(OBSERVE_INTERVAL_MS)).await;
         }
     });
+    // Booting: the simulator's node neither listens nor campaigns for this long; this
+    // one listens (its HTTP answers that it follows) and does not campaign.
+    let delay_ms = cfg.start_delay_ms();
+    if delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+    }
     campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref()).await;
     Ok(())
 }

@@ -77,6 +77,14 @@ pub struct RealConfig {
     pub etcd: EtcdClusterConfig,
     /// How long a child may take to start listening.
     pub process_start_timeout_ms: u64,
+    /// The run's seed (each node's boot delay is drawn from it).
+    pub seed: u64,
+    /// Each node boots for a delay drawn from 0 to this many ms, at every start, before
+    /// it campaigns (a scenario's `start_delay_ms_max`; 0: none).
+    pub start_delay_ms_max: u64,
+    /// The latency every proxied link adds, each way, drawn per chunk from this range
+    /// (a scenario's `[network]`; `(0, 0)`: none, loopback as it is).
+    pub network_latency_ms: (u64, u64),
 }
 
 impl RealConfig {
@@ -100,6 +108,9 @@ impl RealConfig {
             binary,
             etcd: EtcdClusterConfig::default(),
             process_start_timeout_ms: 10_000,
+            seed: 0,
+            start_delay_ms_max: 0,
+            network_latency_ms: (0, 0),
         }
     }
 }
@@ -367,6 +378,9 @@ impl Supervisor {
                 peers: vec![],
                 clock_offset_us: 0,
                 clock_drift_ppm: 0,
+                seed: cfg.seed,
+                incarnation: 0,
+                start_delay_ms_max: cfg.start_delay_ms_max,
             };
             slots.push(NodeSlot {
                 config_path: cfg.run_dir.join(format!("{name}.json")),
@@ -388,6 +402,18 @@ impl Supervisor {
             .collect();
         for s in &mut slots {
             s.cfg.peers = peers.clone();
+        }
+        let (lo, hi) = cfg.network_latency_ms;
+        if hi > 0 {
+            for s in &slots {
+                for p in s
+                    .etcd_proxies
+                    .iter()
+                    .chain([&s.resource_proxy, &s.client_proxy])
+                {
+                    p.set_latency_ms(Flow::Both, lo, hi);
+                }
+            }
         }
         let mut sup = Supervisor {
             cfg,
@@ -412,6 +438,7 @@ impl Supervisor {
                 quantum_ms: sup.cfg.client_quantum_ms,
                 client_timeout_ms: sup.cfg.client_timeout_ms,
                 stats_path: sup.cfg.run_dir.join("load-stats.json"),
+                epoch_us: sup.clock.epoch_us(),
             };
             let lpath = sup.cfg.run_dir.join("load.json");
             write_json(&lpath, &lcfg)?;
@@ -433,6 +460,7 @@ impl Supervisor {
     /// Starts node `i`'s process (a fresh one) and points its client proxy at it.
     fn start_node(&mut self, i: usize) -> Result<(), RealError> {
         let s = &mut self.nodes[i];
+        s.cfg.incarnation = s.incarnation.load(std::sync::atomic::Ordering::SeqCst) + 1;
         write_json(&s.config_path, &s.cfg)?;
         let (child, addr) = spawn_child(&self.cfg, &s.cfg.name, "node", &s.config_path)?;
         self.pids.lock().unwrap().push(child.pid());
@@ -737,6 +765,26 @@ impl Supervisor {
         node: &str,
         change: ClockChange,
     ) -> Result<ClockState, RealError> {
+        if !self.is_running(node)? {
+            // A dead node's clock is what its next incarnation starts with (the
+            // simulator's clock object outlives a kill too): change that. With no
+            // process, no time passes on it between now and the restart but the run's.
+            let i = self.slot(node)?;
+            let c = &mut self.nodes[i].cfg;
+            if let Some(o) = change.offset_ms {
+                c.clock_offset_us = o * 1000;
+            }
+            if let Some(d) = change.drift_ppm {
+                c.clock_drift_ppm = d;
+            }
+            if let Some(st) = change.step_ms {
+                c.clock_offset_us += st * 1000;
+            }
+            return Ok(ClockState {
+                offset_us: c.clock_offset_us,
+                drift_ppm: c.clock_drift_ppm,
+            });
+        }
         let addr = self.node_addr(node)?;
         let err = |why: String| RealError::Control {
             node: node.to_string(),
@@ -772,6 +820,58 @@ impl Supervisor {
                 why: e.to_string(),
             })?;
         Ok(())
+    }
+
+    /// Whether node `node` has a process (started and not killed by a verb).
+    pub fn is_running(&self, node: &str) -> Result<bool, RealError> {
+        let i = self.slot(node)?;
+        let running = self.nodes[i].child.lock().unwrap().is_some();
+        Ok(running)
+    }
+
+    /// The first running node, in fleet order, that answers `/status` and does not
+    /// believe it leads (a paused node does not answer and is passed over).
+    pub async fn follower(&self) -> Option<String> {
+        for n in self.node_names() {
+            if let Some(s) = self.status(&n).await {
+                if s.role != Role::Leader {
+                    return Some(n);
+                }
+            }
+        }
+        None
+    }
+
+    /// The processes of the run that exited by themselves (not killed by a verb or by
+    /// [`Supervisor::stop`]), each with its stderr file: a run with any is broken.
+    pub fn exited(&mut self) -> Vec<(String, PathBuf)> {
+        let mut out = vec![];
+        let err = |what: &str| self.cfg.run_dir.join(format!("{what}.stderr"));
+        for s in &self.nodes {
+            if let Some(c) = s.child.lock().unwrap().as_mut() {
+                if !c.is_running() {
+                    out.push((s.cfg.name.clone(), err(&s.cfg.name)));
+                }
+            }
+        }
+        if let Some(r) = self.resource.as_mut() {
+            if !r.is_running() {
+                out.push(("resource".into(), err("resource")));
+            }
+        }
+        if let Some(l) = self.load.as_mut() {
+            if !l.is_running() {
+                out.push(("load".into(), err("load")));
+            }
+        }
+        if let Some(e) = &self.etcd {
+            for (m, pid) in e.members().iter().map(|m| (m, m.pid())) {
+                if !crate::process::process_alive(pid) {
+                    out.push((format!("etcd member {}", m.name), m.log.clone()));
+                }
+            }
+        }
+        out
     }
 
     /// Every port the run has bound so far.

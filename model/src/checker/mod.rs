@@ -25,6 +25,7 @@ pub mod failover;
 pub mod false_failover;
 pub mod faults;
 pub mod job;
+pub mod lease_ttl;
 pub mod liveness;
 pub mod load;
 pub mod sequence;
@@ -283,6 +284,9 @@ pub struct Findings {
     pub events: usize,
     /// Wins by node, starved nodes and leaderless spans (`elections`).
     pub elections: wins::WinsSummary,
+    /// The lease TTLs the backend granted (`lease_ttl_granted_ms`; `None` when the
+    /// protocol grants no leases).
+    pub lease_ttl_granted_ms: Option<lease_ttl::LeaseTtlGranted>,
 }
 
 impl Findings {
@@ -342,6 +346,7 @@ pub struct Checks {
     load: load::Load,
     wins: wins::Wins,
     faults: faults::Faults,
+    lease_ttl: lease_ttl::LeaseTtl,
 }
 
 impl Checks {
@@ -371,6 +376,7 @@ impl Checks {
             load: load::Load::default(),
             wins: wins::Wins::new(&nodes),
             faults: faults::Faults::default(),
+            lease_ttl: lease_ttl::LeaseTtl::default(),
         }
     }
 
@@ -389,6 +395,7 @@ impl Checks {
         self.load.entry(e);
         self.wins.entry(e);
         self.faults.entry(e);
+        self.lease_ttl.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -456,6 +463,7 @@ impl Checks {
             elections: self.wins.finish(),
             faults: self.faults.finish(),
             events: self.next_idx,
+            lease_ttl_granted_ms: self.lease_ttl.finish(),
         }
     }
 }

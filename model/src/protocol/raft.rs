@@ -3,7 +3,7 @@
 #[allow(unused_imports)]
 use super::{require_positive, Bound, ProtocolModel, ProtocolName};
 use crate::scenario::Scenario;
-use baton_protocols::raft::{RaftConfig, SequencerPath};
+use baton_protocols::raft_config::{RaftConfig, SequencerPath};
 
 /// The raft protocol with its scenario table.
 #[derive(Clone, Debug)]

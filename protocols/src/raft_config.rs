@@ -1,0 +1,78 @@
+//! The `[raft]` table's types: what a scenario may say about the raft protocol.
+//!
+//! Kept apart from [`crate::raft`], which needs openraft and is built only for the
+//! simulation (`--cfg madsim`): the model reads `[raft]` tables in both builds, the real
+//! one included.
+
+use serde::{Deserialize, Serialize};
+
+/// A deliberately broken variant, for the harness to catch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaftCanary {
+    /// The real protocol.
+    #[default]
+    None,
+    /// The leader acts for as long as openraft believes it leads, with no lease check:
+    /// a paused or cut-off leader keeps acting until it hears of a higher term.
+    NoLeaseCheck,
+}
+
+/// Where the sequencer's numbers are made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SequencerPath {
+    /// At the fenced resource, like every other protocol: the term fences each batch.
+    #[default]
+    Resource,
+    /// Through the Raft log: a batch is a log entry, its numbers are assigned when it is
+    /// applied, and they are handed out only once it is committed. The log is its own
+    /// fence: an entry from a deposed leader never commits. Needed for leased reads.
+    Log,
+}
+
+/// Parameters of the raft protocol (a scenario's `[raft]` table).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RaftConfig {
+    /// Lower bound of the randomised election timeout (openraft default 150 ms).
+    pub election_timeout_min_ms: u64,
+    /// Upper bound of the election timeout (openraft default 300 ms); also the
+    /// followers' lease, during which they refuse to vote for another leader.
+    pub election_timeout_max_ms: u64,
+    /// The leader's heartbeat interval (openraft default 50 ms). openraft sends a
+    /// heartbeat at its tick (every 1.5 intervals), and each one a majority accepts
+    /// renews the leader lease.
+    pub heartbeat_interval_ms: u64,
+    /// How long after sending a quorum-acknowledged heartbeat the leader may act. Must
+    /// be below `election_timeout_min_ms`.
+    pub leader_lease_ms: u64,
+    /// Where the sequencer's numbers are made: `resource` or `log`.
+    pub sequencer: SequencerPath,
+    /// Run a pre-vote round before each election (Raft thesis, section 9.6): a node
+    /// raises its term only if a majority would vote for it. `false` elects directly.
+    pub pre_vote: bool,
+    /// A deliberately broken variant (`none` for the real protocol).
+    pub canary: RaftCanary,
+}
+
+impl Default for RaftConfig {
+    fn default() -> Self {
+        RaftConfig {
+            election_timeout_min_ms: 150,
+            election_timeout_max_ms: 300,
+            heartbeat_interval_ms: 50,
+            leader_lease_ms: 100,
+            sequencer: SequencerPath::Resource,
+            pre_vote: true,
+            canary: RaftCanary::None,
+        }
+    }
+}
+
+impl RaftConfig {
+    /// openraft's tick: it checks election timeouts every 1.5 heartbeat intervals.
+    pub fn tick_ms(&self) -> u64 {
+        self.heartbeat_interval_ms * 3 / 2
+    }
+}

@@ -1,0 +1,381 @@
+//! What real mode can run, checked before anything starts.
+//!
+//! A scenario loaded by the model is valid for the simulator; real mode can apply only
+//! part of it. [`check`] refuses, with one line naming the file (its line when the value
+//! is written there, or the `--set` that gave it), the key and why, everything real mode
+//! cannot do faithfully:
+//!
+//! - a protocol other than `etcd-lease` (the only one with a real backend here);
+//! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
+//!   lose packets, a TCP stream retransmits them;
+//! - background GC noise (`[noise.gc]`): not implemented for processes;
+//! - a partition or slow link between two nodes (etcd-lease nodes do not talk to each
+//!   other: there is no link to cut) or between two non-nodes (`backend`, `resource`,
+//!   `client`: no proxy sits between them);
+//! - a clock fault on `backend` (etcd reads the machine's clock, which is not skewed);
+//! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
+//!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
+//!   does (2000 ms, 500 ms): a real etcd has its own.
+//!
+//! What it runs differently, it says in the report instead ([`Plan::notes`]): the
+//! `[work.job]` compaction job is not run (the real node has none), and the load client
+//! sends at most every 10 ms.
+
+use baton_model::fault::{Fault, FaultKind};
+use baton_model::protocol::ProtocolName;
+use baton_model::scenario::{line_of_key, Resolved};
+use std::fmt;
+
+/// The load client's shortest quantum over HTTP (see [`crate::supervisor::RealConfig`]).
+pub const CLIENT_QUANTUM_MS_MIN: u64 = 10;
+
+/// Why real mode refuses a scenario: where and why, for one line on stderr.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The scenario file as the model displays it.
+    pub file: String,
+    /// The line of the key, when the file holds the value.
+    pub line: Option<usize>,
+    /// The `--set` the value came from, if it did.
+    pub set: Option<String>,
+    /// The dotted key.
+    pub key: String,
+    /// Which fault, when it is one the file does not list as such (a repetition, or a
+    /// fault `[swarm]` drew).
+    pub fault: Option<String>,
+    /// Why, and what is allowed.
+    pub why: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(set) = &self.set {
+            write!(f, ": --set {set}")?;
+        } else if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        write!(f, ": key `{}`", self.key)?;
+        if let Some(fault) = &self.fault {
+            write!(f, " ({fault})")?;
+        }
+        write!(f, ": real mode cannot run this: {}", self.why)
+    }
+}
+
+/// What real mode will run of a scenario it accepted.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The scenario as real mode runs it: without `[work.job]`. The report is rendered
+    /// from it, so its `scenario.toml` says what ran.
+    pub resolved: Resolved,
+    /// The load client's quantum.
+    pub client_quantum_ms: u64,
+    /// What real mode does differently from the file, one sentence each, for the report.
+    pub notes: Vec<String>,
+}
+
+/// The text of the scenario file and the run's overrides, to point at lines and `--set`s.
+pub struct Source<'a> {
+    /// The file's text (for lines).
+    pub text: &'a str,
+    /// The `--set` overrides, as given.
+    pub overrides: &'a [String],
+    /// The scenario as loaded, before a `[swarm]` drew its faults (to tell a drawn fault
+    /// from one the file lists).
+    pub base: &'a Resolved,
+    /// The seed the swarm drew with, when the scenario has one.
+    pub swarm_seed: Option<u64>,
+}
+
+/// Checks that real mode can run `resolved` (its swarm, if any, already drawn); returns
+/// what it will run.
+pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Box<Refusal>> {
+    let s = &resolved.scenario;
+    let refuse = |key: &str, fault: Option<String>, why: String| {
+        let set = src
+            .overrides
+            .iter()
+            .rev()
+            .find(|o| {
+                let p = o.split('=').next().unwrap_or("").trim();
+                p == key || key.starts_with(&format!("{p}.")) || p.starts_with(&format!("{key}."))
+            })
+            .cloned();
+        let path: Vec<&str> = key.split('.').collect();
+        Box::new(Refusal {
+            file: resolved.path.clone(),
+            line: if set.is_some() || fault.is_some() {
+                None
+            } else {
+                line_of_key(src.text, &path)
+            },
+            set,
+            key: key.to_string(),
+            fault,
+            why,
+        })
+    };
+    if s.protocol != ProtocolName::EtcdLease {
+        return Err(refuse(
+            "protocol",
+            None,
+            format!(
+                "`{}` has no real backend here; real mode runs etcd-lease against a live etcd (allowed: etcd-lease)",
+                s.protocol.name()
+            ),
+        ));
+    }
+    if s.network.loss_ppm > 0 {
+        return Err(refuse(
+            "network.loss_ppm",
+            None,
+            format!("{}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0)", s.network.loss_ppm),
+        ));
+    }
+    if s.noise.gc.is_some() {
+        return Err(refuse(
+            "noise.gc",
+            None,
+            "background GC noise is not implemented for real processes; remove [noise.gc] (a scripted `pause` fault works)".into(),
+        ));
+    }
+    let lease = s.etcd_lease.clone().unwrap_or_default();
+    let etcd = baton_protocols::etcd_lease::EtcdLeaseConfig::default();
+    if lease.min_lease_ttl_ms != etcd.min_lease_ttl_ms {
+        return Err(refuse(
+            "etcd-lease.min_lease_ttl_ms",
+            None,
+            format!(
+                "{}: a real etcd sets its own minimum TTL ({} ms at its default election timeout); this key tunes the simulated etcd only (allowed: {})",
+                lease.min_lease_ttl_ms, etcd.min_lease_ttl_ms, etcd.min_lease_ttl_ms
+            ),
+        ));
+    }
+    if lease.expiry_check_interval_ms != etcd.expiry_check_interval_ms {
+        return Err(refuse(
+            "etcd-lease.expiry_check_interval_ms",
+            None,
+            format!(
+                "{}: a real etcd's lessor checks every {} ms; this key tunes the simulated etcd only (allowed: {})",
+                lease.expiry_check_interval_ms,
+                etcd.expiry_check_interval_ms,
+                etcd.expiry_check_interval_ms
+            ),
+        ));
+    }
+    if s.work.client_timeout_ms < CLIENT_QUANTUM_MS_MIN {
+        return Err(refuse(
+            "work.client_timeout_ms",
+            None,
+            format!(
+                "{}: the load client sends at most every {CLIENT_QUANTUM_MS_MIN} ms, and a request must be allowed that long (allowed: {CLIENT_QUANTUM_MS_MIN} or more)",
+                s.work.client_timeout_ms
+            ),
+        ));
+    }
+    let nodes = resolved.node_names();
+    let is_node =
+        |t: &str| nodes.iter().any(|n| n == t) || ["leader", "follower", "previous"].contains(&t);
+    // Faults map to the file's tables one for one unless some repeat (or a swarm drew
+    // some): only then can a key name a line of the file.
+    let file_tables = src
+        .text
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("faults").and_then(|f| f.as_array()).map(|a| a.len()));
+    let one_for_one = src.swarm_seed.is_none() && file_tables == Some(resolved.faults.len());
+    for (i, firing) in resolved.faults.iter().enumerate() {
+        let spec = &s.faults[i];
+        let drawn = src
+            .swarm_seed
+            .filter(|_| !src.base.scenario.faults.contains(spec));
+        let (key_base, fault) = match drawn {
+            _ if one_for_one => (format!("faults.{i}"), None),
+            Some(seed) => {
+                let weight = match &firing.fault {
+                    Fault::Partition { one_way: true, .. } => "one-way-partition",
+                    Fault::Partition { .. } => "partition",
+                    f => kind_of(f).name(),
+                };
+                (
+                    format!("swarm.weights.{weight}"),
+                    Some(format!(
+                        "fault {i}, a {} that [swarm] drew under seed {seed}; a weight of 0 draws none",
+                        spec.kind.name()
+                    )),
+                )
+            }
+            None => (
+                format!("faults.{i}"),
+                Some(format!(
+                    "fault {i} of the resolved scenario, a {}",
+                    spec.kind.name()
+                )),
+            ),
+        };
+        let key = |k: &str| {
+            if key_base.starts_with("swarm.") {
+                key_base.clone()
+            } else {
+                format!("{key_base}.{k}")
+            }
+        };
+        match &firing.fault {
+            Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
+                let (a, b) = (is_node(from), is_node(to));
+                if a && b {
+                    return Err(refuse(
+                        &key("to"),
+                        fault,
+                        format!("`{from}` and `{to}` are both nodes, and etcd-lease nodes do not talk to each other: there is no link between them to cut or slow (allowed: a node and backend, resource or client)"),
+                    ));
+                }
+                if !a && !b {
+                    return Err(refuse(
+                        &key("to"),
+                        fault,
+                        format!("no proxy sits between `{from}` and `{to}` (allowed: a node and backend, resource or client)"),
+                    ));
+                }
+            }
+            Fault::ClockOffset { target, .. }
+            | Fault::ClockDrift { target, .. }
+            | Fault::ClockStep { target, .. }
+                if target == "backend" =>
+            {
+                return Err(refuse(
+                    &key("target"),
+                    fault,
+                    "a live etcd reads the machine's clock, which real mode does not skew (allowed: a node, leader, follower, previous)".into(),
+                ));
+            }
+            Fault::Network { loss_ppm, .. } if *loss_ppm > 0 => {
+                return Err(refuse(
+                    &key("loss_ppm"),
+                    fault,
+                    format!("{loss_ppm}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0; latency works)"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    let mut plan = resolved.clone();
+    let mut notes = vec![];
+    if let Some(job) = plan.scenario.work.job.take() {
+        notes.push(format!(
+            "[work.job] (steps of {}-{} ms) was not run: the real node has no compaction job, so this report has no job figures and its scenario.toml leaves the table out",
+            job.step_ms_min, job.step_ms_max
+        ));
+    }
+    let client_quantum_ms = s.work.client_quantum_ms.max(CLIENT_QUANTUM_MS_MIN);
+    if client_quantum_ms != s.work.client_quantum_ms {
+        notes.push(format!(
+            "the load client sent each {client_quantum_ms} ms's requests as one POST /next (the file's work.client_quantum_ms {} is finer than HTTP requests here afford; scenario.toml says what ran)",
+            s.work.client_quantum_ms
+        ));
+        plan.scenario.work.client_quantum_ms = client_quantum_ms;
+    }
+    Ok(Plan {
+        resolved: plan,
+        client_quantum_ms,
+        notes,
+    })
+}
+
+fn kind_of(f: &Fault) -> FaultKind {
+    match f {
+        Fault::Kill { .. } => FaultKind::Kill,
+        Fault::Restart { .. } => FaultKind::Restart,
+        Fault::Pause { .. } => FaultKind::Pause,
+        Fault::Partition { .. } => FaultKind::Partition,
+        Fault::Heal => FaultKind::Heal,
+        Fault::ClockOffset { .. } => FaultKind::ClockOffset,
+        Fault::ClockDrift { .. } => FaultKind::ClockDrift,
+        Fault::ClockStep { .. } => FaultKind::ClockStep,
+        Fault::Network { .. } => FaultKind::Network,
+        Fault::Resign { .. } => FaultKind::Resign,
+        Fault::SlowLink { .. } => FaultKind::SlowLink,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: scenarios as text, loaded by the model as `sim` loads them; each
+    //! refusal must name the key a user has to change (and its line or `--set`), and
+    //! what real mode can run must pass with its notes.
+    use super::*;
+    use baton_model::scenario::load_str;
+
+    fn checked(text: &str, sets: &[&str]) -> Result<Plan, Box<Refusal>> {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        let r = load_str("x.toml", "x", text, &sets).expect("the model accepts it");
+        check(
+            &r,
+            &Source {
+                text,
+                overrides: &sets,
+                base: &r,
+                swarm_seed: None,
+            },
+        )
+    }
+
+    const KILL: &str = "duration_ms = 20000\n[[faults]]\nkind = \"kill\"\nat_ms = 5000\ntarget = \"leader\"\nrestart_after_ms = 2000\n";
+
+    #[test]
+    fn what_real_mode_runs_passes() {
+        let p = checked(KILL, &[]).unwrap();
+        assert!(p.notes.iter().any(|n| n.contains("10 ms")), "{:?}", p.notes);
+        let text = format!("{KILL}[work.job]\nstep_ms_min = 100\n[[faults]]\nkind = \"partition\"\nat_ms = 6000\nfrom = \"backend\"\nto = \"leader\"\none_way = true\n");
+        let p = checked(&text, &[]).unwrap();
+        assert!(p.resolved.scenario.work.job.is_none());
+        assert!(p.notes.iter().any(|n| n.contains("[work.job]")));
+    }
+
+    #[test]
+    fn refusals_name_the_key_and_where() {
+        let r = checked(KILL, &["protocol=raft"]).unwrap_err();
+        assert_eq!(r.key, "protocol");
+        assert_eq!(r.set.as_deref(), Some("protocol=raft"));
+        let text = format!("{KILL}[[faults]]\nkind = \"partition\"\nat_ms = 6000\nfrom = \"n1\"\nto = \"leader\"\n");
+        let r = checked(&text, &[]).unwrap_err();
+        assert_eq!((r.key.as_str(), r.line), ("faults.1.to", Some(11)), "{r}");
+        assert!(
+            r.to_string().starts_with("x.toml:11: key `faults.1.to`"),
+            "{r}"
+        );
+        assert!(!r.to_string().contains('\n'));
+        let text = format!("{KILL}[[faults]]\nkind = \"network\"\nat_ms = 6000\nloss_ppm = 10\n");
+        assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.loss_ppm");
+        let text = format!("{KILL}[[faults]]\nkind = \"clock-step\"\nat_ms = 6000\ntarget = \"backend\"\nstep_ms = 100\n");
+        assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.target");
+        let text = format!("{KILL}[noise.gc]\n");
+        assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
+        assert_eq!(
+            checked(KILL, &["network.loss_ppm=5"]).unwrap_err().key,
+            "network.loss_ppm"
+        );
+        assert_eq!(
+            checked(KILL, &["etcd-lease.min_lease_ttl_ms=1000"])
+                .unwrap_err()
+                .key,
+            "etcd-lease.min_lease_ttl_ms"
+        );
+    }
+
+    #[test]
+    fn a_repeated_fault_is_named_by_its_firing() {
+        let text = "duration_ms = 20000\n[[faults]]\nkind = \"partition\"\nat_ms = 1000\nevery_ms = 1000\ncount = 3\nfrom = \"n1\"\nto = \"n2\"\nduration_ms = 100\n";
+        let r = checked(text, &[]).unwrap_err();
+        assert_eq!(r.key, "faults.0.to");
+        assert_eq!(r.line, None);
+        assert!(
+            r.fault
+                .as_deref()
+                .unwrap()
+                .contains("fault 0 of the resolved"),
+            "{r}"
+        );
+    }
+}

@@ -1,0 +1,347 @@
+//! The `real` command: trials of a scenario against a live etcd, each with the report a
+//! simulated run has, and `trials.json` over them.
+//!
+//! `baton-real real <scenario.toml> [--trials N] [--seed S] [--out DIR] [--set K=V]...
+//! [--force] [--quiet]`. Trial k runs with seed S + k - 1 (S: `--seed`, else the file's
+//! `seed`, else 0) and writes `DIR/trial-<k>/` (the six artefacts, and `run/` with every
+//! process's log and stderr, the configs and the SQLite ledger); DIR defaults to
+//! `reports/<scenario>/real/` (`reports/<scenario>+<overrides>/real/` with `--set`).
+//! `DIR/trials.json` lists each trial's seed, verdict, failovers and report path.
+//!
+//! Everything that can be refused is refused before anything starts: the scenario (as
+//! `sim run` checks it), what real mode cannot apply ([`crate::support`], for every
+//! trial's swarm draw), and the output directories. Exit codes:
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | every trial passed |
+//! | 1 | a trial failed a checked property |
+//! | 2 | bad input, or the world could not start (one line on stderr; nothing ran, or the trial that could not start ran nothing) |
+//! | 3 | a trial started and then broke (stderr names its logs) |
+//! | 130 | interrupted (Ctrl-C); the trials that finished are written |
+
+use crate::support::{self, Source};
+use crate::trial::{self, TrialError, TrialSpec};
+use baton_model::output;
+use baton_model::scenario::{self, Resolved};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Every trial passed.
+pub const EXIT_PASS: i32 = 0;
+/// A trial failed a property.
+pub const EXIT_FAIL: i32 = 1;
+/// Bad input, or the world could not start.
+pub const EXIT_BAD_INPUT: i32 = 2;
+/// A trial started, then broke.
+pub const EXIT_BROKE: i32 = 3;
+/// Interrupted.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// The `real` command's arguments.
+#[derive(Clone, Debug)]
+pub struct RealArgs {
+    /// The scenario file.
+    pub scenario: PathBuf,
+    /// How many trials, one after another.
+    pub trials: usize,
+    /// The first trial's seed (default: the file's, else 0).
+    pub seed: Option<u64>,
+    /// Where the trials go.
+    pub out: Option<PathBuf>,
+    /// `--set` overrides, as `sim run` takes them.
+    pub set: Vec<String>,
+    /// Write into a directory that holds files Baton did not write.
+    pub force: bool,
+    /// One line per trial instead of each summary.
+    pub quiet: bool,
+}
+
+/// One trial's line in trials.json.
+#[derive(Serialize)]
+struct TrialLine {
+    trial: usize,
+    seed: u64,
+    verdict: &'static str,
+    failover_ms: Vec<f64>,
+    report: String,
+    wall_ms: u64,
+}
+
+#[derive(Serialize)]
+struct Stats {
+    count: usize,
+    min: f64,
+    p50: f64,
+    max: f64,
+}
+
+#[derive(Serialize)]
+struct TrialsJson<'a> {
+    scenario: &'a str,
+    file: &'a str,
+    overrides: &'a [String],
+    mode: &'static str,
+    trials: &'a [TrialLine],
+    /// Every failover of every trial, pooled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failover_ms: Option<Stats>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
+}
+
+/// The nearest-rank `p`th percentile of ascending `sorted` (as the simulator's reports).
+fn nearest_rank(sorted: &[f64], p: usize) -> f64 {
+    let n = sorted.len();
+    sorted[(p * n).div_ceil(100).clamp(1, n) - 1]
+}
+
+fn stats(lines: &[TrialLine]) -> Option<Stats> {
+    let mut all: Vec<f64> = lines.iter().flat_map(|l| l.failover_ms.clone()).collect();
+    if all.is_empty() {
+        return None;
+    }
+    all.sort_by(f64::total_cmp);
+    Some(Stats {
+        count: all.len(),
+        min: all[0],
+        p50: nearest_rank(&all, 50),
+        max: all[all.len() - 1],
+    })
+}
+
+/// The command that runs trial `seed` again, shell-quoted.
+fn rerun_command(r: &Resolved, seed: u64) -> String {
+    let seed = seed.to_string();
+    let mut words = vec!["sim", "real", r.path.as_str(), "--seed", seed.as_str()];
+    for set in &r.overrides {
+        words.extend(["--set", set.as_str()]);
+    }
+    baton_model::shell::join(words)
+}
+
+/// Writes to stdout, ignoring a closed pipe (`baton-real real ... | head` must not
+/// panic half-way through a trial's report).
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn bad(msg: impl std::fmt::Display) -> i32 {
+    eprintln!("error: {msg}");
+    EXIT_BAD_INPUT
+}
+
+/// A trial's directory may be written: Baton's own (its marker), new, or empty, or
+/// `--force`; its `run/` is replaced only when it holds an earlier real run's files.
+fn check_trial_dir(dir: &Path, force: bool) -> Result<(), String> {
+    output::check_writable(dir, force)?;
+    let run = dir.join("run");
+    if run.exists() && !run.join("supervisor.jsonl").is_file() {
+        return Err(format!(
+            "refusing to write into {}: it holds `run/`, which baton-real did not write; choose another --out",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Everything decided before anything starts.
+struct Prepared {
+    dir: PathBuf,
+    specs: Vec<TrialSpec>,
+    base: Resolved,
+}
+
+fn prepare(args: &RealArgs) -> Result<Prepared, i32> {
+    if args.trials == 0 {
+        return Err(bad("--trials must be at least 1"));
+    }
+    let base = scenario::load(&args.scenario, &args.set).map_err(bad)?;
+    let text =
+        std::fs::read_to_string(&args.scenario).map_err(|e| bad(format!("{}: {e}", base.path)))?;
+    let first_seed = args.seed.unwrap_or_else(|| base.default_seed());
+    let binary = std::env::current_exe()
+        .map_err(|e| bad(format!("cannot find the baton-real binary: {e}")))?;
+    let dir = match &args.out {
+        Some(d) => d.clone(),
+        None => {
+            let origin = base.origin();
+            let d = output::default_dir(&base.scenario.name, &origin.overrides, 0)
+                .parent()
+                .expect("reports/<name>/<seed> has a parent")
+                .join("real");
+            output::check_same_scenario(&d.join("trial-1"), &origin.file).map_err(bad)?;
+            d
+        }
+    };
+    output::check_writable(&dir, args.force).map_err(bad)?;
+    let mut specs = vec![];
+    for k in 1..=args.trials {
+        let seed = first_seed.wrapping_add(k as u64 - 1);
+        let drawn = baton_model::swarm::materialize(&base, seed).map_err(bad)?;
+        let plan = support::check(
+            &drawn,
+            &Source {
+                text: &text,
+                overrides: &args.set,
+                base: &base,
+                swarm_seed: base.scenario.swarm.as_ref().map(|_| seed),
+            },
+        )
+        .map_err(bad)?;
+        let tdir = dir.join(format!("trial-{k}"));
+        check_trial_dir(&tdir, args.force).map_err(bad)?;
+        specs.push(TrialSpec {
+            plan,
+            seed,
+            trial: k,
+            run_dir: tdir.join("run"),
+            binary: binary.clone(),
+            command: rerun_command(&base, seed),
+        });
+    }
+    Ok(Prepared { dir, specs, base })
+}
+
+fn write_trials(p: &Prepared, lines: &[TrialLine], interrupted: bool) -> std::io::Result<()> {
+    std::fs::create_dir_all(&p.dir)?;
+    let j = TrialsJson {
+        scenario: &p.base.scenario.name,
+        file: &p.base.path,
+        overrides: &p.base.overrides,
+        mode: "real",
+        trials: lines,
+        failover_ms: stats(lines),
+        interrupted,
+    };
+    let mut text = serde_json::to_string_pretty(&j).expect("trials.json serializes");
+    text.push('\n');
+    output::write_all(&p.dir, &[("trials.json", text.as_bytes())])
+}
+
+/// Runs the `real` command; returns the exit code.
+pub async fn run(args: RealArgs) -> i32 {
+    let p = match prepare(&args) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    // Installed before the first trial starts: a Ctrl-C between trials is kept for the
+    // next select, not lost.
+    let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+    {
+        Ok(s) => s,
+        Err(e) => return bad(format!("cannot watch for Ctrl-C: {e}")),
+    };
+    crate::process::sweep_stale_dirs(crate::etcd_cluster::DATA_PREFIX);
+    // The directory is Baton's from the first trial on (its marker, and trials.json
+    // listing the trials so far), so that a run stopped half-way can be run again into it.
+    if let Err(e) = write_trials(&p, &[], false) {
+        return bad(format!(
+            "cannot write {}: {e}",
+            p.dir.join("trials.json").display()
+        ));
+    }
+    let mut lines: Vec<TrialLine> = vec![];
+    let mut all_passed = true;
+    let n = p.specs.len();
+    for spec in &p.specs {
+        let tdir = p.dir.join(format!("trial-{}", spec.trial));
+        if !args.quiet {
+            eprintln!(
+                "trial {}/{n} (seed {}): etcd, {} nodes, the resource and the load client on 127.0.0.1 for {:.1} s of real time ...",
+                spec.trial,
+                spec.seed,
+                spec.plan.resolved.scenario.nodes,
+                spec.plan.resolved.scenario.duration_ms as f64 / 1000.0
+            );
+        }
+        // An earlier real run's process files in this trial's directory go: the check
+        // before the start made sure they are Baton's.
+        if spec.run_dir.join("supervisor.jsonl").is_file() {
+            if let Err(e) = std::fs::remove_dir_all(&spec.run_dir) {
+                return bad(format!("cannot remove {}: {e}", spec.run_dir.display()));
+            }
+        }
+        let r = tokio::select! {
+            r = trial::run(spec) => r,
+            _ = sigint.recv() => {
+                // Dropping the trial stopped every process and removed etcd's data.
+                let _ = write_trials(&p, &lines, true);
+                eprintln!(
+                    "interrupted during trial {}; the trials that finished are in {} (the interrupted one's logs in {})",
+                    spec.trial,
+                    p.dir.display(),
+                    spec.run_dir.display()
+                );
+                return EXIT_INTERRUPTED;
+            }
+        };
+        let t = match r {
+            Ok(t) => t,
+            Err(TrialError::CannotStart(e)) => {
+                let _ = write_trials(&p, &lines, false);
+                return bad(format!("trial {} could not start: {e}", spec.trial));
+            }
+            Err(e @ TrialError::Broke { .. }) => {
+                let _ = write_trials(&p, &lines, false);
+                eprintln!("error: trial {} broke after it started: {e}", spec.trial);
+                return EXIT_BROKE;
+            }
+        };
+        if let Err(e) = output::write_run(&tdir, &t.artifacts) {
+            eprintln!("error: cannot write the report to {}: {e}", tdir.display());
+            return EXIT_BROKE;
+        }
+        // The report holds the timeline; the merged copy in run/ would be a second one.
+        let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
+        let a = &t.artifacts;
+        all_passed &= a.passed;
+        let verdict = if a.passed { "pass" } else { "fail" };
+        lines.push(TrialLine {
+            trial: spec.trial,
+            seed: spec.seed,
+            verdict,
+            failover_ms: a.findings.failover_ms.clone(),
+            report: tdir.join("report.json").display().to_string(),
+            wall_ms: t.wall_ms,
+        });
+        if let Err(e) = write_trials(&p, &lines, false) {
+            eprintln!(
+                "error: cannot write {}: {e}",
+                p.dir.join("trials.json").display()
+            );
+            return EXIT_BROKE;
+        }
+        if args.quiet {
+            say(&format!(
+                "trial {} (seed {}): {}: {}\n",
+                spec.trial,
+                spec.seed,
+                verdict.to_uppercase(),
+                tdir.display()
+            ));
+        } else {
+            say(&a.summary_txt);
+            say(&format!("report: {}\n", tdir.display()));
+        }
+    }
+    if let Some(s) = stats(&lines) {
+        if n > 1 {
+            let passed = lines.iter().filter(|l| l.verdict == "pass").count();
+            say(&format!(
+                "{passed} of {n} trials passed; failover over {} failovers: min {:.0} ms, median {:.0} ms, max {:.0} ms ({})\n",
+                s.count,
+                s.min,
+                s.p50,
+                s.max,
+                p.dir.join("trials.json").display()
+            ));
+        }
+    }
+    if all_passed {
+        EXIT_PASS
+    } else {
+        EXIT_FAIL
+    }
+}
