@@ -114,6 +114,11 @@ impl Protocol for EtcdLease {
             use rand::Rng;
             crate::seed::fork(ctx.seed, "etcd/member").gen::<u16>()
         };
+        // Where the lessor's expiry-check cycle stands when the scenario starts.
+        let lessor_phase_us = {
+            use rand::Rng;
+            crate::seed::fork(ctx.seed, "etcd/lessor").gen_range(0..interval.max(1) * 1000)
+        };
         let node = ctx
             .handle
             .create_node()
@@ -127,6 +132,7 @@ impl Protocol for EtcdLease {
                     min_ttl,
                     interval,
                     member_id,
+                    lessor_phase_us,
                 )
             })
             .build();

@@ -99,6 +99,7 @@ pub async fn serve(
     min_lease_ttl_ms: u64,
     expiry_check_interval_ms: u64,
     member_id: u16,
+    lessor_phase_us: u64,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let start_unix_ms = START_EPOCH_UNIX_MS + (clock.now_us().max(0) / 1000) as u64;
@@ -151,7 +152,11 @@ pub async fn serve(
         let s = s.clone();
         async move { s.watch(r).await }
     });
-    // The lessor: expire leases on the service's own clock.
+    // The lessor: expire leases on the service's own clock. etcd's lessor loop checks
+    // every 500 ms from whenever the member started, which has nothing to do with when
+    // a scenario's faults strike: its phase is a seeded draw, so that a fault at a fixed
+    // time meets the check at any point of its cycle, as a real kill does.
+    sleep_local(&svc.clock, Duration::from_micros(lessor_phase_us)).await;
     let interval = Duration::from_millis(svc.expiry_check_interval_ms);
     loop {
         sleep_local(&svc.clock, interval).await;
