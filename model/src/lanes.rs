@@ -13,6 +13,7 @@
 //! Everything is kept in timeline order or in `BTreeMap`s: identical events give identical
 //! lanes.
 
+use crate::clock_model::Skew;
 use crate::timeline::{Entry, Event, Role, WriteOp};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -232,42 +233,12 @@ impl Lanes {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-struct ClockState {
-    base_global_us: i64,
-    base_local_us: i64,
-    drift_ppm: i64,
-}
-
-impl ClockState {
-    /// The same arithmetic as the simulated node clock (`clock.rs`).
-    fn offset_at(&self, global_us: i64) -> i64 {
-        let elapsed = global_us - self.base_global_us;
-        let local = self.base_local_us
-            + elapsed
-            + (elapsed as i128 * self.drift_ppm as i128 / 1_000_000) as i64;
-        local - global_us
-    }
-
-    fn apply(&mut self, change: ClockChange, global_us: i64) {
-        let local_now = global_us + self.offset_at(global_us);
-        *self = match change {
-            ClockChange::OffsetMs(ms) => ClockState {
-                base_global_us: global_us,
-                base_local_us: global_us + ms * 1000,
-                drift_ppm: self.drift_ppm,
-            },
-            ClockChange::StepMs(ms) => ClockState {
-                base_global_us: global_us,
-                base_local_us: local_now + ms * 1000,
-                drift_ppm: self.drift_ppm,
-            },
-            ClockChange::DriftPpm(ppm) => ClockState {
-                base_global_us: global_us,
-                base_local_us: local_now,
-                drift_ppm: ppm,
-            },
-        };
+/// Applies a clock fault to a clock's state, as the world applies it to the node's clock.
+fn apply(s: &mut Skew, change: ClockChange, global_us: i64) {
+    match change {
+        ClockChange::OffsetMs(ms) => s.set_offset_ms(global_us, ms),
+        ClockChange::StepMs(ms) => s.step_ms(global_us, ms),
+        ClockChange::DriftPpm(ppm) => s.set_drift_ppm(global_us, ppm),
     }
 }
 
@@ -294,7 +265,7 @@ pub struct LaneBuilder {
     rejections: Vec<(String, Rejection)>,
     events: Vec<(Option<String>, Entry)>,
     kept_by_kind: BTreeMap<String, usize>,
-    clocks: BTreeMap<String, (ClockState, Vec<(i64, i64)>)>,
+    clocks: BTreeMap<String, (Skew, Vec<(i64, i64)>)>,
     lease_holder: BTreeMap<i64, String>,
     token_holder: BTreeMap<u64, String>,
     not_drawn: BTreeMap<String, u64>,
@@ -543,16 +514,12 @@ impl LaneBuilder {
             .unwrap_or_else(|| kind.to_string());
         self.mark(lane, kind, at_us, label, Some(index));
         if let Some(change) = change {
-            let (state, points) = self.clocks.entry(lane.to_string()).or_insert((
-                ClockState {
-                    base_global_us: 0,
-                    base_local_us: 0,
-                    drift_ppm: 0,
-                },
-                vec![(0, 0)],
-            ));
+            let (state, points) = self
+                .clocks
+                .entry(lane.to_string())
+                .or_insert((Skew::default(), vec![(0, 0)]));
             points.push((at_us, state.offset_at(at_us)));
-            state.apply(change, at_us);
+            apply(state, change, at_us);
             points.push((at_us, state.offset_at(at_us)));
         }
     }
@@ -1057,16 +1024,12 @@ mod tests {
             ]
         );
         assert_eq!(l.marks[0].label, "drift -400000 ppm");
-        let mut s = ClockState {
-            base_global_us: 0,
-            base_local_us: 0,
-            drift_ppm: 0,
-        };
-        s.apply(ClockChange::OffsetMs(200), 1_000_000);
+        let mut s = Skew::default();
+        apply(&mut s, ClockChange::OffsetMs(200), 1_000_000);
         assert_eq!(s.offset_at(2_000_000), 200_000);
-        s.apply(ClockChange::StepMs(-300), 2_000_000);
+        apply(&mut s, ClockChange::StepMs(-300), 2_000_000);
         assert_eq!(s.offset_at(2_000_000), -100_000);
-        s.apply(ClockChange::DriftPpm(-500_000), 2_000_000);
+        apply(&mut s, ClockChange::DriftPpm(-500_000), 2_000_000);
         assert_eq!(s.offset_at(3_000_000), -600_000);
     }
 

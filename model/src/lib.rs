@@ -10,6 +10,7 @@
 pub mod artifacts;
 pub mod checker;
 pub mod client_stats;
+pub mod clock_model;
 pub mod fault;
 pub mod lanes;
 pub mod lanes_plot;

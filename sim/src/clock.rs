@@ -1,10 +1,10 @@
 //! Per-node clocks over madsim's single global clock.
 //!
-//! A node's local time is `base_local + (global - base_global) * (1 + drift_ppm / 1e6)`.
-//! Changing the drift re-bases the clock so local time stays continuous; an offset or a
-//! step moves `base_local`. A paused node's clock keeps running: it is a function of the
-//! global clock, not of the node being scheduled.
+//! The arithmetic (offset, drift, steps) is the model's [`Skew`], over madsim's global
+//! time. A paused node's clock keeps running: it is a function of the global clock, not
+//! of the node being scheduled.
 
+use baton_model::clock_model::Skew;
 use baton_protocols::Clock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,75 +14,37 @@ pub fn global_now_us() -> i64 {
     madsim::time::TimeHandle::current().elapsed().as_micros() as i64
 }
 
-#[derive(Clone, Copy, Debug)]
-struct State {
-    base_global_us: i64,
-    base_local_us: i64,
-    drift_ppm: i64,
-}
-
 /// A skewable clock shared between a node (which reads it) and the world (which skews it).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct NodeClock {
-    state: Arc<Mutex<State>>,
-}
-
-impl Default for NodeClock {
-    fn default() -> Self {
-        Self::new()
-    }
+    state: Arc<Mutex<Skew>>,
 }
 
 impl NodeClock {
     /// A clock that reads the global time exactly.
     pub fn new() -> Self {
-        NodeClock {
-            state: Arc::new(Mutex::new(State {
-                base_global_us: 0,
-                base_local_us: 0,
-                drift_ppm: 0,
-            })),
-        }
-    }
-
-    fn local_at(s: &State, global_us: i64) -> i64 {
-        let elapsed = global_us - s.base_global_us;
-        s.base_local_us + elapsed + (elapsed as i128 * s.drift_ppm as i128 / 1_000_000) as i64
+        Self::default()
     }
 
     /// Sets the clock so that it reads `offset_ms` ahead of global time now.
     pub fn set_offset_ms(&self, offset_ms: i64) {
-        let g = global_now_us();
-        let mut s = self.state.lock().unwrap();
-        *s = State {
-            base_global_us: g,
-            base_local_us: g + offset_ms * 1000,
-            drift_ppm: s.drift_ppm,
-        };
+        self.state
+            .lock()
+            .unwrap()
+            .set_offset_ms(global_now_us(), offset_ms);
     }
 
     /// Jumps the clock by `step_ms` (negative: backwards).
     pub fn step_ms(&self, step_ms: i64) {
-        let g = global_now_us();
-        let mut s = self.state.lock().unwrap();
-        let now = Self::local_at(&s, g);
-        *s = State {
-            base_global_us: g,
-            base_local_us: now + step_ms * 1000,
-            drift_ppm: s.drift_ppm,
-        };
+        self.state.lock().unwrap().step_ms(global_now_us(), step_ms);
     }
 
     /// From now on, runs `drift_ppm` parts per million fast (negative: slow).
     pub fn set_drift_ppm(&self, drift_ppm: i64) {
-        let g = global_now_us();
-        let mut s = self.state.lock().unwrap();
-        let now = Self::local_at(&s, g);
-        *s = State {
-            base_global_us: g,
-            base_local_us: now,
-            drift_ppm,
-        };
+        self.state
+            .lock()
+            .unwrap()
+            .set_drift_ppm(global_now_us(), drift_ppm);
     }
 
     /// The current offset from global time, in microseconds.
@@ -93,14 +55,11 @@ impl NodeClock {
 
 impl Clock for NodeClock {
     fn now_us(&self) -> i64 {
-        let s = *self.state.lock().unwrap();
-        Self::local_at(&s, global_now_us())
+        self.state.lock().unwrap().local_at(global_now_us())
     }
 
     fn global_duration_for(&self, local: Duration) -> Duration {
-        let drift = self.state.lock().unwrap().drift_ppm;
-        let us = local.as_micros() as i128 * 1_000_000 / (1_000_000 + drift as i128).max(1);
-        Duration::from_micros(us.max(0) as u64)
+        self.state.lock().unwrap().global_duration_for(local)
     }
 }
 

@@ -45,7 +45,10 @@ fn processes_mentioning(needle: &str) -> Vec<String> {
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
             let state = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
             // A zombie is gone but for its exit status.
-            let zombie = state.rsplit(')').next().is_some_and(|s| s.trim_start().starts_with('Z'));
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .is_some_and(|s| s.trim_start().starts_with('Z'));
             if cmd.contains(needle) && !zombie {
                 out.push(cmd);
             }
@@ -60,7 +63,10 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
         return;
     }
     let d = temp_dir("real");
-    let scenario = format!("{}/../scenarios/clean-kill.toml", env!("CARGO_MANIFEST_DIR"));
+    let scenario = format!(
+        "{}/../scenarios/clean-kill.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let o = sim(
         &[
             "real",
@@ -84,11 +90,13 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
     let trial = d.join("out/trial-1");
     for f in baton_sim::output::ARTIFACTS {
         let p = trial.join(f);
-        assert!(p.is_file() && std::fs::metadata(&p).unwrap().len() > 0, "{f}");
+        assert!(
+            p.is_file() && std::fs::metadata(&p).unwrap().len() > 0,
+            "{f}"
+        );
     }
     let r: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(trial.join("report.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(trial.join("report.json")).unwrap()).unwrap();
     for key in [
         "/verdict",
         "/seed",
@@ -125,12 +133,22 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
         .unwrap_or_else(|| root.join("target"))
         .join("real");
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["test", "--release", "--locked", "-p", "baton-real", "--target-dir"])
+        .args([
+            "test",
+            "--release",
+            "--locked",
+            "-p",
+            "baton-real",
+            "--target-dir",
+        ])
         .arg(&target)
         .current_dir(&root)
         .env("CARGO_ENCODED_RUSTFLAGS", "")
         .env_remove("RUSTFLAGS")
         .status()
         .unwrap();
-    assert!(status.success(), "the real crate's tests failed (see above)");
+    assert!(
+        status.success(),
+        "the real crate's tests failed (see above)"
+    );
 }
