@@ -123,12 +123,17 @@ fn gc_pause_seed_42_shows_both_leaderships_overlapping_and_the_rejected_write() 
         old.0.as_str()
     );
     // The header says it in words, with links to the moments.
+    // The moment comes from the data (it moves with the interleaving); it must fall
+    // just after the pause ended at 13.5 s, inside the overlap.
+    let at_us = r["at_us"].as_i64().unwrap();
     assert!(
-        html.contains(&format!(
-            "{}: {} token 2 &lt; max_token 3",
-            "13.503 s", old.0
-        )),
-        "the rejection is listed"
+        (13_500_000..old.3).contains(&at_us),
+        "rejected after the pause, before the old belief ended: {at_us}"
+    );
+    let moment = format!("{:.3} s", at_us as f64 / 1e6);
+    assert!(
+        html.contains(&format!("{moment}: {} token 2 &lt; max_token 3", old.0)),
+        "the rejection is listed at {moment}"
     );
     assert!(html.contains("two or more believed they led"));
     assert!(html.contains("class=\"verdict pass\""));
