@@ -11,7 +11,11 @@
 #                                            in reports/fidelity/<case>/real/
 #   bash nightly/fidelity.sh [SEEDS]         compare: `sim compare --real-dir` on those
 #                                            committed live trials against simulator seeds
-#                                            0..SEEDS (100), into compare.md / compare.json
+#                                            0..SEEDS (1000), into compare.md / compare.json
+#
+# The simulated side is cheap, so it runs 1,000 seeds and its median is pinned to a few
+# percent; the live side's 20 trials are what bounds the precision (each compare.md gives
+# both medians' 95% intervals).
 #
 # A live run is a measurement of this machine and cannot repeat byte for byte, so it is
 # committed as data; the simulated side is recomputed from the code on every run. Live
@@ -54,7 +58,7 @@ if [ "${1:-}" = live ]; then
   echo "fidelity: live trials in reports/fidelity/*/real/; now run: bash nightly/fidelity.sh"
   exit 0
 fi
-seeds=${1:-100}
+seeds=${1:-1000}
 for c in "${cases[@]}"; do
   IFS='|' read -r name file set <<<"$c"
   args=(compare "$file" --sim-seeds "0..$seeds" --real-dir "reports/fidelity/$name/real"

@@ -63,6 +63,11 @@ pub struct SideStats {
     pub failovers: usize,
     /// Failover median (nearest rank), ms.
     pub failover_p50_ms: Option<f64>,
+    /// A distribution-free 95% confidence interval for the failover median, ms (from
+    /// order statistics; `None` below 6 failovers, where none exists at 95%). It says how
+    /// far the median could move with more runs of the same kind: with few runs and a
+    /// wide spread it is wide, and a relative error inside it is not evidence of a gap.
+    pub failover_p50_ci95_ms: Option<[f64; 2]>,
     /// Failover 5th percentile, ms.
     pub failover_p5_ms: Option<f64>,
     /// Failover 95th percentile, ms.
@@ -88,6 +93,30 @@ fn sorted(mut v: Vec<f64>) -> Vec<f64> {
     v
 }
 
+/// The distribution-free 95% interval for the median of the population `sorted` was
+/// drawn from: `[x(j), x(n+1-j)]` (1-based order statistics) with the largest `j` such
+/// that P(Binomial(n, 1/2) < j) <= 2.5%, so the interval covers the median with at least
+/// 95% probability whatever the distribution. `None` when no such `j >= 1` exists (n < 6).
+pub fn median_ci95(sorted: &[f64]) -> Option<[f64; 2]> {
+    let n = sorted.len();
+    // P(B <= k) accumulated in log space, so thousands of runs do not underflow 2^-n.
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let mut ln_choose = 0.0f64; // ln C(n, 0)
+    let mut below = 0.0f64; // P(B < j) for the j being tried
+    let mut j = 0;
+    for k in 0..n {
+        // Try j = k + 1: P(B < k + 1) = P(B <= k).
+        let p_k = (ln_choose + ln_half_n).exp();
+        if below + p_k > 0.025 {
+            break;
+        }
+        below += p_k;
+        j = k + 1;
+        ln_choose += ((n - k) as f64 / (k + 1) as f64).ln();
+    }
+    (j >= 1 && j <= n + 1 - j).then(|| [sorted[j - 1], sorted[n - j]])
+}
+
 impl SideStats {
     /// Pools `runs`.
     pub fn of(runs: &[RunFigures]) -> SideStats {
@@ -99,6 +128,7 @@ impl SideStats {
             passed: runs.iter().filter(|r| r.passed).count(),
             failovers: fo.len(),
             failover_p50_ms: pct(&fo, 50),
+            failover_p50_ci95_ms: median_ci95(&fo),
             failover_p5_ms: pct(&fo, 5),
             failover_p95_ms: pct(&fo, 95),
             failover_min_ms: fo.first().copied(),
@@ -296,6 +326,24 @@ impl Comparison {
                 num(r.real)
             );
         }
+        let ci = |c: Option<[f64; 2]>| {
+            c.map_or("none (too few failovers)".to_string(), |[a, b]| {
+                format!("{} .. {} ms", num(Some(a)), num(Some(b)))
+            })
+        };
+        let _ = writeln!(
+            m,
+            "\nFailover median, 95% interval (distribution-free, from order statistics): simulated {}; live {}. {}",
+            ci(self.sim.failover_p50_ci95_ms),
+            ci(self.real.failover_p50_ci95_ms),
+            match (self.sim.failover_p50_ms, self.real.failover_p50_ci95_ms) {
+                (Some(m), Some([a, b])) if m >= a && m <= b =>
+                    "The simulated median lies inside the live interval: at this many live trials the two are not told apart.",
+                (Some(_), Some(_)) =>
+                    "The simulated median lies outside the live interval: the gap is more than the live trials' sampling spread.",
+                _ => "",
+            }
+        );
         let _ = writeln!(
             m,
             "\n{}",
@@ -344,6 +392,23 @@ mod tests {
         let empty = compare("c", "s", &[run(&[])], &real);
         assert!(!empty.within_targets);
         assert!(empty.markdown().contains("no figures"));
+    }
+
+    /// Methodology: the interval's ranks against binomial tables (n = 20: the 6th and
+    /// 15th values, 95.9% coverage; n = 100: the 40th and 61st), none below 6 values, and
+    /// a large n does not underflow.
+    #[test]
+    fn the_median_interval_takes_the_binomial_ranks() {
+        let v = |n: usize| (1..=n).map(|i| i as f64).collect::<Vec<_>>();
+        assert_eq!(median_ci95(&v(20)), Some([6.0, 15.0]));
+        assert_eq!(median_ci95(&v(100)), Some([40.0, 61.0]));
+        assert_eq!(median_ci95(&v(6)), Some([1.0, 6.0]));
+        assert_eq!(median_ci95(&v(5)), None);
+        let [a, b] = median_ci95(&v(5000)).unwrap();
+        assert!(
+            a > 2400.0 && a < 2500.0 && b > 2500.0 && b < 2600.0,
+            "{a} {b}"
+        );
     }
 
     #[test]
