@@ -170,6 +170,27 @@ pub fn reproduce_command(r: &Resolved, seed: u64) -> String {
     crate::shell::join(words)
 }
 
+/// The stable keys of every report.json, simulated or real, as JSON pointers: what
+/// scripts and the comparison read, so a change that drops one breaks the tests of both
+/// modes.
+pub const STABLE_KEYS: &[&str] = &[
+    "/verdict",
+    "/seed",
+    "/scenario",
+    "/protocol",
+    "/failover_ms",
+    "/election_latency_ms/p50",
+    "/election_latency_ms/p99",
+    "/election_latency_ms/max",
+    "/election_latency_ms/count",
+    "/leaders_acting/by_belief_max",
+    "/leaders_acting/by_effect_max",
+    "/double_leader_acting_incidents",
+    "/fencing/rejections",
+    "/sequence/non_increasing_steps",
+    "/violations",
+];
+
 /// report.json for a run.
 pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
     json_with(r, seed, out, None)

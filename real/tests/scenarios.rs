@@ -132,23 +132,7 @@ fn clean_kill_runs_as_a_scenario_and_writes_the_simulators_artefacts() {
     }
     let r = report(&out);
     // DESIGN.md's stable keys.
-    for key in [
-        "/verdict",
-        "/seed",
-        "/scenario",
-        "/protocol",
-        "/failover_ms",
-        "/election_latency_ms/p50",
-        "/election_latency_ms/p99",
-        "/election_latency_ms/max",
-        "/election_latency_ms/count",
-        "/leaders_acting/by_belief_max",
-        "/leaders_acting/by_effect_max",
-        "/double_leader_acting_incidents",
-        "/fencing/rejections",
-        "/sequence/non_increasing_steps",
-        "/violations",
-    ] {
+    for key in baton_model::report::STABLE_KEYS {
         assert!(r.pointer(key).is_some(), "{key} missing");
     }
     assert_eq!(r["verdict"], "pass");

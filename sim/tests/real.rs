@@ -97,20 +97,7 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
     }
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(trial.join("report.json")).unwrap()).unwrap();
-    for key in [
-        "/verdict",
-        "/seed",
-        "/scenario",
-        "/protocol",
-        "/failover_ms",
-        "/election_latency_ms/p50",
-        "/leaders_acting/by_belief_max",
-        "/leaders_acting/by_effect_max",
-        "/double_leader_acting_incidents",
-        "/fencing/rejections",
-        "/sequence/non_increasing_steps",
-        "/violations",
-    ] {
+    for key in baton_model::report::STABLE_KEYS {
         assert!(r.pointer(key).is_some(), "report.json lacks {key}");
     }
     assert_eq!(r["mode"], "real");

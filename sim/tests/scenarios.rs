@@ -12,6 +12,10 @@ fn gc_pause_woken_leaders_write_is_fenced() {
         let a = run("gc-pause", seed, &[]);
         let r = report(&a);
         assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
+        // The keys real mode's tests check too (baton_model::report::STABLE_KEYS).
+        for key in baton_sim::report::STABLE_KEYS {
+            assert!(r.pointer(key).is_some(), "report.json lacks {key}");
+        }
         let rejections = r["fencing"]["rejections"].as_array().unwrap();
         assert!(
             !rejections.is_empty(),
