@@ -1,7 +1,7 @@
 //! Baton: a deterministic simulation testbed for leader-election protocols.
 //!
 //! A run is: [`scenario`] (what to do) -> [`world`] (every process in one madsim runtime)
-//! + [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
+//! and [`driver`] (fires the [`fault`]s) -> [`timeline`] (what happened) -> [`checker`]
 //! (what held) and [`lanes`] (who led, wrote and was hit, when) -> [`report`], [`plot`]
 //! and [`timeline_html`] (what a person and a script read).
 //!

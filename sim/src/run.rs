@@ -97,7 +97,7 @@ impl Probe {
         use std::sync::atomic::Ordering::Relaxed;
         let prev = self.at_us.swap(e.at_us, Relaxed);
         let n = self.events.fetch_add(1, Relaxed);
-        if prev != e.at_us || n % 256 == 0 {
+        if prev != e.at_us || n.is_multiple_of(256) {
             if let Ok(mut l) = self.last.try_lock() {
                 *l = Some(e.clone());
             }

@@ -30,7 +30,7 @@ fn an_expired_lease_is_not_renewed_before_the_expiry_check_runs() {
         "the lease expired"
     );
     assert!(
-        report(&a)["failover_ms"].as_array().unwrap().len() >= 1,
+        !report(&a)["failover_ms"].as_array().unwrap().is_empty(),
         "and someone else took over"
     );
 }

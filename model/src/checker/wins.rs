@@ -128,7 +128,8 @@ impl Wins {
                 }
             }
             Event::RoleChanged { node, .. } => {
-                if self.leading.remove(node.as_str()).is_some() && self.leading.is_empty() {
+                let was_leading = self.leading.remove(node.as_str()).is_some();
+                if was_leading && self.leading.is_empty() {
                     self.vacant_since_us = Some(e.at_us);
                 }
             }
