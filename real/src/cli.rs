@@ -251,6 +251,16 @@ async fn smoke(lease_ttl_ms: u64, trials: usize, rate_per_s: u64, out: Option<Pa
     }
 }
 
+/// The runtime of a supervising command (`real`, `smoke`): two workers, so the driver's
+/// timers keep firing while the supervisor waits on children and etcd.
+fn supervisor_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime builds")
+}
+
 /// Parses the command line and runs it; returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -268,34 +278,20 @@ pub fn main() -> i32 {
             set,
             force,
             quiet,
-        } => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("a tokio runtime builds");
-            rt.block_on(baton_real::trials::run(baton_real::trials::RealArgs {
-                scenario,
-                trials,
-                seed,
-                out,
-                set,
-                force,
-                quiet,
-            }))
-        }
+        } => supervisor_runtime().block_on(baton_real::trials::run(baton_real::trials::RealArgs {
+            scenario,
+            trials,
+            seed,
+            out,
+            set,
+            force,
+            quiet,
+        })),
         Cmd::Smoke {
             lease_ttl_ms,
             trials,
             rate_per_s,
             out,
-        } => {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .expect("a tokio runtime builds");
-            rt.block_on(smoke(lease_ttl_ms, trials, rate_per_s, out))
-        }
+        } => supervisor_runtime().block_on(smoke(lease_ttl_ms, trials, rate_per_s, out)),
     }
 }

@@ -189,6 +189,27 @@ pub fn process_alive(pid: u32) -> bool {
     matches!(process_state(pid), Some(s) if s != 'Z' && s != 'X')
 }
 
+/// Pids of live processes whose command line mentions `needle` (scanning `/proc`): how a
+/// test finds what a run left behind, since every child's command line names files under
+/// the run's output directory and every etcd member its data directory.
+pub fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut out = vec![];
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            if String::from_utf8_lossy(&cmd).contains(needle) && process_alive(pid) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
+
 /// The temporary directory name `prefix<pid>-...` for this process: [`sweep_stale_dirs`]
 /// can tell whose it was.
 pub fn owned_prefix(prefix: &str) -> String {

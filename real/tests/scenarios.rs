@@ -12,6 +12,7 @@
 //! `CARGO_ENCODED_RUSTFLAGS= cargo test --release -p baton-real --target-dir target/real`
 #![cfg(not(madsim))]
 
+use baton_real::process::processes_mentioning;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -28,24 +29,6 @@ fn scenario(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../scenarios")
         .join(name)
-}
-
-/// Pids of live processes whose command line mentions `needle`.
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut out = vec![];
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle)
-                && baton_real::process::process_alive(pid)
-            {
-                out.push(pid);
-            }
-        }
-    }
-    out
 }
 
 /// Nothing of the run with supervisor `pid` and output `out` is left: no node,

@@ -15,7 +15,7 @@
 use baton_real::etcd_cluster::{EtcdCluster, EtcdClusterConfig, EtcdStartError};
 use baton_real::events::{Event, Role};
 use baton_real::ports::port_is_free;
-use baton_real::process::process_alive;
+use baton_real::process::{process_alive, processes_mentioning};
 use baton_real::smoke::{clean_kill, CleanKillOptions};
 use baton_real::supervisor::{RealConfig, Supervisor};
 use std::path::{Path, PathBuf};
@@ -47,22 +47,6 @@ fn assert_nothing_left(pids: &[u32], ports: &[u16], data_dir: &Path) {
         "etcd data left in {}",
         data_dir.display()
     );
-}
-
-/// Pids of processes whose command line mentions `needle` (scanning /proc).
-fn processes_mentioning(needle: &str) -> Vec<u32> {
-    let mut out = vec![];
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd).contains(needle) && process_alive(pid) {
-                out.push(pid);
-            }
-        }
-    }
-    out
 }
 
 /// The CI smoke test: one clean kill at TTL 2 s, well under a minute.

@@ -202,30 +202,41 @@ pub fn fill_table(scenario: &mut Scenario) {
 /// The protocol a scenario names, with its table (the real system's defaults when the
 /// table is absent).
 pub fn build(scenario: &Scenario) -> Arc<dyn ProtocolModel> {
-    match scenario.protocol {
-        ProtocolName::EtcdLease => Arc::new(etcd_lease::EtcdLease(
-            scenario.etcd_lease.clone().unwrap_or_default(),
-        )),
-        ProtocolName::RedisNaive => Arc::new(redis_lock::RedisNaive(
-            scenario.redis_naive.clone().unwrap_or_default(),
-        )),
-        ProtocolName::RedisFenced => Arc::new(redis_lock::RedisFenced(
-            scenario.redis_fenced.clone().unwrap_or_default(),
-        )),
-        ProtocolName::DbRow => Arc::new(db_row::DbRow(scenario.db_row.clone().unwrap_or_default())),
-        ProtocolName::ConsulSession => Arc::new(consul_session::ConsulSession(
-            scenario.consul_session.clone().unwrap_or_default(),
-        )),
-        ProtocolName::K8sLease => Arc::new(k8s_lease::K8sLease(
-            scenario.k8s_lease.clone().unwrap_or_default(),
-        )),
-        ProtocolName::ZkSequential => Arc::new(zk_sequential::ZkSequential(
-            scenario.zk_sequential.clone().unwrap_or_default(),
-        )),
-        ProtocolName::Bully => Arc::new(bully::Bully(scenario.bully.clone().unwrap_or_default())),
-        ProtocolName::Ring => Arc::new(ring::Ring(scenario.ring.clone().unwrap_or_default())),
-        ProtocolName::Raft => Arc::new(raft::RaftProtocol(
-            scenario.raft.clone().unwrap_or_default(),
-        )),
-    }
+    crate::build_protocol!(scenario)
+}
+
+/// The one match from a scenario's protocol name to its protocol value (the table, or the
+/// real system's defaults when absent), as an `Arc` of whatever trait object the caller
+/// returns: [`build`] returns the model, the simulator its `Protocol` (a trait this crate
+/// cannot name, so a function could not return it). A new protocol is added here once.
+#[macro_export]
+macro_rules! build_protocol {
+    ($scenario:expr) => {{
+        let s: &$crate::scenario::Scenario = $scenario;
+        use ::std::sync::Arc;
+        use $crate::protocol::ProtocolName as P;
+        use $crate::protocol::*;
+        match s.protocol {
+            P::EtcdLease => Arc::new(etcd_lease::EtcdLease(
+                s.etcd_lease.clone().unwrap_or_default(),
+            )),
+            P::RedisNaive => Arc::new(redis_lock::RedisNaive(
+                s.redis_naive.clone().unwrap_or_default(),
+            )),
+            P::RedisFenced => Arc::new(redis_lock::RedisFenced(
+                s.redis_fenced.clone().unwrap_or_default(),
+            )),
+            P::DbRow => Arc::new(db_row::DbRow(s.db_row.clone().unwrap_or_default())),
+            P::ConsulSession => Arc::new(consul_session::ConsulSession(
+                s.consul_session.clone().unwrap_or_default(),
+            )),
+            P::K8sLease => Arc::new(k8s_lease::K8sLease(s.k8s_lease.clone().unwrap_or_default())),
+            P::ZkSequential => Arc::new(zk_sequential::ZkSequential(
+                s.zk_sequential.clone().unwrap_or_default(),
+            )),
+            P::Bully => Arc::new(bully::Bully(s.bully.clone().unwrap_or_default())),
+            P::Ring => Arc::new(ring::Ring(s.ring.clone().unwrap_or_default())),
+            P::Raft => Arc::new(raft::RaftProtocol(s.raft.clone().unwrap_or_default())),
+        }
+    }};
 }

@@ -106,30 +106,5 @@ pub trait Protocol: ProtocolModel {
 /// The protocol a scenario names, with its table (the real system's defaults when the
 /// table is absent), as the simulator runs it.
 pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
-    match scenario.protocol {
-        ProtocolName::EtcdLease => Arc::new(etcd_lease::EtcdLease(
-            scenario.etcd_lease.clone().unwrap_or_default(),
-        )),
-        ProtocolName::RedisNaive => Arc::new(redis_lock::RedisNaive(
-            scenario.redis_naive.clone().unwrap_or_default(),
-        )),
-        ProtocolName::RedisFenced => Arc::new(redis_lock::RedisFenced(
-            scenario.redis_fenced.clone().unwrap_or_default(),
-        )),
-        ProtocolName::DbRow => Arc::new(db_row::DbRow(scenario.db_row.clone().unwrap_or_default())),
-        ProtocolName::ConsulSession => Arc::new(consul_session::ConsulSession(
-            scenario.consul_session.clone().unwrap_or_default(),
-        )),
-        ProtocolName::K8sLease => Arc::new(k8s_lease::K8sLease(
-            scenario.k8s_lease.clone().unwrap_or_default(),
-        )),
-        ProtocolName::ZkSequential => Arc::new(zk_sequential::ZkSequential(
-            scenario.zk_sequential.clone().unwrap_or_default(),
-        )),
-        ProtocolName::Bully => Arc::new(bully::Bully(scenario.bully.clone().unwrap_or_default())),
-        ProtocolName::Ring => Arc::new(ring::Ring(scenario.ring.clone().unwrap_or_default())),
-        ProtocolName::Raft => Arc::new(raft::RaftProtocol(
-            scenario.raft.clone().unwrap_or_default(),
-        )),
-    }
+    baton_model::build_protocol!(scenario)
 }
