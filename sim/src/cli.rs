@@ -100,7 +100,7 @@ enum Command {
     /// target/real) and runs `baton-real real` with these arguments: <scenario.toml>
     /// [--trials N] [--out DIR] [--set KEY=VALUE]... [--force] [--quiet]. Each trial
     /// writes the same artefacts as `sim run` to DIR/trial-<k>/ (default
-    /// reports/<scenario>/real/). Needs etcd-server and protobuf-compiler (apt).
+    /// reports/<scenario>/real/). Needs etcd-server, protobuf-compiler and libprotobuf-dev (apt).
     #[command(after_help = EXIT_CODES, disable_help_flag = true)]
     Real(RealArgs),
     /// Run a scenario simulated and live, and put the figures side by side.

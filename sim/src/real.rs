@@ -51,6 +51,62 @@ fn on_path(program: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// What real mode needs from the machine and does not find, as one line naming the apt
+/// package, or `None` when everything is there.
+///
+/// Checked from what the build and the run actually read: etcd's binary; the `protoc`
+/// that etcd-client's build script runs (`$PROTOC`, else the one on `PATH`); and the
+/// well-known `.proto` files that etcd's API imports (`google/protobuf/descriptor.proto`
+/// and `struct.proto`), found by asking that protoc to compile a file importing them, with
+/// `$PROTOC_INCLUDE` as prost-build passes it. Debian's `protobuf-compiler` only
+/// recommends `libprotobuf-dev`, the package holding those files, so an install without
+/// recommends has protoc and not its includes.
+pub fn missing_prerequisite() -> Option<String> {
+    if !Path::new("/usr/bin/etcd").is_file() && !on_path("etcd") {
+        return Some("real mode needs etcd: apt-get install etcd-server (Debian's 3.4 package)".into());
+    }
+    let protoc = std::env::var_os("PROTOC")
+        .map(PathBuf::from)
+        .or_else(|| on_path("protoc").then(|| PathBuf::from("protoc")));
+    let Some(protoc) = protoc else {
+        return Some(
+            "real mode's etcd client needs protoc to build: apt-get install protobuf-compiler libprotobuf-dev"
+                .into(),
+        );
+    };
+    let probe = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => return Some(format!("cannot create a temporary directory: {e}")),
+    };
+    let file = probe.path().join("baton_probe.proto");
+    let text = "syntax = \"proto3\";\nimport \"google/protobuf/descriptor.proto\";\nimport \"google/protobuf/struct.proto\";\n";
+    if let Err(e) = std::fs::write(&file, text) {
+        return Some(format!("cannot write {}: {e}", file.display()));
+    }
+    let mut cmd = Command::new(&protoc);
+    cmd.arg("-I").arg(probe.path());
+    if let Some(inc) = std::env::var_os("PROTOC_INCLUDE") {
+        cmd.arg("-I").arg(inc);
+    }
+    cmd.arg("--descriptor_set_out")
+        .arg(probe.path().join("out.pb"))
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    match cmd.status() {
+        Ok(s) if s.success() => None,
+        Ok(_) => Some(format!(
+            "real mode's etcd client needs protoc's google/protobuf/*.proto files, which {} cannot find: apt-get install libprotobuf-dev",
+            protoc.display()
+        )),
+        Err(e) => Some(format!(
+            "cannot run {} ({e}): apt-get install protobuf-compiler libprotobuf-dev",
+            protoc.display()
+        )),
+    }
+}
+
 /// Builds `baton-real` (a no-op when up to date) and returns its path.
 ///
 /// `say` gets one line before a build starts, for a person waiting.
@@ -62,16 +118,8 @@ pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
             root.display()
         )));
     }
-    if !Path::new("/usr/bin/etcd").is_file() && !on_path("etcd") {
-        return Err(RealBuildError::Missing(
-            "real mode needs etcd: apt-get install etcd-server (Debian's 3.4 package)".into(),
-        ));
-    }
-    if !on_path("protoc") {
-        return Err(RealBuildError::Missing(
-            "real mode's etcd client needs protoc to build: apt-get install protobuf-compiler"
-                .into(),
-        ));
+    if let Some(missing) = missing_prerequisite() {
+        return Err(RealBuildError::Missing(missing));
     }
     let target = target_dir(&root);
     let binary = target.join("release").join("baton-real");

@@ -18,20 +18,18 @@ use std::path::Path;
 use std::process::Command;
 
 fn have_real_mode_tools() -> bool {
-    let on_path = |p: &str| {
-        std::env::var_os("PATH")
-            .map(|v| std::env::split_paths(&v).any(|d| d.join(p).is_file()))
-            .unwrap_or(false)
-    };
-    let ok = Path::new("/usr/bin/etcd").is_file() && on_path("protoc");
-    if !ok {
-        assert!(
-            std::env::var_os("BATON_REQUIRE_ETCD").is_none(),
-            "BATON_REQUIRE_ETCD is set but etcd-server or protobuf-compiler is missing"
-        );
-        eprintln!("skipped: real mode needs etcd-server and protobuf-compiler (apt)");
+    // The check `sim real` makes before it builds: etcd, protoc and protoc's includes.
+    match baton_sim::real::missing_prerequisite() {
+        None => true,
+        Some(missing) => {
+            assert!(
+                std::env::var_os("BATON_REQUIRE_ETCD").is_none(),
+                "BATON_REQUIRE_ETCD is set but {missing}"
+            );
+            eprintln!("skipped: {missing}");
+            false
+        }
     }
-    ok
 }
 
 /// Processes whose command line mentions `needle`.
