@@ -594,6 +594,21 @@ pub fn load(path: &Path, overrides: &[String]) -> Result<Resolved, ScenarioError
     load_str(&file, &stem, &text, overrides)
 }
 
+/// How many nodes a fleet may have.
+pub const NODES: std::ops::RangeInclusive<u32> = 1..=64;
+/// [`NODES`] in words, for every error about `nodes`.
+const NODES_ALLOWED: &str = "a whole number of nodes from 1 to 64";
+
+/// Keys whose allowed values are narrower than their type's: what to say instead of the
+/// type's range when a value of the wrong type is given, so that one limit has one wording.
+fn narrower_than_type(key: &str) -> Option<&'static str> {
+    match key {
+        "nodes" => Some(NODES_ALLOWED),
+        "seed" => Some(crate::seed::ALLOWED),
+        _ => None,
+    }
+}
+
 /// As [`load`], from text already read.
 pub fn load_str(
     file: &str,
@@ -678,9 +693,9 @@ pub fn load_str(
     };
     let s = &scenario;
     check(
-        (1..=64).contains(&s.nodes),
+        NODES.contains(&s.nodes),
         &["nodes"],
-        format!("{} is out of range: 1 to 64 nodes", s.nodes),
+        format!("{} is out of range: {}", s.nodes, NODES_ALLOWED),
     )?;
     check(
         s.duration_ms >= 1,
@@ -1096,6 +1111,9 @@ fn plain_words(message: &str, key: &str, effective: &str, path: &[String]) -> St
     .find(|(suffix, _)| last.ends_with(suffix))
     .map_or("", |(_, u)| u);
     let allowed = match expected.trim() {
+        _ if narrower_than_type(key).is_some() => {
+            narrower_than_type(key).unwrap_or_default().to_string()
+        }
         "u64" | "usize" => format!("a whole number{unit}, 0 or more"),
         "u32" => format!("a whole number{unit} from 0 to {}", u32::MAX),
         "u16" => format!("a whole number{unit} from 0 to {}", u16::MAX),

@@ -7,6 +7,42 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+/// The largest seed: TOML's largest integer, since a report's resolved `scenario.toml`
+/// records its run's seed (`seed = N`) and TOML integers are signed 64-bit.
+pub const MAX: u64 = i64::MAX as u64;
+
+/// What a seed may be, in words, for every error about one.
+pub const ALLOWED: &str = "a whole number from 0 to 9223372036854775807 (TOML's largest integer; a report's scenario.toml records its seed)";
+
+/// Parses a seed, or says in one line what a seed may be.
+pub fn parse(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n <= MAX => Ok(n),
+        _ => Err(format!("`{}` is not a seed: {ALLOWED}", text.trim())),
+    }
+}
+
+/// Parses a seed range `A..B` (B excluded, so B may be one past [`MAX`]).
+pub fn parse_range(text: &str) -> Result<std::ops::Range<u64>, String> {
+    let (a, b) = text
+        .split_once("..")
+        .ok_or_else(|| format!("`{text}` is not a range A..B (B excluded)"))?;
+    let a = parse(a)?;
+    let b = match b.trim().parse::<u64>() {
+        Ok(n) if n <= MAX + 1 => n,
+        _ => {
+            return Err(format!(
+                "`{}` is not the end of a seed range: a whole number from 1 to 9223372036854775808 (B is excluded; seeds go up to 9223372036854775807)",
+                b.trim()
+            ))
+        }
+    };
+    if a >= b {
+        return Err(format!("`{text}` is empty: A must be below B"));
+    }
+    Ok(a..b)
+}
+
 /// The generator for `label` under `seed`.
 ///
 /// The label is hashed with FNV-1a (stable across platforms and Rust versions, unlike
@@ -31,6 +67,18 @@ fn splitmix64(mut z: u64) -> u64 {
 mod tests {
     use super::*;
     use rand::RngCore;
+
+    #[test]
+    fn seeds_stop_at_tomls_largest_integer() {
+        assert_eq!(parse("9223372036854775807"), Ok(MAX));
+        assert!(parse("9223372036854775808").unwrap_err().contains("0 to 9223372036854775807"));
+        assert!(parse("18446744073709551615").is_err());
+        assert!(parse("-1").is_err());
+        assert_eq!(parse_range("0..9223372036854775808"), Ok(0..MAX + 1));
+        assert!(parse_range("0..9223372036854775809").is_err());
+        assert!(parse_range("5..5").unwrap_err().contains("empty"));
+        assert!(parse_range("5").is_err());
+    }
 
     #[test]
     fn forks_differ_by_label_and_seed_and_repeat() {
