@@ -54,6 +54,7 @@ if [ "${1:-}" = live ]; then
     rm -rf "reports/fidelity/$name/real"
     mkdir -p "reports/fidelity/$name"
     mv "$tmp/keep/$name" "reports/fidelity/$name/real"
+    mark_committed "reports/fidelity/$name/real" "live trials, made by bash nightly/fidelity.sh live"
   done
   echo "fidelity: live trials in reports/fidelity/*/real/; now run: bash nightly/fidelity.sh"
   exit 0
@@ -70,5 +71,6 @@ for c in "${cases[@]}"; do
   IFS='|' read -r name _ <<<"$c"
   replace_file "$tmp/$name/compare.md" "reports/fidelity/$name/compare.md"
   replace_file "$tmp/$name/compare.json" "reports/fidelity/$name/compare.json"
+  mark_committed "reports/fidelity/$name" "made by bash nightly/fidelity.sh"
 done
 echo "fidelity: reports/fidelity/*/compare.md"

@@ -34,3 +34,9 @@ sim_run() {
 replace_file() {
   mv -f "$1" "$2"
 }
+
+# mark_committed DIR WHAT: marks DIR as a committed report (`.baton-committed`, kept in
+# git), so that no `sim` command writes into it without --force. WHAT says what makes it.
+mark_committed() {
+  printf '%s\n' "$2" >"$1/.baton-committed"
+}

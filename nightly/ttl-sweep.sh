@@ -22,4 +22,5 @@ rm -rf reports/ttl-sweep.old
 if [ -d reports/ttl-sweep ]; then mv reports/ttl-sweep reports/ttl-sweep.old; fi
 mv "$tmp/sweep" reports/ttl-sweep
 rm -rf reports/ttl-sweep.old
+mark_committed reports/ttl-sweep "made by bash nightly/ttl-sweep.sh"
 echo "reports/ttl-sweep/ written"

@@ -8,6 +8,16 @@ use crate::scenario::Resolved;
 use crate::{plot, report, timeline_html};
 use std::borrow::Cow;
 
+/// The files of a report, in the order they are written.
+pub const ARTIFACTS: [&str; 6] = [
+    "scenario.toml",
+    "timeline.jsonl",
+    "summary.txt",
+    "report.json",
+    "leaders_acting.svg",
+    "timeline.html",
+];
+
 /// Every artifact of a run, rendered, plus the verdict.
 #[derive(Debug)]
 pub struct Artifacts {
@@ -33,10 +43,9 @@ pub struct Artifacts {
 }
 
 impl Artifacts {
-    /// (file name, content) in the order of [`crate::output::ARTIFACTS`]; the timeline is
-    /// rendered here.
+    /// (file name, content) in the order of [`ARTIFACTS`]; the timeline is rendered here.
     pub fn files(&self) -> Vec<(&'static str, Cow<'_, [u8]>)> {
-        let a = crate::output::ARTIFACTS;
+        let a = ARTIFACTS;
         vec![
             (a[0], Cow::Borrowed(self.scenario_toml.as_bytes())),
             (a[1], Cow::Owned(self.timeline_jsonl().into_bytes())),

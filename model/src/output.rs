@@ -5,26 +5,36 @@
 //! earlier Baton report (whose artifacts it then replaces). A directory with anything
 //! else in it is refused unless `--force` is given; even then only Baton's own artifact
 //! names are written, so other files are never touched.
+//!
+//! A committed report (the matrix, the TTL sweep, the fidelity comparisons and their
+//! live trials under `reports/`) holds a second marker, [`COMMITTED`], kept in git: no
+//! command writes into it without `--force`, even though Baton wrote it. No command's
+//! default directory is a committed one; the nightly scripts that regenerate them write
+//! elsewhere and move the files into place.
 
 use std::path::{Path, PathBuf};
 
-/// The files of a report, in the order they are written.
-pub const ARTIFACTS: [&str; 6] = [
-    "scenario.toml",
-    "timeline.jsonl",
-    "summary.txt",
-    "report.json",
-    "leaders_acting.svg",
-    "timeline.html",
-];
+pub use crate::artifacts::ARTIFACTS;
 
 /// The marker that says a directory holds a Baton report.
 pub const MARKER: &str = ".baton-report";
+
+/// The marker that says a directory holds a committed report, which a trial run must not
+/// replace. Its first line says what made it.
+pub const COMMITTED: &str = ".baton-committed";
 
 /// The default report directory of a scenario and seed: `reports/<scenario>/<seed>/`,
 /// or `reports/<scenario>+<overrides>/<seed>/` when `--set` changed it, so that a
 /// counterfactual run never replaces the plain run's report.
 pub fn default_dir(scenario: &str, overrides: &[String], seed: u64) -> PathBuf {
+    default_dir_for(scenario, overrides, &seed.to_string())
+}
+
+/// The default directory of a command's output over a scenario: `reports/<scenario>/<leaf>/`
+/// (`sweep`, `search`, `shrink`, `compare`, `real`), or
+/// `reports/<scenario>+<overrides>/<leaf>/` when `--set` changed the scenario, so that a
+/// counterfactual never replaces the plain command's output.
+pub fn default_dir_for(scenario: &str, overrides: &[String], leaf: &str) -> PathBuf {
     // Both parts are the user's text: keep them to one safe path component.
     let safe = |t: &str| -> String {
         t.trim()
@@ -46,7 +56,7 @@ pub fn default_dir(scenario: &str, overrides: &[String], seed: u64) -> PathBuf {
         name.push('+');
         name.push_str(&safe(set));
     }
-    Path::new("reports").join(name).join(seed.to_string())
+    Path::new("reports").join(name).join(leaf)
 }
 
 /// Checks that `dir` may be written; returns a message naming what is in the way if not.
@@ -85,6 +95,13 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
     })?;
     if !dir.exists() || force {
         return Ok(());
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join(COMMITTED)) {
+        let what = text.lines().next().unwrap_or("").trim();
+        return Err(format!(
+            "refusing to write into {}: it holds a committed report ({what}); pass --force to replace it, or choose another --out",
+            dir.display()
+        ));
     }
     if dir.join(MARKER).is_file() {
         return Ok(());
@@ -196,6 +213,10 @@ mod tests {
             check_writable(&dir, false).is_ok(),
             "an earlier report may be replaced"
         );
+        std::fs::write(dir.join(COMMITTED), "made by nightly/x.sh\n").unwrap();
+        let err = check_writable(&dir, false).unwrap_err();
+        assert!(err.contains("committed report (made by nightly/x.sh)"), "{err}");
+        assert!(check_writable(&dir, true).is_ok(), "--force replaces it");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -424,6 +424,72 @@ fn baseline_baton_net(seed: u64, duration_ms: u64, rpc_micro_per_ms: u64) -> u64
     .expect("the baseline ran")
 }
 
+/// Runs `w` in a fresh `sim bench-workload` process of `exe` (so that one workload's heap
+/// and threads never weigh on another's figures) and reads what it measured.
+fn measure_in_child(exe: &Path, w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
+    let out = std::process::Command::new(exe)
+        .args(["bench-workload", w.name, "--messages-per-s"])
+        .arg(messages_per_s.to_string())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot start a bench workload: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("bench workload {} failed ({})", w.name, out.status));
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("bench workload {} said something unreadable: {e}", w.name))
+}
+
+/// Measures each of `chosen` `repeat` times, each in a fresh process, keeping the run
+/// with the median wall time (a shared machine's noise only ever adds time, and the
+/// median does not pick the luckiest run either); rows in the order of [`WORKLOADS`].
+/// `say` gets a line as each workload starts.
+pub fn measure_all(
+    exe: &Path,
+    chosen: &[&'static Workload],
+    repeat: u32,
+    mut say: impl FnMut(&str),
+) -> Result<Vec<Row>, String> {
+    let median = |w: &Workload, rate: u64| -> Result<Measured, String> {
+        let mut runs = (0..repeat)
+            .map(|_| measure_in_child(exe, w, rate))
+            .collect::<Result<Vec<_>, _>>()?;
+        runs.sort_by(|a, b| a.total_wall_s.total_cmp(&b.total_wall_s));
+        Ok(runs.swap_remove(runs.len() / 2))
+    };
+    // The baselines exchange as many messages per simulated second as the workload they
+    // match: measure that one first.
+    let needs_rate = chosen
+        .iter()
+        .any(|w| matches!(w.kind, Kind::MadsimEndpoints | Kind::BatonNet));
+    let mut rows: Vec<Row> = vec![];
+    let mut rate = 0;
+    if needs_rate {
+        let w = workload(BASELINE_MATCHES).expect("a listed workload");
+        let m = median(w, 0)?;
+        rate = (m.messages as f64 / m.simulated_s).round() as u64;
+        if chosen.iter().any(|c| c.name == w.name) {
+            rows.push(Row {
+                workload: w,
+                measured: m,
+            });
+        }
+    }
+    for w in chosen {
+        if rows.iter().any(|r| r.workload.name == w.name) {
+            continue;
+        }
+        say(&format!("bench: {} ...", w.name));
+        let measured = median(w, rate)?;
+        rows.push(Row {
+            workload: w,
+            measured,
+        });
+    }
+    rows.sort_by_key(|r| WORKLOADS.iter().position(|w| w.name == r.workload.name));
+    Ok(rows)
+}
+
 /// A measured workload, for the report.
 pub struct Row {
     /// The workload.

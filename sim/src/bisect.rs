@@ -70,30 +70,20 @@ pub fn step_script(profile: &str, seed: u64, set: &[String]) -> String {
     let (flag, dir) = match profile {
         "release" => ("--release".to_string(), "release"),
         "dev" => ("--profile dev".to_string(), "debug"),
-        p => (format!("--profile {}", shell_quote(p)), p),
+        p => (format!("--profile {}", crate::shell::quote(p)), p),
     };
     let mut run = format!(
         "\"$BATON_TARGET/{dir}/sim\" run \"$BATON_SCENARIO\" --seed {seed} \
          --out \"$BATON_RUNS/$(git rev-parse HEAD)\" --force --quiet"
     );
     for s in set {
-        run.push_str(&format!(" --set {}", shell_quote(s)));
+        run.push_str(&format!(" --set {}", crate::shell::quote(s)));
     }
     format!(
         "cargo build {flag} -q -p baton-sim --bin sim --target-dir \"$BATON_TARGET\" || exit 125\n\
          {run}\n\
          rc=$?; [ \"$rc\" -le 1 ] && exit \"$rc\"; exit 125"
     )
-}
-
-/// Quotes `s` for a POSIX shell when it holds anything but plain word characters.
-pub fn shell_quote(s: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
-    if !s.is_empty() && s.chars().all(plain) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, BisectError> {
@@ -398,12 +388,5 @@ mod tests {
         let readme = include_str!("../../README.md");
         let line = format!("git bisect run sh -c '{}'", step_script("release", 42, &[]));
         assert!(readme.contains(&line), "README must hold:\n{line}");
-    }
-
-    #[test]
-    fn shell_quote_leaves_plain_words_alone() {
-        assert_eq!(shell_quote("fencing=false"), "fencing=false");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
     }
 }

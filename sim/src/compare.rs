@@ -12,6 +12,30 @@ use crate::checker::failover::nearest_rank;
 use serde::Serialize;
 use std::fmt::Write as _;
 
+/// Reads the live side: every `trial-*/report.json` under `dir`, in name order. An error
+/// names the directory or the file at fault (bad input: exit 2).
+pub fn read_live(dir: &std::path::Path) -> Result<Vec<RunFigures>, String> {
+    let mut trials: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("--real-dir {}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path().join("report.json")))
+        .filter(|p| p.is_file())
+        .collect();
+    trials.sort();
+    if trials.is_empty() {
+        return Err(format!(
+            "{} holds no trial-*/report.json: nothing live to compare",
+            dir.display()
+        ));
+    }
+    trials
+        .iter()
+        .map(|t| {
+            let text = std::fs::read_to_string(t).map_err(|e| format!("{}: {e}", t.display()))?;
+            RunFigures::from_report_json(&text).map_err(|e| format!("{}: {e}", t.display()))
+        })
+        .collect()
+}
+
 /// One run's figures, as its report.json gives them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunFigures {

@@ -21,6 +21,7 @@ pub use baton_model::{
 pub mod bench;
 pub mod bisect;
 pub mod cli;
+pub mod error;
 pub mod client;
 pub mod clock;
 pub mod compare;
@@ -43,6 +44,7 @@ pub mod service;
 pub mod shrink;
 pub mod stats;
 pub mod sweep;
+pub mod sweep_output;
 pub mod sweep_plot;
 pub mod timeline;
 pub mod work;

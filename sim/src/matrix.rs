@@ -117,6 +117,20 @@ pub struct Plan {
     pub jobs: usize,
 }
 
+/// matrix.json: the command, the seeds, how many runs were planned and done, and every
+/// cell with its per-seed verdicts.
+pub fn json(plan: &Plan, command: &str, outcome: &Outcome) -> String {
+    let json = serde_json::json!({
+        "command": command,
+        "seeds": [plan.seeds.start, plan.seeds.end],
+        "runs_planned": outcome.runs_planned,
+        "runs_done": outcome.runs_done,
+        "interrupted": outcome.interrupted(),
+        "cells": outcome.cells,
+    });
+    serde_json::to_string_pretty(&json).expect("cells serialize") + "\n"
+}
+
 /// Loads every (scenario, protocol) pair; the first bad one is returned as an error.
 pub fn resolve(plan: &Plan) -> Result<Vec<Resolved>, scenario::ScenarioError> {
     let mut out = vec![];

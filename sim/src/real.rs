@@ -19,10 +19,12 @@ pub enum RealBuildError {
     #[error("{0}")]
     Missing(String),
     /// cargo failed to build it.
-    #[error("building the real-mode binary failed (cargo exited {code}); run it yourself to see why:\n  {command}")]
+    #[error("building the real-mode binary failed (cargo exited {code}):\n{output}\nto build it yourself:\n  {command}")]
     Build {
         /// cargo's exit code.
         code: i32,
+        /// cargo's last lines.
+        output: String,
         /// The command that failed, to paste.
         command: String,
     },
@@ -109,7 +111,8 @@ pub fn missing_prerequisite() -> Option<String> {
 
 /// Builds `baton-real` (a no-op when up to date) and returns its path.
 ///
-/// `say` gets one line before a build starts, for a person waiting.
+/// `say` gets one line when cargo starts compiling, for a person waiting (nothing when
+/// the binary is up to date). On failure the error carries cargo's own last lines.
 pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
     let root = source_root();
     if !root.join("real").join("Cargo.toml").is_file() {
@@ -123,12 +126,8 @@ pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
     }
     let target = target_dir(&root);
     let binary = target.join("release").join("baton-real");
-    say(&format!(
-        "building the real-mode binary (without --cfg madsim) into {}",
-        target.display()
-    ));
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--release", "--locked", "-q", "-p", "baton-real"])
+    let mut child = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--release", "--locked", "-p", "baton-real"])
         .arg("--target-dir")
         .arg(&target)
         .current_dir(&root)
@@ -136,12 +135,39 @@ pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
         // (`--cfg madsim`); RUSTFLAGS would too, so it is cleared to keep one source.
         .env("CARGO_ENCODED_RUSTFLAGS", "")
         .env_remove("RUSTFLAGS")
+        .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null())
-        .status()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| RealBuildError::Missing(format!("cannot run cargo: {e}")))?;
+    // cargo says "Compiling" before each crate it builds, and nothing of the kind when
+    // the binary is up to date: the first such line is when a person starts waiting.
+    let mut said = false;
+    let mut tail: std::collections::VecDeque<String> = Default::default();
+    if let Some(err) = child.stderr.take() {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(err).lines().map_while(Result::ok) {
+            if !said && line.trim_start().starts_with("Compiling") {
+                said = true;
+                say(&format!(
+                    "building the real-mode binary (without --cfg madsim) into {}",
+                    target.display()
+                ));
+            }
+            tail.push_back(line);
+            if tail.len() > 40 {
+                tail.pop_front();
+            }
+        }
+    }
+    let status = child
+        .wait()
         .map_err(|e| RealBuildError::Missing(format!("cannot run cargo: {e}")))?;
     if !status.success() {
         return Err(RealBuildError::Build {
             code: status.code().unwrap_or(-1),
+            output: Vec::from(tail).join("\n"),
             command: format!(
                 "cd {} && CARGO_ENCODED_RUSTFLAGS= cargo build --release --locked -p baton-real --target-dir {}",
                 root.display(),

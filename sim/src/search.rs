@@ -427,6 +427,39 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Merged, String> {
     Ok(m)
 }
 
+/// A search's (or a merge's) three summary files: `failures.jsonl`, `search.md` and
+/// `search.json`, marked when Ctrl-C stopped it after `done` of `planned` seeds.
+pub fn outputs(
+    command: &str,
+    seeds_run: u64,
+    failures: &[Failure],
+    merged: &[String],
+    interrupted: Option<(u64, u64)>,
+) -> [(&'static str, String); 3] {
+    let jsonl = failures_jsonl(failures);
+    let mut md = summary(command, seeds_run, failures);
+    let mut meta = serde_json::json!({
+        "command": command,
+        "seeds_run": seeds_run,
+        "failures": failures.len(),
+        "merged": merged,
+    });
+    if let Some((done, planned)) = interrupted {
+        let mark = format!(
+            "**Interrupted after {done} of {planned} runs** (Ctrl-C): the seeds that finished.\n\n"
+        );
+        let at = md.find("\n\n").map_or(0, |i| i + 2);
+        md.insert_str(at, &mark);
+        meta["interrupted"] = serde_json::json!({ "runs_done": done, "runs_planned": planned });
+    }
+    let meta = serde_json::to_string_pretty(&meta).expect("serializes") + "\n";
+    [
+        ("failures.jsonl", jsonl),
+        ("search.md", md),
+        ("search.json", meta),
+    ]
+}
+
 /// `search.md`: what was searched and what was found.
 pub fn summary(command: &str, seeds_run: u64, failures: &[Failure]) -> String {
     let best = best_per_signature(failures);

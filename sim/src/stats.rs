@@ -218,9 +218,44 @@ pub fn compute(get: &Get, reports: &[Value], empty: &str) -> String {
     }
 }
 
-/// Every `--get` over the reports at `paths`, one line each.
+/// Every dotted key path the reports hold (objects' members, at any depth; a list's
+/// items are not keys), sorted, once each.
+pub fn keys(reports: &[Value]) -> Vec<String> {
+    fn walk(v: &Value, prefix: &str, out: &mut std::collections::BTreeSet<String>) {
+        if let Value::Object(o) = v {
+            for (k, x) in o {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                walk(x, &key, out);
+                out.insert(key);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    for r in reports {
+        walk(r, "", &mut out);
+    }
+    out.into_iter().collect()
+}
+
+/// Every `--get` over the reports at `paths`, one line each. A key that no report
+/// holds is an error (a typo must not read as "none"), listing the keys they hold.
 pub fn run(paths: &[PathBuf], gets: &[Get], empty: &str) -> Result<String, String> {
     let reports = read_reports(paths)?;
+    if let Some(g) = gets
+        .iter()
+        .find(|g| reports.iter().all(|r| lookup(r, &g.key).is_none()))
+    {
+        return Err(format!(
+            "--get {}: no report holds the key `{}`; keys: {}",
+            g.key,
+            g.key,
+            keys(&reports).join(", ")
+        ));
+    }
     Ok(gets
         .iter()
         .map(|g| compute(g, &reports, empty) + "\n")
@@ -268,6 +303,21 @@ mod tests {
         assert_eq!(get("missing:sum"), "0");
         assert_eq!(number(2.0 / 3.0, Some(1)), "0.7");
         assert_eq!(number(18.047, None), "18.047");
+    }
+
+    #[test]
+    fn a_key_no_report_holds_is_an_error_listing_the_keys() {
+        let dir = std::env::temp_dir().join(format!("baton-stats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("report.json");
+        std::fs::write(&path, reports()[0].to_string()).unwrap();
+        let err = run(&[path.clone()], &[parse_get("nosuch.key:mean").unwrap()], "none")
+            .unwrap_err();
+        assert!(err.contains("no report holds the key `nosuch.key`"), "{err}");
+        assert!(err.contains("elections.starved") && err.contains("verdict"), "{err}");
+        let ok = run(&[path], &[parse_get("reads.stale:sum").unwrap()], "none").unwrap();
+        assert_eq!(ok, "0\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl XAxis {
         let (lo, hi) = (values[0], values[values.len() - 1]);
         let log = lo > 0.0 && hi / lo >= 10.0;
         let desc = if seconds {
-            "lease TTL (s; each protocol's own TTL key, see ttl.rs)".to_string()
+            "lease TTL (s; each protocol's own TTL key, see model/src/ttl.rs; protocols drawn side by side)".to_string()
         } else {
             key
         };
@@ -136,7 +136,18 @@ fn series<'a>(cells: &'a [Cell], x: &XAxis) -> Vec<Series<'a>> {
             }
         }
     }
-    for s in &mut out {
+    // Dodge: each series sits a little to the side of the grid point, in legend order,
+    // so that protocols with near-equal values (two lines on top of each other) stay
+    // visible as two lines and two rings. The grid is a handful of TTLs far apart, so a
+    // step of 1.2% of the axis cannot be read as another grid value.
+    let r = x.range();
+    let step = (r.end - r.start) * 0.012;
+    let mid = (out.len() as f64 - 1.0) / 2.0;
+    for (i, s) in out.iter_mut().enumerate() {
+        let shift = (i as f64 - mid) * step;
+        for (x, _) in &mut s.cells {
+            *x += shift;
+        }
         s.cells.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     out

@@ -92,13 +92,13 @@ fn a_bad_set_names_the_override_in_the_users_words() {
     let o = sim(&["run", g, "--set", "nodes=100", "--out", "r"], &d);
     assert_bad(
         &o,
-        "--set nodes=100: key `nodes`: 100 is out of range: 1 to 64 nodes",
+        "--set nodes=100: key `nodes`: 100 is out of range: a whole number of nodes from 1 to 64",
     );
     // Types in the user's words, not Rust's.
     for (set, needle) in [
         (
             "nodes=three",
-            "--set nodes=three: key `nodes`: got the text \"three\"; allowed: a whole number from 0 to 4294967295",
+            "--set nodes=three: key `nodes`: got the text \"three\"; allowed: a whole number of nodes from 1 to 64",
         ),
         (
             "work=5",

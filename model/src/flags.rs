@@ -1,0 +1,243 @@
+//! Command-line flags that several commands take, declared once and flattened into each
+//! (clap's `#[command(flatten)]`), shared by `sim` and `baton-real` so that a flag means
+//! the same and reads the same everywhere.
+//!
+//! Each command's own description says its defaults where they differ between commands
+//! (where output goes, which seeds run).
+
+use clap::Args;
+use std::ops::Range;
+use std::path::PathBuf;
+
+/// `--set KEY=VALUE`, repeatable.
+#[derive(Clone, Debug, Default, Args)]
+pub struct SetFlags {
+    /// Override a scenario value by its dotted path, e.g. `etcd-lease.lease_ttl_ms=1000`,
+    /// `fencing=false`, `faults.0.duration_ms=5000`. Repeatable. A run with overrides
+    /// writes to its own default directory (`reports/<scenario>+<overrides>/...`), so it
+    /// never replaces the plain run's output.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+}
+
+/// `--seed N`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct SeedFlag {
+    /// The root seed (default: the file's `seed` key, which a report's resolved
+    /// scenario.toml records, or else 0). From 0 to 9223372036854775807.
+    #[arg(long, value_parser = crate::seed::parse)]
+    pub seed: Option<u64>,
+}
+
+/// A scenario file with its seed and overrides.
+#[derive(Clone, Debug, Args)]
+pub struct ScenarioArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub seed: SeedFlag,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub set: SetFlags,
+}
+
+/// `--seeds A..B`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct SeedsFlag {
+    /// Seeds to run, as A..B (B excluded); the command's description gives its default.
+    #[arg(long, value_name = "A..B", value_parser = crate::seed::parse_range)]
+    pub seeds: Option<Range<u64>>,
+}
+
+impl SeedsFlag {
+    /// The seeds given, or `default`.
+    pub fn or(&self, default: Range<u64>) -> Range<u64> {
+        self.seeds.clone().unwrap_or(default)
+    }
+}
+
+/// `--jobs N`.
+#[derive(Clone, Debug, Args)]
+pub struct JobsFlag {
+    /// Runs in parallel, each on its own thread and runtime (results do not depend on it).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub jobs: u64,
+}
+
+/// `--out DIR` and `--force`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct OutFlags {
+    /// Write here instead of the command's default directory (its description says
+    /// which).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write into a directory that holds files Baton did not write (they are left alone:
+    /// only Baton's own file names are written), or replace a committed report.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `--quiet`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct QuietFlag {
+    /// Print less: the verdict or the output's place, no summary and no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--protocols all|a,b,...`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ProtocolsFlag {
+    /// `all`, or protocol names separated by commas; the command's description gives its
+    /// default.
+    #[arg(long, value_name = "all|a,b,...")]
+    pub protocols: Option<String>,
+}
+
+/// The arguments of a real-mode run (`sim real`, `baton-real real`): declared here so
+/// that `sim real --help` answers without building the real-mode binary, and `sim real`
+/// checks them before it builds.
+#[derive(Clone, Debug, Args)]
+pub struct RealArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub scenario: ScenarioArgs,
+    /// How many trials, one after another; trial k uses seed S + k - 1.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub trials: u64,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub out: OutFlags,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub quiet: QuietFlag,
+}
+
+impl RealArgs {
+    /// The arguments again, as words for `baton-real real`.
+    pub fn to_words(&self) -> Vec<String> {
+        let mut w = vec![self.scenario.scenario.display().to_string()];
+        w.extend(["--trials".into(), self.trials.to_string()]);
+        if let Some(seed) = self.scenario.seed.seed {
+            w.extend(["--seed".into(), seed.to_string()]);
+        }
+        for s in &self.scenario.set.set {
+            w.extend(["--set".into(), s.clone()]);
+        }
+        if let Some(out) = &self.out.out {
+            w.extend(["--out".into(), out.display().to_string()]);
+        }
+        if self.out.force {
+            w.push("--force".into());
+        }
+        if self.quiet.quiet {
+            w.push("--quiet".into());
+        }
+        w
+    }
+}
+
+/// The exit codes of a command, for the end of its `--help`: one table per command, each
+/// listing only the codes that command can exit with.
+pub mod exit_codes {
+    /// `sim run`.
+    pub const RUN: &str = "\
+Exit codes:
+  0  pass: every checked property held
+  1  fail: a checked property failed (the summary ends with the command that reproduces it)
+  2  bad input, found before anything runs: the scenario file, a --set, an argument or the
+     output directory; one line names file:line (or the --set), the key and what is
+     allowed, and nothing is written
+  3  internal error: the simulator itself failed, or a run stalled";
+
+    /// `sim check-determinism`.
+    pub const CHECK_DETERMINISM: &str = "\
+Exit codes:
+  0  the two runs gave byte-identical artefacts
+  1  they differed (the lines above name the artefacts)
+  2  bad input, found before anything runs
+  3  internal error: the simulator itself failed, or a run stalled";
+
+    /// `sim matrix`.
+    pub const MATRIX: &str = "\
+Exit codes:
+  0  the matrix was written (failing cells are data here, not an error)
+  2  bad input, found before anything runs (a scenario, --protocols, --set, the output
+     directory)
+  3  internal error: the simulator itself failed
+130  interrupted (Ctrl-C): the runs that finished were written, marked as interrupted";
+
+    /// `sim sweep`.
+    pub const SWEEP: &str = "\
+Exit codes:
+  0  the sweep was written (failing seeds are data here, not an error)
+  2  bad input, found before anything runs (the scenario, --grid, --protocols, --set,
+     the output directory)
+  3  internal error: the simulator itself failed, or a plot could not be drawn
+130  interrupted (Ctrl-C): the runs that finished were written, marked as interrupted";
+
+    /// `sim search`.
+    pub const SEARCH: &str = "\
+Exit codes:
+  0  no seed failed
+  1  at least one seed failed (failures.jsonl and a reproducer per signature written)
+  2  bad input, found before anything runs
+  3  internal error: the simulator itself failed
+130  interrupted (Ctrl-C): the seeds that finished were written, marked as interrupted";
+
+    /// `sim shrink`.
+    pub const SHRINK: &str = "\
+Exit codes:
+  0  the minimal scenario was written, or the run passes and there is nothing to shrink
+     (nothing written)
+  2  bad input, found before anything runs (the scenario, the seed, --out exists)
+  3  internal error: the simulator failed, or the result did not replay";
+
+    /// `sim bisect`.
+    pub const BISECT: &str = "\
+Exit codes:
+  0  it named the first bad commit
+  2  bad input: a REV that does not exist, --good not an ancestor of --bad, or ends that do
+     not pass (--good) and fail (--bad)
+  3  it could not decide: only commits that do not build or run were left
+
+Under `git bisect run`, `sim run` exits 0 for a good commit and 1 for a bad one; `sim
+bisect` maps a commit that does not build, or exits 2 or 3, to 125 (skip).";
+
+    /// `sim real` and `baton-real real`.
+    pub const REAL: &str = "\
+Exit codes:
+  0  every trial passed
+  1  a trial failed a checked property
+  2  bad input (the scenario, a --set, a fault real mode cannot apply, the output
+     directory), or a machine without what real mode needs (etcd, protoc and its
+     includes), or a world that could not start: one line on stderr, before anything runs
+  3  a trial started and then broke: stderr names its logs (sim real: or the real-mode
+     binary did not build; the error shows cargo's last lines)
+130  interrupted (Ctrl-C): every process stopped, the finished trials written";
+
+    /// `sim compare`.
+    pub const COMPARE: &str = "\
+Exit codes:
+  0  within the targets: the simulated failover median within 10% of the live one, its
+     5th and 95th percentiles within 15%
+  1  off a target (compare.md marks the figure)
+  2  bad input, found before anything runs, or real mode could not start
+  3  internal error: the simulator failed, or a live trial broke
+130  interrupted (Ctrl-C) during the live trials";
+
+    /// `sim bench`.
+    pub const BENCH: &str = "\
+Exit codes:
+  0  the tables were printed (a missed speed target is a figure, not an error)
+  2  bad input: an unknown workload in --only
+  3  internal error: a workload failed";
+
+    /// `sim stats`.
+    pub const STATS: &str = "\
+Exit codes:
+  0  one line printed per --get
+  2  bad input: a report that cannot be read, a --get that is malformed or whose key no
+     report holds (the error lists the keys they do hold)";
+}

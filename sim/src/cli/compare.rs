@@ -1,0 +1,84 @@
+//! `sim compare`.
+
+use super::common::{out_dir, say, sayln, write_files, Words};
+use super::real::{binary, run_real};
+use super::CompareArgs;
+use crate::compare::{self, RunFigures};
+use crate::error::{input, internal, Error, Outcome, Result};
+use std::path::{Path, PathBuf};
+
+pub(super) fn compare(args: CompareArgs) -> Result {
+    let resolved = crate::scenario::load(&args.scenario, &args.set.set)?;
+    let name = resolved.scenario.name.clone();
+    let default = crate::output::default_dir_for(&name, &args.set.set, "compare");
+    let dir = out_dir(&args.out.out, args.out.force, default)?;
+    let mut words = Words::new("compare")
+        .path(&args.scenario)
+        .seeds("--sim-seeds", &args.sim_seeds);
+    words = match &args.real_dir {
+        Some(d) => words.flag("--real-dir", d.display().to_string()),
+        None => words.flag("--real-trials", args.real_trials.to_string()),
+    };
+    let command = words.sets(&args.set.set).line();
+    // The live side first: real mode refuses a scenario it cannot run before anything
+    // starts, and the simulation should not run for nothing.
+    let real_dir = match &args.real_dir {
+        Some(d) => d.clone(),
+        None => live_trials(&args, &dir)?,
+    };
+    let real = compare::read_live(&real_dir).map_err(input)?;
+    let seeds: Vec<u64> = args.sim_seeds.clone().collect();
+    let sims = crate::pool::map_ordered(seeds.len(), args.jobs.jobs as usize, |i| {
+        crate::experiment::run_unrecorded(&resolved, seeds[i])
+            .and_then(|a| RunFigures::from_report_json(&a.report_json))
+    });
+    let sim = seeds
+        .iter()
+        .zip(sims)
+        .map(|(seed, r)| r.map_err(|e| internal(format!("seed {seed}: {e}"))))
+        .collect::<Result<Vec<_>>>()?;
+    let c = compare::compare(&command, &name, &sim, &real);
+    let (md, json) = (c.markdown(), c.json());
+    write_files(
+        &dir,
+        "comparison",
+        &[("compare.md", md.as_bytes()), ("compare.json", json.as_bytes())],
+    )?;
+    if args.quiet.quiet {
+        let verdict = if c.within_targets { "WITHIN TARGETS" } else { "OFF TARGET" };
+        sayln(format!("{verdict}: {}", dir.display()));
+    } else {
+        say(&md);
+        sayln(format!("compare: {}", dir.display()));
+    }
+    Ok(Outcome::of(c.within_targets))
+}
+
+/// Runs the live trials into `dir/real/` and returns that directory.
+fn live_trials(args: &CompareArgs, dir: &Path) -> Result<PathBuf> {
+    let binary = binary(args.quiet.quiet)?;
+    let out = dir.join("real");
+    let mut words = vec![
+        args.scenario.display().to_string(),
+        "--trials".into(),
+        args.real_trials.to_string(),
+        "--out".into(),
+        out.display().to_string(),
+        "--force".into(),
+    ];
+    if args.quiet.quiet {
+        words.push("--quiet".into());
+    }
+    for s in &args.set.set {
+        words.extend(["--set".into(), s.clone()]);
+    }
+    let code = run_real(&binary, &words)?;
+    // 0 and 1 are verdicts (data here); anything else ends the comparison.
+    if code > 1 {
+        return Err(Error::Child {
+            code,
+            message: format!("real mode exited {code}: no comparison written"),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,356 @@
+//! The command line: clap definitions, one thin handler per subcommand (a file each), and
+//! the one place where an error is printed and becomes an exit code.
+//!
+//! A handler checks its arguments, calls the module that does the work, writes and prints
+//! what it made, and returns an [`Outcome`] or an [`Error`]; [`main`] prints the error once.
+
+mod bench;
+mod bisect;
+mod compare;
+mod matrix;
+mod real;
+mod run;
+mod search;
+mod shrink;
+mod stats;
+mod sweep;
+mod common;
+
+use crate::error::{Error, Outcome};
+use baton_model::flags::{
+    exit_codes, JobsFlag, OutFlags, ProtocolsFlag, QuietFlag, RealArgs, ScenarioArgs, SeedFlag,
+    SeedsFlag, SetFlags,
+};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const OVERVIEW: &str = "\
+Every command's --help ends with its own exit codes. In general: 0 pass (or output
+written), 1 a checked property failed, 2 bad input found before anything runs (nothing is
+written), 3 Baton itself failed, 130 Ctrl-C after writing what finished.";
+
+/// Baton: deterministic simulation of leader-election protocols.
+///
+/// Every node, the lease service, the fenced resource and the network run inside one
+/// seeded madsim runtime: the same scenario, seed and code give byte-identical reports.
+#[derive(Debug, Parser)]
+#[command(name = "sim", version, after_help = OVERVIEW)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one scenario under one seed and write its report.
+    ///
+    /// Writes scenario.toml (resolved), timeline.jsonl, summary.txt, report.json,
+    /// leaders_acting.svg and timeline.html to reports/<scenario>/<seed>/ (with --set:
+    /// reports/<scenario>+<overrides>/<seed>/; or --out), and prints the summary.
+    #[command(after_help = exit_codes::RUN)]
+    Run(RunArgs),
+    /// Run a scenario twice with one seed and compare every artifact byte for byte.
+    #[command(after_help = exit_codes::CHECK_DETERMINISM)]
+    CheckDeterminism(ScenarioArgs),
+    /// Run every protocol on every scenario over a range of seeds, side by side.
+    ///
+    /// Writes matrix.md and matrix.json to reports/matrix-latest/ (or --out); the committed
+    /// matrix in reports/matrix/ is replaced only with --out reports/matrix --force.
+    /// Seeds default to 0..20, protocols to all.
+    #[command(after_help = exit_codes::MATRIX)]
+    Matrix(MatrixArgs),
+    /// Run one scenario over a grid of values (a TTL sweep), for several protocols.
+    ///
+    /// Writes sweep.json, sweep.md (a table, then findings against the scenario's [slo])
+    /// and four SVG plots to reports/<scenario>/sweep/ (or --out). Seeds default to 0..20,
+    /// protocols to the scenario's own.
+    #[command(after_help = exit_codes::SWEEP)]
+    Sweep(SweepArgs),
+    /// Run many seeds of a scenario (a swarm) and keep the failures, by signature.
+    ///
+    /// Writes failures.jsonl (seed, signature, first violation, recheck, wall ms),
+    /// search.json, search.md and one resolved scenario per signature (the seed that
+    /// failed earliest) to reports/<scenario>/search/ (or --out). Each failure is re-run
+    /// in a fresh process first. Seeds default to 0..1000. `--merge DIR...` merges
+    /// shards' outputs instead of running.
+    #[command(after_help = exit_codes::SEARCH)]
+    Search(SearchArgs),
+    /// Reduce a failing run's faults to a minimal scenario that fails the same way.
+    ///
+    /// Shrinks with proptest (drop faults, shorten durations, move times earlier),
+    /// keeping a candidate only if it fails with the same properties under the same
+    /// seed, replays the result twice, and writes <name>.min.toml to
+    /// reports/<name>/shrink/ (or --out FILE).
+    #[command(after_help = exit_codes::SHRINK)]
+    Shrink(ShrinkArgs),
+    /// Name the first commit under which a scenario fails (a `git bisect run` wrapper).
+    ///
+    /// Copies the scenario out of the tree, checks out each candidate commit in a git
+    /// worktree of its own (your checkout is not touched), builds it into one shared
+    /// target directory and runs the scenario with the seed. A commit that does not build
+    /// or cannot run the scenario is skipped. `--bad` must fail and `--good` pass. Prints
+    /// the first bad commit and the properties that failed there.
+    #[command(after_help = exit_codes::BISECT)]
+    Bisect(BisectArgs),
+    /// Run a scenario against a live etcd: real processes, real network, a real ledger.
+    ///
+    /// Builds the real-mode binary (the same protocol code without `--cfg madsim`, in
+    /// target/real; only when its sources changed) and runs it. Trial k (seed S+k-1)
+    /// writes the same artefacts as `sim run` to DIR/trial-<k>/, with the processes' logs
+    /// and the SQLite ledger in DIR/trial-<k>/run/; DIR/trials.json lists every trial
+    /// (DIR: reports/<scenario>/real/, or --out). Needs etcd-server, protobuf-compiler
+    /// and libprotobuf-dev (apt).
+    #[command(after_help = exit_codes::REAL)]
+    Real(RealArgs),
+    /// Run a scenario simulated and live, and put the figures side by side.
+    ///
+    /// Runs real mode for --real-trials trials (or reads them from --real-dir) and the
+    /// simulator over --sim-seeds, then writes compare.md and compare.json to
+    /// reports/<scenario>/compare/ (or --out; the live trials go to its real/): failover
+    /// median, p5, p95, min and max, election latency, fencing rejections and the lease
+    /// TTL granted, each with its relative error.
+    #[command(after_help = exit_codes::COMPARE)]
+    Compare(CompareArgs),
+    /// Measure Baton's speed: the named workloads, each in a fresh process.
+    ///
+    /// Prints two Markdown tables: per workload, simulated seconds per wall-clock second,
+    /// messages per second and peak memory; then the speed targets against what was
+    /// measured. The figures depend on the machine. `--list` names the workloads.
+    #[command(after_help = exit_codes::BENCH)]
+    Bench(BenchArgs),
+    /// Figures over many runs' report.json, one line per --get (for scripts).
+    ///
+    /// Each --get KEY:AGG[:DIGITS] pools the values at a dotted KEY of every report (a
+    /// list gives each of its numbers) and prints one line: count, sum, mean, min, max,
+    /// pN (nearest-rank percentile), per_s (the sum per simulated second), nonzero (how
+    /// many reports hold a value that is not 0 or empty), eq=VALUE (how many hold
+    /// VALUE), or each (`SEED: VALUES` of every report holding one). DIGITS rounds. A
+    /// KEY that no report holds is an error that lists the keys they hold.
+    /// Example: sim stats reports/x/*/report.json --get verdict:eq=pass
+    /// --get election_latencies_ms:p99:1
+    #[command(after_help = exit_codes::STATS)]
+    Stats(StatsArgs),
+    /// Run one benchmark workload in this process and print what it measured as JSON
+    /// (what `sim bench` starts once per workload).
+    #[command(hide = true)]
+    BenchWorkload(BenchWorkloadArgs),
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    #[command(flatten)]
+    out: OutFlags,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct MatrixArgs {
+    /// Scenario files.
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    #[command(flatten)]
+    protocols: ProtocolsFlag,
+    #[command(flatten)]
+    seeds: SeedsFlag,
+    #[command(flatten)]
+    jobs: JobsFlag,
+    #[command(flatten)]
+    set: SetFlags,
+    #[command(flatten)]
+    out: OutFlags,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct SweepArgs {
+    /// The base scenario file.
+    scenario: PathBuf,
+    /// A grid axis, KEY=V1,V2,...; repeat for more axes (every combination runs). A TTL
+    /// key (ttl_ms, or a protocol's own, such as etcd-lease.lease_ttl_ms) moves every
+    /// protocol's TTL-like setting (see model/src/ttl.rs); any other dotted key is set as
+    /// given. The first axis is the plots' x axis.
+    #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true, value_parser = crate::sweep::parse_axis)]
+    grid: Vec<crate::sweep::Axis>,
+    #[command(flatten)]
+    protocols: ProtocolsFlag,
+    #[command(flatten)]
+    seeds: SeedsFlag,
+    #[command(flatten)]
+    jobs: JobsFlag,
+    #[command(flatten)]
+    set: SetFlags,
+    #[command(flatten)]
+    out: OutFlags,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct SearchArgs {
+    /// The scenario file (not with --merge).
+    #[arg(required_unless_present = "merge")]
+    scenario: Option<PathBuf>,
+    #[command(flatten)]
+    seeds: SeedsFlag,
+    #[command(flatten)]
+    jobs: JobsFlag,
+    /// This worker's share: slice:K/N, hash:K/N (nextest's grammar), or auto (GitLab's
+    /// CI_NODE_INDEX/CI_NODE_TOTAL, Slurm's SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT,
+    /// a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with BATON_SHARDS, or
+    /// BATON_SHARD/BATON_SHARDS).
+    #[arg(long, value_parser = crate::search::parse_partition)]
+    partition: Option<crate::search::Partition>,
+    /// A seed running longer than this many wall-clock seconds is reported as a hang.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    watchdog_s: u64,
+    #[command(flatten)]
+    set: SetFlags,
+    /// Merge these search directories (shards) instead of running (needs --out).
+    #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["scenario", "partition"])]
+    merge: Vec<PathBuf>,
+    #[command(flatten)]
+    out: OutFlags,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct ShrinkArgs {
+    /// The scenario file (a swarm's, or any scenario with faults).
+    scenario: PathBuf,
+    /// The failing seed (0 to 9223372036854775807).
+    #[arg(long, value_parser = baton_model::seed::parse)]
+    seed: u64,
+    #[command(flatten)]
+    set: SetFlags,
+    /// The most candidates to run.
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
+    max_runs: u64,
+    /// Write the minimal scenario to this file instead of
+    /// reports/<name>/shrink/<name>.min.toml (reports/<name>+<overrides>/shrink/ with --set).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct BisectArgs {
+    /// A commit (branch, tag or hash) under which the scenario passes.
+    #[arg(long, value_name = "REV")]
+    good: String,
+    /// A commit under which it fails.
+    #[arg(long, value_name = "REV")]
+    bad: String,
+    /// The scenario file; copied before any checkout, so it need not exist in old commits.
+    scenario: PathBuf,
+    #[command(flatten)]
+    seed: SeedFlag,
+    #[command(flatten)]
+    set: SetFlags,
+    /// The target directory every commit builds into (default: target/bisect beside the
+    /// repository's own, or $CARGO_TARGET_DIR/bisect).
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    /// The cargo profile each commit is built with: `release`, or `dev` (incremental
+    /// builds, quicker between nearby commits; slower runs).
+    #[arg(long, default_value = "release", value_name = "NAME")]
+    profile: String,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct CompareArgs {
+    /// The scenario file (TOML).
+    scenario: PathBuf,
+    /// Seeds of the simulated side, as A..B (B excluded).
+    #[arg(long, default_value = "0..100", value_parser = baton_model::seed::parse_range)]
+    sim_seeds: std::ops::Range<u64>,
+    /// Trials of the live side.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    real_trials: u64,
+    /// Read the live side from an earlier `sim real --out DIR` instead of running it.
+    #[arg(long, value_name = "DIR", conflicts_with = "real_trials")]
+    real_dir: Option<PathBuf>,
+    #[command(flatten)]
+    jobs: JobsFlag,
+    #[command(flatten)]
+    set: SetFlags,
+    #[command(flatten)]
+    out: OutFlags,
+    #[command(flatten)]
+    quiet: QuietFlag,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    /// Run only these workloads (names separated by commas; see --list).
+    #[arg(long, value_name = "NAMES")]
+    only: Option<String>,
+    /// List the workloads and exit.
+    #[arg(long)]
+    list: bool,
+    /// Run each workload this many times (each in a fresh process) and report the run
+    /// with the median wall time: a shared machine's noise only ever adds time, and the
+    /// median does not pick the luckiest run either.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
+}
+
+#[derive(Debug, Args)]
+struct StatsArgs {
+    /// report.json files, or report directories holding one.
+    #[arg(required = true, value_name = "REPORT")]
+    reports: Vec<PathBuf>,
+    /// KEY:AGG[:DIGITS], e.g. `elections.starved:nonzero`, `failover_ms:p50:1`. Repeatable.
+    #[arg(long = "get", required = true, value_name = "KEY:AGG[:DIGITS]", value_parser = crate::stats::parse_get)]
+    get: Vec<crate::stats::Get>,
+    /// What an aggregate of no numbers prints (a mean, min, max, percentile or per_s).
+    #[arg(long, default_value = "none")]
+    empty: String,
+}
+
+#[derive(Debug, Args)]
+struct BenchWorkloadArgs {
+    /// The workload's name.
+    name: String,
+    /// Messages per simulated second for a baseline workload.
+    #[arg(long, default_value_t = 0)]
+    messages_per_s: u64,
+}
+
+/// Runs the parsed command; prints an error once, and returns the process exit status.
+pub fn main(cli: Cli) -> i32 {
+    let result: Result<Outcome, Error> = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::CheckDeterminism(a) => run::check_determinism(a),
+        Command::Matrix(a) => matrix::matrix(a),
+        Command::Sweep(a) => sweep::sweep(a),
+        Command::Search(a) => search::search(a),
+        Command::Shrink(a) => shrink::shrink(a),
+        Command::Bisect(a) => bisect::bisect(a),
+        Command::Real(a) => real::real(a),
+        Command::Compare(a) => compare::compare(a),
+        Command::Bench(a) => bench::bench(a),
+        Command::Stats(a) => stats::stats(a),
+        Command::BenchWorkload(a) => bench::bench_workload(a),
+    };
+    match result {
+        Ok(outcome) => outcome.code(),
+        Err(e) => {
+            eprintln!("{}", e.render());
+            if let (Error::Simulation { .. }, Some(hint)) = (&e, common::sim_hint()) {
+                eprintln!("{hint}");
+            }
+            e.code()
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! `sim real`: builds the real-mode binary when its sources changed, and runs it.
+
+use crate::error::{input, internal, Error, Outcome, Result};
+use crate::real::RealBuildError;
+use baton_model::flags::RealArgs;
+use std::path::PathBuf;
+
+impl From<RealBuildError> for Error {
+    fn from(e: RealBuildError) -> Error {
+        match e {
+            RealBuildError::Missing(m) => input(m),
+            b @ RealBuildError::Build { .. } => internal(b.to_string()),
+        }
+    }
+}
+
+/// The real-mode binary, built if its sources changed (a line on stderr says so unless
+/// `quiet`).
+pub(super) fn binary(quiet: bool) -> Result<PathBuf> {
+    Ok(crate::real::build(|line| {
+        if !quiet {
+            eprintln!("real: {line}");
+        }
+    })?)
+}
+
+/// Runs `baton-real real` with `words`; its exit code is passed on.
+pub(super) fn run_real(binary: &std::path::Path, words: &[String]) -> Result<i32> {
+    // Ctrl-C reaches baton-real too (one process group): wait for it to clean up and
+    // pass its exit code on, rather than die first and leave the terminal to it.
+    crate::interrupt::install();
+    crate::real::run(binary, words).map_err(internal)
+}
+
+pub(super) fn real(args: RealArgs) -> Result {
+    // The scenario is checked here too, before a build that may take minutes; baton-real
+    // checks it again, with what only real mode refuses.
+    crate::scenario::load(&args.scenario.scenario, &args.scenario.set.set)?;
+    let binary = binary(args.quiet.quiet)?;
+    Ok(Outcome::PassedOn(run_real(&binary, &args.to_words())?))
+}

@@ -1,0 +1,115 @@
+//! `sim search`, and `sim search --merge`.
+
+use super::common::{out_dir, progress, say, sayln, write_files, Words};
+use super::SearchArgs;
+use crate::error::{input, internal, Outcome, Result};
+use crate::search::{self, Failure, Partition};
+use std::path::Path;
+
+pub(super) fn search(args: SearchArgs) -> Result {
+    if !args.merge.is_empty() {
+        return merge(&args);
+    }
+    let path = args
+        .scenario
+        .clone()
+        .expect("clap requires it without --merge");
+    let resolved = crate::scenario::load(&path, &args.set.set)?;
+    let default = crate::output::default_dir_for(&resolved.scenario.name, &args.set.set, "search");
+    let dir = out_dir(&args.out.out, args.out.force, default)?;
+    let partition = args.partition.unwrap_or(Partition::All);
+    let plan = search::Plan {
+        resolved,
+        seeds: args.seeds.or(0..1000),
+        partition,
+        jobs: args.jobs.jobs as usize,
+        watchdog: std::time::Duration::from_secs(args.watchdog_s),
+        recheck_with: std::env::current_exe().ok(),
+    };
+    let total = partition.seeds(&plan.seeds).len() as u64;
+    let bar = progress(total, "seeds", args.quiet.quiet);
+    let found = search::run(&plan, &bar);
+    bar.finish();
+    let found = found.map_err(|e| internal(format!("the simulation failed: {e}")))?;
+    let mut words = Words::new("search").path(&path).seeds("--seeds", &plan.seeds);
+    if partition != Partition::All {
+        words = words.flag("--partition", partition.label());
+    }
+    let command = words.sets(&args.set.set).line();
+    let files: Vec<(String, Vec<u8>)> = found
+        .reproducers
+        .iter()
+        .map(|(k, (_, t))| (format!("{k}.toml"), t.clone().into_bytes()))
+        .collect();
+    let interrupted = (found.seeds_run < total).then_some((found.seeds_run, total));
+    let written = Written {
+        dir: &dir,
+        command: &command,
+        seeds_run: found.seeds_run,
+        failures: &found.failures,
+        merged: &[],
+        interrupted,
+    };
+    written.write(&files)
+}
+
+fn merge(args: &SearchArgs) -> Result {
+    let out = args
+        .out
+        .out
+        .clone()
+        .ok_or_else(|| input("--merge needs --out DIR"))?;
+    let dir = out_dir(&Some(out), args.out.force, Default::default())?;
+    let merged = search::merge(&args.merge).map_err(input)?;
+    let mut words = Words::new("search").word("--merge");
+    for d in &args.merge {
+        words = words.word(d.display().to_string());
+    }
+    let command = words.line();
+    let written = Written {
+        dir: &dir,
+        command: &command,
+        seeds_run: merged.seeds_run,
+        failures: &merged.failures,
+        merged: &merged.commands,
+        interrupted: None,
+    };
+    written.write(&merged.files)
+}
+
+/// A search's (or a merge's) outputs, to be written and summed up.
+struct Written<'a> {
+    dir: &'a Path,
+    command: &'a str,
+    seeds_run: u64,
+    failures: &'a [Failure],
+    merged: &'a [String],
+    interrupted: Option<(u64, u64)>,
+}
+
+impl Written<'_> {
+    /// Writes the summary files and `files` (the reproducers), prints the summary.
+    fn write(&self, files: &[(String, Vec<u8>)]) -> Result {
+        let outputs = search::outputs(
+            self.command,
+            self.seeds_run,
+            self.failures,
+            self.merged,
+            self.interrupted,
+        );
+        let mut all: Vec<(&str, &[u8])> =
+            outputs.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+        all.extend(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
+        write_files(self.dir, "search", &all)?;
+        say(&outputs[1].1);
+        sayln(format!("search: {}", self.dir.display()));
+        if let Some((done, planned)) = self.interrupted {
+            eprintln!(
+                "interrupted after {done} of {planned} runs: the search in {} holds the seeds that finished",
+                self.dir.display()
+            );
+            return Ok(Outcome::Interrupted);
+        }
+        Ok(Outcome::of(self.failures.is_empty()))
+    }
+}

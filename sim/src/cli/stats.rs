@@ -1,0 +1,11 @@
+//! `sim stats`.
+
+use super::common::say;
+use super::StatsArgs;
+use crate::error::{input, Outcome, Result};
+
+pub(super) fn stats(args: StatsArgs) -> Result {
+    let out = crate::stats::run(&args.reports, &args.get, &args.empty).map_err(input)?;
+    say(&out);
+    Ok(Outcome::Pass)
+}
