@@ -44,6 +44,38 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// Every kind, in the order of the enum.
+    pub const ALL: [FaultKind; 11] = [
+        FaultKind::Kill,
+        FaultKind::Restart,
+        FaultKind::Pause,
+        FaultKind::Partition,
+        FaultKind::Heal,
+        FaultKind::ClockOffset,
+        FaultKind::ClockDrift,
+        FaultKind::ClockStep,
+        FaultKind::Network,
+        FaultKind::Resign,
+        FaultKind::SlowLink,
+    ];
+
+    /// The kind a scenario file (or a timeline event) names.
+    pub fn parse(name: &str) -> Option<FaultKind> {
+        FaultKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether the fault's end is an event of its own (`fault_healed`, or for a
+    /// partition, the next `heal`): a pause, a partition, a network change and a slow
+    /// link last until they heal. The other kinds take effect at once; a kill's
+    /// `restart_after_ms` is the node starting again, not the kill's end, so a
+    /// `previous-fault-ended` after a kill fires when the kill lands.
+    pub fn lasts(self) -> bool {
+        matches!(
+            self,
+            FaultKind::Pause | FaultKind::Partition | FaultKind::Network | FaultKind::SlowLink
+        )
+    }
+
     /// The name used in scenario files.
     pub fn name(self) -> &'static str {
         match self {
@@ -712,6 +744,14 @@ mod tests {
                 r.at_ms.unwrap()
             })
             .collect()
+    }
+
+    #[test]
+    fn every_kind_parses_back_from_its_name() {
+        for k in FaultKind::ALL {
+            assert_eq!(FaultKind::parse(k.name()), Some(k));
+        }
+        assert_eq!(FaultKind::parse("nap"), None);
     }
 
     #[test]

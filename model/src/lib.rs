@@ -12,6 +12,7 @@ pub mod checker;
 pub mod client_stats;
 pub mod clock_model;
 pub mod fault;
+pub mod fault_plan;
 pub mod flags;
 pub mod lanes;
 pub mod lanes_plot;
