@@ -1,7 +1,7 @@
 //! Reading a run's timeline into lanes, one event at a time: each kind of event updates
 //! what its lane shows (a span of belief, a faulty window, a mark, a bucket of writes, a
 //! rejection, or a kept event). Items carry their lane's name while building;
-//! [`LaneBuilder::finish`] ([`super::order`]) orders the lanes and turns names into
+//! [`LaneBuilder::finish`] (in `order.rs`) orders the lanes and turns names into
 //! indices.
 
 use super::clock::{ClockChange, Clocks};

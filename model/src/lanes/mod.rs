@@ -14,9 +14,9 @@
 //! lanes.
 //!
 //! This file is the data model: what a lane shows. Reading events into it is
-//! [`builder`], ordering the lanes and placing each item on its lane at the run's end is
-//! [`order`], and the clock view (clock faults' values and each faulted clock's offset
-//! over the run) is [`clock`].
+//! `builder.rs`, ordering the lanes and placing each item on its lane at the run's end is
+//! `order.rs`, and the clock view (clock faults' values and each faulted clock's offset
+//! over the run) is `clock.rs`.
 
 mod builder;
 mod clock;
