@@ -7,8 +7,9 @@
 //! it fits, and nothing else is dropped. What a lane shows is [`crate::lanes::Lanes`].
 
 use crate::lanes::{Lanes, Rejection};
-use crate::plot::{Swatch, BELIEF_COLOR, EFFECT_COLOR, REJECTION_COLOR, Y_LABEL_PX};
-use plotters::coord::Shift;
+use crate::plot_style::{
+    text_px, Area, DrawResult, Swatch, BELIEF_COLOR, EFFECT_COLOR, REJECTION_COLOR, Y_LABEL_PX,
+};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -34,9 +35,6 @@ pub(crate) const CLOCK_PX: u32 = 190;
 const LANES_AXIS_PX: u32 = 34;
 const LANES_MARGIN_PX: u32 = 10;
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-type DrawResult = Result<(), DrawingAreaErrorKind<std::io::Error>>;
-
 /// How tall one lane is: roomy for a few nodes, tighter for many.
 pub(crate) fn lane_px(lanes: usize) -> u32 {
     match lanes {
@@ -51,11 +49,6 @@ pub(crate) fn lanes_chart_px(lanes: &Lanes) -> u32 {
     lane_px(lanes.lanes.len()) * lanes.lanes.len().max(1) as u32
         + LANES_AXIS_PX
         + 2 * LANES_MARGIN_PX
-}
-
-/// A label's width as plotters' estimator sees it (no font files), in pixels.
-pub(crate) fn text_px(s: &str, size: i32) -> i32 {
-    s.chars().count() as i32 * size * 6 / 10
 }
 
 /// Pixel geometry of the lanes chart, from the chart's own mapping.

@@ -19,6 +19,7 @@ pub mod lanes_plot;
 pub mod outcome;
 pub mod output;
 pub mod plot;
+pub mod plot_style;
 pub mod protocol;
 pub mod real_run;
 pub mod report;

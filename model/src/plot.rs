@@ -16,7 +16,10 @@
 use crate::checker::Findings;
 use crate::lanes::Lanes;
 use crate::lanes_plot;
-use plotters::coord::Shift;
+use crate::plot_style::{
+    text_px, Area, DrawResult, Swatch, BELIEF_COLOR, EFFECT_COLOR, REJECTION_COLOR, Y_LABEL_PX,
+};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -26,12 +29,6 @@ const TITLE_PX: u32 = 36;
 const COUNTS_PX: u32 = 330;
 /// Room at the right for the legend.
 const LEGEND_WIDTH_PX: u32 = 250;
-/// Room at the left of every chart for its y labels (and the lanes' names), the same for
-/// all so that their time axes line up.
-pub(crate) const Y_LABEL_PX: u32 = 70;
-pub(crate) const BELIEF_COLOR: RGBColor = RGBColor(31, 119, 180);
-pub(crate) const EFFECT_COLOR: RGBColor = RGBColor(255, 127, 14);
-pub(crate) const REJECTION_COLOR: RGBColor = RGBColor(214, 39, 40);
 const FAULT_COLOR: RGBColor = RGBColor(120, 120, 120);
 
 /// One fault on the time axis, in seconds.
@@ -110,20 +107,13 @@ fn fault_marks(findings: &Findings, end_s: f64) -> Vec<FaultMark> {
         .collect()
 }
 
-/// What a legend row shows beside its label.
-pub(crate) enum Swatch {
-    Fill(ShapeStyle),
-    VerticalLine(ShapeStyle),
-    Line(ShapeStyle),
-    Cross(ShapeStyle),
-    TriangleDown(ShapeStyle),
-    TriangleUp(ShapeStyle),
-    Dot(ShapeStyle),
-    Diamond(ShapeStyle),
-}
+/// The counts chart: leaders acting over simulated time, in data coordinates.
+type Counts<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
+/// Lays the plot out (title, counts chart, lanes, clock view, legend column) and draws
+/// each part in turn, gathering the legend's rows as they are drawn.
 fn draw(
-    root: &DrawingArea<SVGBackend, Shift>,
+    root: &Area,
     findings: &Findings,
     lanes: &Lanes,
     end_us: i64,
@@ -138,16 +128,36 @@ fn draw(
     let (plot_area, below) = main.split_vertically(COUNTS_PX);
     let (lanes_area, clock_area) = below.split_vertically(lanes_px);
     let end_s = if end_us > 0 { seconds(end_us) } else { 1.0 };
+
+    let mut legend: Vec<(String, Swatch)> = vec![];
+    draw_counts(&plot_area, findings, end_s, &mut legend).map_err(err)?;
+    // The lanes, and the clocks when a fault moved one, each with its own legend rows
+    // under a heading.
+    let counts_rows = legend.len();
+    lanes_plot::draw_lanes(root, &lanes_area, lanes, end_s, &mut legend).map_err(err)?;
+    let lanes_rows = legend.len() - counts_rows;
+    if !lanes.clocks.is_empty() {
+        lanes_plot::draw_clocks(&clock_area, lanes, end_s).map_err(err)?;
+    }
+    draw_legend(&legend_area, &legend, counts_rows, lanes_rows).map_err(err)
+}
+
+/// The counts chart: its axes, the faults behind, then leaders by effect and by belief,
+/// then the fence's rejections on top.
+fn draw_counts(
+    area: &Area,
+    findings: &Findings,
+    end_s: f64,
+    legend: &mut Vec<(String, Swatch)>,
+) -> DrawResult {
     let observed_max = findings.belief.max.max(findings.effect.max);
     let y_top = (observed_max + 1).max(3);
     let y_max = f64::from(y_top);
-
-    let mut chart = ChartBuilder::on(&plot_area)
+    let mut chart = ChartBuilder::on(area)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(Y_LABEL_PX)
-        .build_cartesian_2d(0f64..end_s, 0f64..y_max)
-        .map_err(err)?;
+        .build_cartesian_2d(0f64..end_s, 0f64..y_max)?;
     chart
         .configure_mesh()
         .x_desc("time (simulated s)")
@@ -160,107 +170,119 @@ fn draw(
         .label_style(("sans-serif", 13))
         .axis_desc_style(("sans-serif", 15))
         .light_line_style(WHITE)
-        .draw()
-        .map_err(err)?;
-
-    let mut legend: Vec<(String, Swatch)> = vec![];
+        .draw()?;
     let marks = fault_marks(findings, end_s);
+    draw_fault_marks(&mut chart, &marks, y_max, legend)?;
+    draw_fault_labels(&mut chart, &marks, y_max)?;
+    draw_leaders(&mut chart, findings, end_s, legend)?;
+    draw_rejections(&mut chart, findings, legend)
+}
+
+/// Faults with a duration as shaded windows, instantaneous ones as vertical lines.
+fn draw_fault_marks(
+    chart: &mut Counts,
+    marks: &[FaultMark],
+    y_max: f64,
+    legend: &mut Vec<(String, Swatch)>,
+) -> DrawResult {
     let fill = FAULT_COLOR.mix(0.18).filled();
     let windows: Vec<&FaultMark> = marks.iter().filter(|m| m.to_s.is_some()).collect();
     if !windows.is_empty() {
-        chart
-            .draw_series(windows.iter().map(|m| {
-                let to_s = m.to_s.unwrap_or(m.from_s);
-                Rectangle::new([(m.from_s, 0.0), (to_s, y_max)], fill)
-            }))
-            .map_err(err)?;
+        chart.draw_series(windows.iter().map(|m| {
+            let to_s = m.to_s.unwrap_or(m.from_s);
+            Rectangle::new([(m.from_s, 0.0), (to_s, y_max)], fill)
+        }))?;
         legend.push(("fault window".into(), Swatch::Fill(fill)));
     }
     let instants: Vec<&FaultMark> = marks.iter().filter(|m| m.to_s.is_none()).collect();
     if !instants.is_empty() {
         let line = FAULT_COLOR.mix(0.8).stroke_width(1);
-        chart
-            .draw_series(
-                instants
-                    .iter()
-                    .map(|m| PathElement::new(vec![(m.from_s, 0.0), (m.from_s, y_max)], line)),
-            )
-            .map_err(err)?;
+        chart.draw_series(
+            instants
+                .iter()
+                .map(|m| PathElement::new(vec![(m.from_s, 0.0), (m.from_s, y_max)], line)),
+        )?;
         legend.push(("instant fault".into(), Swatch::VerticalLine(line)));
     }
-    // Labels are staggered over three rows so faults close in time stay readable; a
-    // label that would run into the one before it in every row is left out (a storm of
-    // kills is read on the lanes, and in full in timeline.html).
+    Ok(())
+}
+
+/// Labels are staggered over three rows so faults close in time stay readable; a label
+/// that would run into the one before it in every row is left out (a storm of kills is
+/// read on the lanes, and in full in timeline.html).
+fn draw_fault_labels(chart: &mut Counts, marks: &[FaultMark], y_max: f64) -> DrawResult {
     let label_style = ("sans-serif", 12).into_font().color(&BLACK.mix(0.75));
     let mut row_end = [i32::MIN; 3];
     let mut labels = vec![];
-    for m in &marks {
+    for m in marks {
         let text = format!(" {}", m.kind);
         let x = chart.backend_coord(&(m.from_s, 0.0)).0;
-        let width = crate::lanes_plot::text_px(&text, 12);
+        let width = text_px(&text, 12);
         if let Some(row) = (0..3).find(|&r| x > row_end[r]) {
             row_end[row] = x + width + 4;
             let y = y_max - 0.08 - 0.22 * row as f64;
             labels.push(Text::new(text, (m.from_s, y), label_style.clone()));
         }
     }
-    chart.draw_series(labels).map_err(err)?;
+    chart.draw_series(labels)?;
+    Ok(())
+}
 
+/// Leaders by effect and by belief, as step lines.
+fn draw_leaders(
+    chart: &mut Counts,
+    findings: &Findings,
+    end_s: f64,
+    legend: &mut Vec<(String, Swatch)>,
+) -> DrawResult {
     // Effect is drawn wide and under belief, so both stay visible where they agree.
     let effect_style = EFFECT_COLOR.mix(0.85).stroke_width(5);
-    chart
-        .draw_series(LineSeries::new(
-            steps(&findings.effect.series, end_s),
-            effect_style,
-        ))
-        .map_err(err)?;
+    chart.draw_series(LineSeries::new(
+        steps(&findings.effect.series, end_s),
+        effect_style,
+    ))?;
     legend.push((
         "by effect (accepted writes)".into(),
         Swatch::Line(effect_style),
     ));
     let belief_style = BELIEF_COLOR.stroke_width(2);
-    chart
-        .draw_series(LineSeries::new(
-            steps(&findings.belief.series, end_s),
-            belief_style,
-        ))
-        .map_err(err)?;
+    chart.draw_series(LineSeries::new(
+        steps(&findings.belief.series, end_s),
+        belief_style,
+    ))?;
     legend.push(("by belief (role)".into(), Swatch::Line(belief_style)));
+    Ok(())
+}
 
+/// The fence's rejections, as crosses.
+fn draw_rejections(
+    chart: &mut Counts,
+    findings: &Findings,
+    legend: &mut Vec<(String, Swatch)>,
+) -> DrawResult {
     if !findings.rejections.is_empty() {
         // Rejections sit on a band just above zero: their height means nothing, only
         // their time does.
         let marker = REJECTION_COLOR.stroke_width(2);
-        chart
-            .draw_series(
-                findings
-                    .rejections
-                    .iter()
-                    .map(|r| Cross::new((r.at_ms / 1000.0, 0.2), 4, marker)),
-            )
-            .map_err(err)?;
+        chart.draw_series(
+            findings
+                .rejections
+                .iter()
+                .map(|r| Cross::new((r.at_ms / 1000.0, 0.2), 4, marker)),
+        )?;
         legend.push(("write rejected (stale token)".into(), Swatch::Cross(marker)));
     }
-
-    // The lanes, and the clocks when a fault moved one, each with its own legend rows
-    // under a heading.
-    let counts_rows = legend.len();
-    lanes_plot::draw_lanes(root, &lanes_area, lanes, end_s, &mut legend).map_err(err)?;
-    let lanes_rows = legend.len() - counts_rows;
-    if !lanes.clocks.is_empty() {
-        lanes_plot::draw_clocks(&clock_area, lanes, end_s).map_err(err)?;
-    }
-    draw_legend(&legend_area, &legend, counts_rows, lanes_rows).map_err(err)
+    Ok(())
 }
 
 /// The legend: one row per item, swatch then label, in drawing order: the counts' rows,
 /// then the lanes' under a heading.
 fn draw_legend(
-    area: &DrawingArea<SVGBackend, Shift>,
+    area: &Area,
     items: &[(String, Swatch)],
     counts_rows: usize,
     lanes_rows: usize,
-) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+) -> DrawResult {
     let font = ("sans-serif", 13).into_font().color(&BLACK);
     let heading = ("sans-serif", 13).into_font().color(&BLACK.mix(0.6));
     let mut y = 24;

@@ -152,7 +152,35 @@ impl Liveness {
             .expect
             .liveness_bound_ms
             .expect("a resolved scenario always has a liveness bound");
-        let end_ms = us_to_ms(end_us);
+        if let Some(v) = self.never_healed(end_us) {
+            out.push(v);
+            return LivenessSummary {
+                last_fault_end_ms: us_to_ms(end_us),
+                bound_ms,
+                first_write_after_ms: None,
+                longest_stall_after_ms: 0.0,
+            };
+        }
+        let (stall_us, stall_from_us) = self.longest_stall(end_us);
+        let w = Window {
+            last_end_us: self.end_us,
+            first_after_us: self.first_after_us,
+            bound_ms,
+            end_us,
+        };
+        out.extend(w.not_sustained(stall_us, stall_from_us));
+        out.extend(w.no_write_in_time());
+        LivenessSummary {
+            last_fault_end_ms: us_to_ms(w.last_end_us),
+            bound_ms,
+            first_write_after_ms: w.first_after_us.map(us_to_ms),
+            longest_stall_after_ms: us_to_ms(stall_us),
+        }
+    }
+
+    /// A partition without a duration that never healed: liveness cannot be checked after
+    /// it, which is itself a violation.
+    fn never_healed(&self, end_us: i64) -> Option<Violation> {
         let never_healed: Vec<(usize, i64)> = self
             .open
             .iter()
@@ -162,93 +190,116 @@ impl Liveness {
                     .map(move |(at, _, _)| (i, *at))
             })
             .collect();
-        if !never_healed.is_empty() {
-            let list: Vec<String> = never_healed
-                .iter()
-                .map(|(i, at_us)| {
-                    format!("fault {i} (partition, applied at {} ms)", us_to_ms(*at_us))
-                })
-                .collect();
-            out.push(Violation::NoProgress {
-                at_ms: end_ms,
-                detail: format!(
-                    "{} never healed: liveness cannot be checked after it",
-                    list.join(", ")
-                ),
-            });
-            return LivenessSummary {
-                last_fault_end_ms: end_ms,
-                bound_ms,
-                first_write_after_ms: None,
-                longest_stall_after_ms: 0.0,
-            };
+        if never_healed.is_empty() {
+            return None;
         }
-        let last_end_us = self.end_us;
-        let first_after_us = self.first_after_us;
-        // The gap from the last write after the fault to the end of the run counts too.
+        let list: Vec<String> = never_healed
+            .iter()
+            .map(|(i, at_us)| format!("fault {i} (partition, applied at {} ms)", us_to_ms(*at_us)))
+            .collect();
+        Some(Violation::NoProgress {
+            at_ms: us_to_ms(end_us),
+            detail: format!(
+                "{} never healed: liveness cannot be checked after it",
+                list.join(", ")
+            ),
+        })
+    }
+
+    /// The longest gap between accepted writes after the last fault ended, and where it
+    /// began. The gap from the last write after the fault to the end of the run counts
+    /// too.
+    fn longest_stall(&self, end_us: i64) -> (i64, i64) {
         let (mut stall_us, mut stall_from_us) = self.stall;
         if let Some(p) = self.prev_us {
             if end_us - p > stall_us {
                 (stall_us, stall_from_us) = (end_us - p, p);
             }
         }
-        let deadline_us = last_end_us.saturating_add((bound_ms as i64).saturating_mul(1000));
-        let summary = LivenessSummary {
-            last_fault_end_ms: us_to_ms(last_end_us),
-            bound_ms,
-            first_write_after_ms: first_after_us.map(us_to_ms),
-            longest_stall_after_ms: us_to_ms(stall_us),
-        };
+        (stall_us, stall_from_us)
+    }
+}
+
+/// The window liveness is judged in: from the last fault's end, one bound long, in a run
+/// that stopped at `end_us`.
+struct Window {
+    last_end_us: i64,
+    first_after_us: Option<i64>,
+    bound_ms: u64,
+    end_us: i64,
+}
+
+impl Window {
+    /// When the window closes.
+    fn deadline_us(&self) -> i64 {
+        self.last_end_us
+            .saturating_add((self.bound_ms as i64).saturating_mul(1000))
+    }
+
+    /// A write came in time, but progress was not shown to last: the run ended before
+    /// the window closed, or a gap after recovery (`stall_us` from `stall_from_us`)
+    /// exceeded the bound.
+    fn not_sustained(&self, stall_us: i64, stall_from_us: i64) -> Option<Violation> {
+        let (bound_ms, end_ms) = (self.bound_ms, us_to_ms(self.end_us));
+        let deadline_us = self.deadline_us();
         let bound_us = (bound_ms as i64).saturating_mul(1000);
-        let first_in_time = first_after_us.filter(|&at| at <= deadline_us);
-        if let Some(first) = first_in_time.filter(|_| end_us < deadline_us) {
+        let first_in_time = self.first_after_us.filter(|&at| at <= deadline_us);
+        if let Some(first) = first_in_time.filter(|_| self.end_us < deadline_us) {
             // One write right after recovery can be a write that was already in flight; only
             // a run that lasts the whole window can show progress was sustained through it.
-            out.push(Violation::NoProgress {
+            Some(Violation::NoProgress {
                 at_ms: end_ms,
                 detail: format!(
                     "run too short to show sustained progress: one write came at {} ms, but the run ended at {} ms, before the window (last fault end {} ms + bound {bound_ms} ms) closed",
                     us_to_ms(first),
                     end_ms,
-                    us_to_ms(last_end_us)
+                    us_to_ms(self.last_end_us)
                 ),
-            });
+            })
         } else if first_in_time.is_some() && stall_us > bound_us {
-            out.push(Violation::NoProgress {
+            Some(Violation::NoProgress {
                 at_ms: us_to_ms(stall_from_us.saturating_add(bound_us)),
                 detail: format!(
                     "progress stalled after recovery: no accepted write for {} ms from {} ms (bound {bound_ms} ms)",
                     us_to_ms(stall_us),
                     us_to_ms(stall_from_us)
                 ),
-            });
+            })
+        } else {
+            None
         }
-        let in_time = first_after_us.is_some_and(|at| at <= deadline_us);
-        if !in_time {
-            let last_end_ms = us_to_ms(last_end_us);
-            let detail = if end_us < deadline_us {
-                format!(
-                    "run too short to show liveness: it ended at {} ms, before the bound of \
-                     {bound_ms} ms after the last fault end ({last_end_ms} ms) ran out, with no \
-                     accepted write after that fault",
-                    end_ms
-                )
-            } else {
-                let first = match first_after_us {
-                    Some(at) => format!("the first came at {} ms", us_to_ms(at)),
-                    None => "none came".to_string(),
-                };
-                format!(
-                    "no accepted write within {bound_ms} ms after the last fault ended at \
-                     {last_end_ms} ms; {first}"
-                )
+    }
+
+    /// No accepted write came within the window: none came at all, it came too late, or
+    /// the run stopped before the window closed.
+    fn no_write_in_time(&self) -> Option<Violation> {
+        let (bound_ms, end_ms) = (self.bound_ms, us_to_ms(self.end_us));
+        let deadline_us = self.deadline_us();
+        if self.first_after_us.is_some_and(|at| at <= deadline_us) {
+            return None;
+        }
+        let last_end_ms = us_to_ms(self.last_end_us);
+        let detail = if self.end_us < deadline_us {
+            format!(
+                "run too short to show liveness: it ended at {} ms, before the bound of \
+                 {bound_ms} ms after the last fault end ({last_end_ms} ms) ran out, with no \
+                 accepted write after that fault",
+                end_ms
+            )
+        } else {
+            let first = match self.first_after_us {
+                Some(at) => format!("the first came at {} ms", us_to_ms(at)),
+                None => "none came".to_string(),
             };
-            out.push(Violation::NoProgress {
-                at_ms: us_to_ms(deadline_us.min(end_us)),
-                detail,
-            });
-        }
-        summary
+            format!(
+                "no accepted write within {bound_ms} ms after the last fault ended at \
+                 {last_end_ms} ms; {first}"
+            )
+        };
+        Some(Violation::NoProgress {
+            at_ms: us_to_ms(deadline_us.min(self.end_us)),
+            detail,
+        })
     }
 }
 
