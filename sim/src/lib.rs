@@ -31,6 +31,8 @@ pub mod interrupt;
 pub mod matrix;
 pub mod net;
 pub mod node;
+pub mod node_control;
+pub mod node_env;
 pub mod noise;
 pub mod pool;
 pub mod progress;

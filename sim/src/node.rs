@@ -6,148 +6,22 @@
 //! a positive gap; after a pause or partition it may not know it lost, which is what the
 //! fenced resource is for.
 
-use crate::clock::NodeClock;
 use crate::net::Endpoint;
-use crate::protocol::{DiskSlot, ElectorCtx, Protocol};
+use crate::protocol::ElectorCtx;
 use crate::rpc::{node_addr, NextBatch, ReadAnswer, ReadBatch, ReadReply};
 use crate::timeline::{Event, Role, Timeline};
 use crate::work::{lead, LeaderWork};
 use baton_protocols::clock::sleep_local;
-use baton_protocols::{Clock, Elector, LossReason};
-use madsim::task::NodeId;
+use baton_protocols::{Clock, Elector, Leadership, LossReason};
 use rand::Rng;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Notify;
 
-/// A node's current belief, as the world sees it (to resolve the `leader` target).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeStatus {
-    /// Its role by its own belief.
-    pub role: Role,
-    /// Its token while it leads.
-    pub token: Option<u64>,
-    /// Killed and not restarted.
-    pub dead: bool,
-}
-
-/// What the world keeps for a node across kills and restarts: its identity, its clock
-/// (a restart does not fix a skewed clock), its status and the world's requests to it.
-pub struct NodeControl {
-    /// `n1`, `n2`, ...
-    pub name: String,
-    /// 1-based index (`n3` is 3).
-    pub index: usize,
-    /// The node's clock.
-    pub clock: NodeClock,
-    /// Its belief, updated by the node.
-    pub status: Mutex<NodeStatus>,
-    /// Set by the world to ask a leader to step down.
-    pub resign_requested: AtomicBool,
-    /// Wakes a leader waiting for work when a resign is requested.
-    pub resign_notify: Notify,
-    /// A pause armed to strike at the next protected write: (fault index, duration).
-    pub pause_armed: Mutex<Option<(usize, u64)>>,
-    /// The madsim node id, set once the node is built.
-    pub id: OnceLock<NodeId>,
-    /// How many times the node has started (1 on first start).
-    pub incarnation: AtomicU64,
-    /// The node's disk: what a persisting protocol keeps across restarts.
-    pub disk: DiskSlot,
-    /// Stop-the-world pauses in force (scripted and GC noise): the node runs when none
-    /// is, so that one pause ending never wakes a node another still holds.
-    holds: Mutex<u32>,
-}
-
-impl NodeControl {
-    /// A control block for node `index` (1-based).
-    pub fn new(index: usize) -> Self {
-        NodeControl {
-            name: format!("n{index}"),
-            index,
-            clock: NodeClock::new(),
-            status: Mutex::new(NodeStatus {
-                role: Role::Follower,
-                token: None,
-                dead: false,
-            }),
-            resign_requested: AtomicBool::new(false),
-            resign_notify: Notify::new(),
-            pause_armed: Mutex::new(None),
-            id: OnceLock::new(),
-            incarnation: AtomicU64::new(0),
-            disk: DiskSlot::default(),
-            holds: Mutex::new(0),
-        }
-    }
-
-    /// Stops the world on the node, one more pause in force. Returns the incarnation it
-    /// hit, for [`NodeControl::release`], or `None` when the node is down.
-    pub fn hold(&self) -> Option<u64> {
-        if self.status.lock().unwrap().dead {
-            return None;
-        }
-        let mut holds = self.holds.lock().unwrap();
-        if *holds == 0 {
-            madsim::runtime::Handle::current().pause(*self.id.get().expect("built"));
-        }
-        *holds += 1;
-        Some(self.incarnation.load(Ordering::SeqCst))
-    }
-
-    /// Ends one pause taken by [`NodeControl::hold`] on `incarnation`; the node runs
-    /// again when it was the last. A pause on an incarnation since killed ends nothing.
-    pub fn release(&self, incarnation: u64) {
-        if self.incarnation.load(Ordering::SeqCst) != incarnation {
-            return;
-        }
-        let mut holds = self.holds.lock().unwrap();
-        if *holds == 0 {
-            return;
-        }
-        *holds -= 1;
-        if *holds == 0 {
-            madsim::runtime::Handle::current().resume(*self.id.get().expect("built"));
-        }
-    }
-
-    /// Forgets every pause in force: the node was killed (madsim drops its tasks, and a
-    /// restart starts it unpaused).
-    pub fn clear_holds(&self) {
-        *self.holds.lock().unwrap() = 0;
-    }
-
-    fn set_status(&self, role: Role, token: Option<u64>) {
-        let mut s = self.status.lock().unwrap();
-        s.role = role;
-        s.token = token;
-    }
-}
-
-/// What every node shares: the timeline, the parameters, where the chaos node is.
-pub struct NodeEnv {
-    /// The run's timeline.
-    pub timeline: Timeline,
-    /// The world's count of requests the protocol's backend served.
-    pub backend_requests: Arc<crate::requests::RequestCounter>,
-    /// The run's root seed.
-    pub seed: u64,
-    /// The protocol under test.
-    pub protocol: Arc<dyn Protocol>,
-    /// The fleet size.
-    pub nodes: usize,
-    /// Scheduler tick interval.
-    pub tick_interval_ms: u64,
-    /// Timeout of calls to the fenced resource.
-    pub resource_timeout_ms: u64,
-    /// The most a node waits before it boots (see [`run`]).
-    pub start_delay_ms_max: u64,
-    /// The leader's long-running job, if the scenario has one.
-    pub job: Option<crate::scenario::JobConfig>,
-    /// The node that runs the world's own timers (pause ends), never paused or killed.
-    pub chaos_node: OnceLock<NodeId>,
-}
+// The world's handles on a node live in their own modules, which the leader's work
+// reads too; the world reaches them through here, as part of a node.
+pub use crate::node_control::{NodeControl, NodeStatus};
+pub use crate::node_env::NodeEnv;
 
 /// How long a node takes to boot before its first message (see [`run`]).
 const BOOT: Duration = Duration::from_millis(1);
@@ -164,6 +38,57 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let incarnation = ctl.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
     ctl.set_status(Role::Follower, None);
     ctl.resign_requested.store(false, Ordering::SeqCst);
+    boot(&ctl, &env, incarnation).await;
+    let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
+    let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
+    let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
+        node: &ctl.name,
+        index: ctl.index,
+        nodes: env.nodes,
+        ep: ep.clone(),
+        clock: clock.clone(),
+        seed: env.seed,
+        incarnation,
+        timeline: env.timeline.clone(),
+        disk: &ctl.disk,
+        requests: env.backend_requests.clone(),
+    });
+    let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
+    serve_clients(&ep, &elector, &work, &env.timeline, &ctl.name);
+    spawn_observer(&elector, &work, &clock);
+    let mut rng = crate::seed::fork(env.seed, &format!("node/{}/{incarnation}", ctl.name));
+    loop {
+        let Some(leadership) =
+            campaign(&ctl, &env, elector.as_ref(), clock.as_ref(), &mut rng).await
+        else {
+            continue;
+        };
+        let reason = lead(
+            &ctl,
+            &env,
+            &ep,
+            &leadership,
+            &work,
+            elector.replicated_log(),
+            elector.as_ref(),
+        )
+        .await;
+        leadership.end(reason);
+        step_down(
+            &ctl,
+            &env,
+            &work,
+            elector.as_ref(),
+            clock.as_ref(),
+            &leadership,
+            reason,
+        )
+        .await;
+    }
+}
+
+/// Waits until node `ctl`'s `incarnation` has booted.
+async fn boot(ctl: &NodeControl, env: &NodeEnv, incarnation: u64) {
     // A real process starts when its supervisor gets to it and boots for a while, so
     // nodes' timers (keepalives, renewals, polls) run at phases that differ from start
     // to start. The delay is drawn per node and per incarnation, from a generator of
@@ -180,28 +105,24 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         Duration::ZERO
     };
     madsim::time::sleep(boot + Duration::from_millis(delay_ms)).await;
-    let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
-    let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
-    let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
-        node: &ctl.name,
-        index: ctl.index,
-        nodes: env.nodes,
-        ep: ep.clone(),
-        clock: clock.clone(),
-        seed: env.seed,
-        incarnation,
-        timeline: env.timeline.clone(),
-        disk: &ctl.disk,
-        requests: env.backend_requests.clone(),
-    });
-    let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
+}
+
+/// Answers the sequencer client on `ep`: its `next` batches go to the leader's work,
+/// its reads to the protocol's replicated log (a lease read), when it has one.
+fn serve_clients(
+    ep: &Arc<Endpoint>,
+    elector: &Arc<dyn Elector>,
+    work: &Arc<LeaderWork>,
+    timeline: &Timeline,
+    node: &str,
+) {
     let w = work.clone();
     ep.add_message_handler(move |b: NextBatch, from| w.handle_next(b, from));
     let (e, w, tl, name, reply_ep) = (
         elector.clone(),
         work.clone(),
-        env.timeline.clone(),
-        ctl.name.clone(),
+        timeline.clone(),
+        node.to_string(),
         ep.as_ref().clone(),
     );
     ep.add_message_handler(move |r: ReadBatch, from| {
@@ -222,6 +143,10 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         };
         reply_ep.send(from, ReadAnswer(r.batch, reply));
     });
+}
+
+/// Starts the task that keeps the node's `NotLeader` hint fresh.
+fn spawn_observer(elector: &Arc<dyn Elector>, work: &Arc<LeaderWork>, clock: &Arc<dyn Clock>) {
     // Followers answer `next` with a hint; keep it fresh the way a client library would,
     // by observing the election now and then rather than on every request.
     let (obs, w, c) = (elector.clone(), work.clone(), clock.clone());
@@ -234,73 +159,81 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
             sleep_local(c.as_ref(), observe_every).await;
         }
     });
-    let mut rng = crate::seed::fork(env.seed, &format!("node/{}/{incarnation}", ctl.name));
-    loop {
-        ctl.set_status(Role::Candidate, None);
-        env.timeline.record(Event::CampaignStarted {
-            node: ctl.name.clone(),
-        });
-        let leadership = match elector.campaign().await {
-            Ok(l) => l,
-            Err(e) => {
-                env.timeline.record(Event::CampaignFailed {
-                    node: ctl.name.clone(),
-                    error: e.to_string(),
-                });
-                ctl.set_status(Role::Follower, None);
-                // Randomised backoff so failed candidates do not retry in lockstep.
-                let backoff_ms = rng.gen_range(100..300);
-                sleep_local(clock.as_ref(), Duration::from_millis(backoff_ms)).await;
-                continue;
-            }
-        };
-        let token = leadership.token;
-        ctl.set_status(Role::Leader, Some(token));
-        env.timeline.record(Event::RoleChanged {
-            node: ctl.name.clone(),
-            role: Role::Leader,
-            token: Some(token),
-        });
-        let reason = lead(
-            &ctl,
-            &env,
-            &ep,
-            &leadership,
-            &work,
-            elector.replicated_log(),
-            elector.as_ref(),
-        )
-        .await;
-        leadership.end(reason);
-        // Every protected write has completed or timed out by now: lead() is the only
-        // writer and it has returned. Only then is leadership released.
-        work.stop_leading();
-        env.timeline.record(Event::StoppedActing {
+}
+
+/// One campaign: the leadership won, or `None` once a failed campaign's backoff has
+/// passed (campaign again then).
+async fn campaign(
+    ctl: &NodeControl,
+    env: &NodeEnv,
+    elector: &dyn Elector,
+    clock: &dyn Clock,
+    rng: &mut impl Rng,
+) -> Option<Leadership> {
+    ctl.set_status(Role::Candidate, None);
+    env.timeline.record(Event::CampaignStarted {
+        node: ctl.name.clone(),
+    });
+    let leadership = match elector.campaign().await {
+        Ok(l) => l,
+        Err(e) => {
+            env.timeline.record(Event::CampaignFailed {
+                node: ctl.name.clone(),
+                error: e.to_string(),
+            });
+            ctl.set_status(Role::Follower, None);
+            // Randomised backoff so failed candidates do not retry in lockstep.
+            let backoff_ms = rng.gen_range(100..300);
+            sleep_local(clock, Duration::from_millis(backoff_ms)).await;
+            return None;
+        }
+    };
+    let token = leadership.token;
+    ctl.set_status(Role::Leader, Some(token));
+    env.timeline.record(Event::RoleChanged {
+        node: ctl.name.clone(),
+        role: Role::Leader,
+        token: Some(token),
+    });
+    Some(leadership)
+}
+
+/// Ends a term the leader's work stopped for `reason`: stop accepting work, become a
+/// follower, and only then let `leadership` go.
+async fn step_down(
+    ctl: &NodeControl,
+    env: &NodeEnv,
+    work: &LeaderWork,
+    elector: &dyn Elector,
+    clock: &dyn Clock,
+    leadership: &Leadership,
+    reason: LossReason,
+) {
+    let token = leadership.token;
+    // Every protected write has completed or timed out by now: lead() is the only
+    // writer and it has returned. Only then is leadership released.
+    work.stop_leading();
+    env.timeline.record(Event::StoppedActing {
+        node: ctl.name.clone(),
+        token,
+        reason: reason.as_str().to_string(),
+    });
+    ctl.set_status(Role::Follower, None);
+    env.timeline.record(Event::RoleChanged {
+        node: ctl.name.clone(),
+        role: Role::Follower,
+        token: None,
+    });
+    if reason == LossReason::Resigned {
+        env.timeline.record(Event::Released {
             node: ctl.name.clone(),
             token,
-            reason: reason.as_str().to_string(),
         });
-        ctl.set_status(Role::Follower, None);
-        env.timeline.record(Event::RoleChanged {
-            node: ctl.name.clone(),
-            role: Role::Follower,
-            token: None,
-        });
-        if reason == LossReason::Resigned {
-            env.timeline.record(Event::Released {
-                node: ctl.name.clone(),
-                token,
-            });
-            let _ = elector.resign(&leadership).await;
-            // Let the next candidate in the queue take over before queueing again.
-            sleep_local(
-                clock.as_ref(),
-                Duration::from_millis(REJOIN_AFTER_RESIGN_MS),
-            )
-            .await;
-        } else {
-            // Abandon the lost lease's key if the service still has it.
-            let _ = elector.resign(&leadership).await;
-        }
+        let _ = elector.resign(leadership).await;
+        // Let the next candidate in the queue take over before queueing again.
+        sleep_local(clock, Duration::from_millis(REJOIN_AFTER_RESIGN_MS)).await;
+    } else {
+        // Abandon the lost lease's key if the service still has it.
+        let _ = elector.resign(leadership).await;
     }
 }

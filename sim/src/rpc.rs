@@ -52,7 +52,6 @@ macro_rules! request {
         }
     };
 }
-#[allow(unused_imports)] // Used by protocol modules as they are added.
 pub(crate) use request;
 
 /// etcd `LeaseGrant`.

@@ -14,11 +14,12 @@
 //! handed out once it is committed. The claim and the ticks still go to the resource.
 
 use crate::net::Endpoint;
-use crate::node::{NodeControl, NodeEnv};
+use crate::node_control::NodeControl;
+use crate::node_env::NodeEnv;
 use crate::rpc::{call, FencedWrite, NextAnswers, NextBatch, NextReply, WriteReply, RESOURCE_ADDR};
 use crate::timeline::{Event, WriteOp};
 use baton_protocols::clock::sleep_until_local;
-use baton_protocols::{Clock, Leadership, LossReason, ReplicatedLog};
+use baton_protocols::{Clock, Elector, Leadership, LossReason, ReplicatedLog};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -196,121 +197,235 @@ pub async fn lead(
     l: &Leadership,
     work: &LeaderWork,
     seq_log: Option<&dyn ReplicatedLog>,
-    elector: &dyn baton_protocols::Elector,
+    elector: &dyn Elector,
 ) -> LossReason {
-    // Claim: announce the token to the resource (raising max_token, which fences every
-    // older leader from here on) and read where the sequence and the job's cursor stand.
-    let (mut last_seq, cursor) = loop {
-        if ctl.resign_requested.swap(false, Ordering::SeqCst) {
-            return LossReason::Resigned;
-        }
-        match write(ctl, env, ep, l, WriteOp::Claim).await {
-            Outcome::Written(s, c) => break (s, c),
-            Outcome::TimedOut => continue,
-            Outcome::Fenced => return LossReason::Fenced,
-            Outcome::NotActing => return l.loss_reason(),
-        }
+    let (last_seq, cursor) = match claim(ctl, env, ep, l).await {
+        Ok(claimed) => claimed,
+        Err(reason) => return reason,
     };
-    let mut job = env.job.clone().map(|cfg| Job {
+    let job = env.job.clone().map(|cfg| Job {
         cfg,
         cursor,
         step: None,
         rng: crate::seed::fork(env.seed, &format!("job/{}/{}", ctl.name, l.token)),
     });
     *work.leading.lock().unwrap() = Some(l.token);
-    let clock = &ctl.clock;
-    let tick_us = env.tick_interval_ms as i64 * 1000;
-    let mut next_tick_us = clock.now_us();
-    let mut tick_n = 0u64;
-    let reason = 'work: loop {
-        if !l.acting() {
-            break 'work l.loss_reason();
-        }
+    let mut term = Term {
+        ctl,
+        env,
+        ep,
+        l,
+        work,
+        seq_log,
+        elector,
+        job,
+        last_seq,
+        next_tick_us: ctl.clock.now_us(),
+        tick_n: 0,
+    };
+    let reason = term.work().await;
+    // Stop the step before the node releases leadership.
+    if let Some(j) = term.job.as_mut() {
+        j.abandon(ctl, env, l.token);
+    }
+    reason
+}
+
+/// Claim: announce the token to the resource (raising max_token, which fences every
+/// older leader from here on) and read where the sequence and the job's cursor stand.
+/// Returns `sequence.last_seq` and the cursor, or why the leader must stop instead.
+async fn claim(
+    ctl: &Arc<NodeControl>,
+    env: &NodeEnv,
+    ep: &Endpoint,
+    l: &Leadership,
+) -> Result<(u64, u64), LossReason> {
+    loop {
         if ctl.resign_requested.swap(false, Ordering::SeqCst) {
-            if let Some(j) = job
-                .as_mut()
-                .filter(|j| j.cfg.canary == crate::scenario::JobCanary::ReleaseBeforeStop)
-            {
-                // The canary: give leadership up first, then finish the step.
-                env.timeline.record(Event::Released {
-                    node: ctl.name.clone(),
-                    token: l.token,
-                });
-                let _ = elector.resign(l).await;
-                if let Some(ends_us) = j.step.as_ref().map(|s| s.ends_us) {
-                    sleep_until_local(clock, ends_us).await;
-                    if let Some(segment) = j.finish(ctl, env, l.token) {
-                        let _ = write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await;
-                    }
-                }
-            }
-            break 'work LossReason::Resigned;
+            return Err(LossReason::Resigned);
         }
-        // The scheduler's tick and the job's checkpoint come first when due: they are
-        // rare, and under load the sequencer's queue is never empty, so after it they
-        // would wait for ever.
-        if clock.now_us() >= next_tick_us {
-            tick_n += 1;
-            next_tick_us += tick_us;
-            match write(ctl, env, ep, l, WriteOp::Tick { n: tick_n }).await {
-                Outcome::Fenced => break 'work LossReason::Fenced,
-                Outcome::NotActing => break 'work l.loss_reason(),
-                _ => continue,
-            }
+        match write(ctl, env, ep, l, WriteOp::Claim).await {
+            Outcome::Written(s, c) => return Ok((s, c)),
+            Outcome::TimedOut => continue,
+            Outcome::Fenced => return Err(LossReason::Fenced),
+            Outcome::NotActing => return Err(l.loss_reason()),
         }
-        // The job: a step's work runs while the leader also serves the load; when it is
-        // done, its checkpoint is the leader's next write.
-        let step_ends_us = job.as_mut().map(|j| j.ensure_step(ctl, env, l.token));
-        if let (Some(j), Some(ends_us)) = (job.as_mut(), step_ends_us) {
-            if clock.now_us() >= ends_us {
-                let segment = j.finish(ctl, env, l.token).expect("a step was in progress");
-                match write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await {
-                    Outcome::Written(_, cursor) => j.cursor = cursor,
-                    // It may still land: doing the segment again is safe, skipping is not.
-                    Outcome::TimedOut => {}
-                    Outcome::Fenced => break 'work LossReason::Fenced,
-                    Outcome::NotActing => break 'work l.loss_reason(),
-                }
-                continue;
+    }
+}
+
+/// What one kind of a leader's work tells its loop.
+enum Turn {
+    /// Nothing of this kind was due: go on to the next kind.
+    Idle,
+    /// It made a write: look at everything again from the top.
+    Again,
+    /// The leader must stop, for this reason.
+    Stop(LossReason),
+}
+
+/// A leader's term once its claim is accepted: what its loop reads, and the state it
+/// carries from one write to the next.
+struct Term<'a> {
+    ctl: &'a Arc<NodeControl>,
+    env: &'a NodeEnv,
+    ep: &'a Endpoint,
+    l: &'a Leadership,
+    work: &'a LeaderWork,
+    seq_log: Option<&'a dyn ReplicatedLog>,
+    elector: &'a dyn Elector,
+    job: Option<Job>,
+    /// `sequence.last_seq` as this leader last wrote it (the resource's sequencer).
+    last_seq: u64,
+    /// When the next scheduler tick is due, on the node's clock.
+    next_tick_us: i64,
+    /// The last scheduler tick's number.
+    tick_n: u64,
+}
+
+impl Term<'_> {
+    /// The leader's loop: one write at a time, until the leader must stop; returns why.
+    async fn work(&mut self) -> LossReason {
+        loop {
+            if !self.l.acting() {
+                return self.l.loss_reason();
             }
+            if self.ctl.resign_requested.swap(false, Ordering::SeqCst) {
+                self.resign().await;
+                return LossReason::Resigned;
+            }
+            // The scheduler's tick and the job's checkpoint come first when due: they are
+            // rare, and under load the sequencer's queue is never empty, so after it they
+            // would wait for ever.
+            match self.tick().await {
+                Turn::Idle => {}
+                Turn::Again => continue,
+                Turn::Stop(reason) => return reason,
+            }
+            // The job: a step's work runs while the leader also serves the load; when it
+            // is done, its checkpoint is the leader's next write.
+            let (ctl, env, token) = (self.ctl, self.env, self.l.token);
+            let step_ends_us = self.job.as_mut().map(|j| j.ensure_step(ctl, env, token));
+            match self.checkpoint(step_ends_us).await {
+                Turn::Idle => {}
+                Turn::Again => continue,
+                Turn::Stop(reason) => return reason,
+            }
+            match self.sequence().await {
+                Turn::Idle => {}
+                Turn::Again => continue,
+                Turn::Stop(reason) => return reason,
+            }
+            self.wait(step_ends_us).await;
         }
-        let batch = work.take();
-        if !batch.is_empty() {
-            let count = batch.iter().map(|q| q.count).sum();
-            let (first, outcome) = match seq_log {
-                Some(log) => commit(ctl, env, l, log, count).await,
-                None => {
-                    let (first, last) = (last_seq + 1, last_seq + count);
-                    let outcome = write(ctl, env, ep, l, WriteOp::Seq { first, last }).await;
-                    // A timed-out write may still have landed: skip its numbers rather
-                    // than risk handing them out twice. Gaps are allowed; reuse is not.
-                    if matches!(outcome, Outcome::Written(..) | Outcome::TimedOut) {
-                        last_seq = last;
-                    }
-                    (first, outcome)
-                }
-            };
-            // Each request gets its own number, in queue order.
-            let mut next = first;
-            work.answer(batch, |q| match outcome {
-                Outcome::Written(..) => {
-                    let (first, last) = (next, next + q.count - 1);
-                    next += q.count;
-                    NextReply::Ok {
-                        token: l.token,
-                        first,
-                        last,
-                    }
-                }
-                Outcome::TimedOut => NextReply::Unavailable,
-                Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
+    }
+
+    /// A resign was requested. An honest leader just stops; the `release-before-stop`
+    /// canary gives leadership up first, then finishes the job's step.
+    async fn resign(&mut self) {
+        let (ctl, env, ep, l) = (self.ctl, self.env, self.ep, self.l);
+        if let Some(j) = self
+            .job
+            .as_mut()
+            .filter(|j| j.cfg.canary == crate::scenario::JobCanary::ReleaseBeforeStop)
+        {
+            // The canary: give leadership up first, then finish the step.
+            env.timeline.record(Event::Released {
+                node: ctl.name.clone(),
+                token: l.token,
             });
-            match outcome {
-                Outcome::Fenced => break 'work LossReason::Fenced,
-                Outcome::NotActing => break 'work l.loss_reason(),
-                _ => continue,
+            let _ = self.elector.resign(l).await;
+            if let Some(ends_us) = j.step.as_ref().map(|s| s.ends_us) {
+                sleep_until_local(&ctl.clock, ends_us).await;
+                if let Some(segment) = j.finish(ctl, env, l.token) {
+                    let _ = write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await;
+                }
             }
         }
+    }
+
+    /// The scheduler's tick, when it is due.
+    async fn tick(&mut self) -> Turn {
+        if self.ctl.clock.now_us() < self.next_tick_us {
+            return Turn::Idle;
+        }
+        self.tick_n += 1;
+        self.next_tick_us += self.env.tick_interval_ms as i64 * 1000;
+        let op = WriteOp::Tick { n: self.tick_n };
+        match write(self.ctl, self.env, self.ep, self.l, op).await {
+            Outcome::Fenced => Turn::Stop(LossReason::Fenced),
+            Outcome::NotActing => Turn::Stop(self.l.loss_reason()),
+            _ => Turn::Again,
+        }
+    }
+
+    /// The job's checkpoint, once the step in progress (ending at `step_ends_us`) is done.
+    async fn checkpoint(&mut self, step_ends_us: Option<i64>) -> Turn {
+        let (ctl, env, ep, l) = (self.ctl, self.env, self.ep, self.l);
+        let (Some(j), Some(ends_us)) = (self.job.as_mut(), step_ends_us) else {
+            return Turn::Idle;
+        };
+        if ctl.clock.now_us() < ends_us {
+            return Turn::Idle;
+        }
+        let segment = j.finish(ctl, env, l.token).expect("a step was in progress");
+        match write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await {
+            Outcome::Written(_, cursor) => j.cursor = cursor,
+            // It may still land: doing the segment again is safe, skipping is not.
+            Outcome::TimedOut => {}
+            Outcome::Fenced => return Turn::Stop(LossReason::Fenced),
+            Outcome::NotActing => return Turn::Stop(l.loss_reason()),
+        }
+        Turn::Again
+    }
+
+    /// The sequencer: every queued batch in one write, then each request its answer.
+    async fn sequence(&mut self) -> Turn {
+        let batch = self.work.take();
+        if batch.is_empty() {
+            return Turn::Idle;
+        }
+        let count = batch.iter().map(|q| q.count).sum();
+        let (first, outcome) = match self.seq_log {
+            Some(log) => commit(self.ctl, self.env, self.l, log, count).await,
+            None => self.write_batch(count).await,
+        };
+        // Each request gets its own number, in queue order.
+        let token = self.l.token;
+        let mut next = first;
+        self.work.answer(batch, |q| match outcome {
+            Outcome::Written(..) => {
+                let (first, last) = (next, next + q.count - 1);
+                next += q.count;
+                NextReply::Ok { token, first, last }
+            }
+            Outcome::TimedOut => NextReply::Unavailable,
+            Outcome::Fenced | Outcome::NotActing => NextReply::NotLeader { hint: None },
+        });
+        match outcome {
+            Outcome::Fenced => Turn::Stop(LossReason::Fenced),
+            Outcome::NotActing => Turn::Stop(self.l.loss_reason()),
+            _ => Turn::Again,
+        }
+    }
+
+    /// One sequencer batch of `count` numbers written to the resource's `sequence` row.
+    /// Returns the batch's first number and the write's outcome.
+    async fn write_batch(&mut self, count: u64) -> (u64, Outcome) {
+        let (first, last) = (self.last_seq + 1, self.last_seq + count);
+        let op = WriteOp::Seq { first, last };
+        let outcome = write(self.ctl, self.env, self.ep, self.l, op).await;
+        // A timed-out write may still have landed: skip its numbers rather
+        // than risk handing them out twice. Gaps are allowed; reuse is not.
+        if matches!(outcome, Outcome::Written(..) | Outcome::TimedOut) {
+            self.last_seq = last;
+        }
+        (first, outcome)
+    }
+
+    /// Waits for the next thing to do: leadership lost, a resign, a queued batch, the
+    /// tick's time or the end of the job's step (at `step_ends_us`).
+    async fn wait(&self, step_ends_us: Option<i64>) {
+        let clock = &self.ctl.clock;
         let step_end = async {
             match step_ends_us {
                 Some(t) => sleep_until_local(clock, t).await,
@@ -321,18 +436,13 @@ pub async fn lead(
             // Biased: tokio would otherwise pick among ready branches with its own RNG, which
             // madsim does not seed; polling in written order keeps runs deterministic.
             biased;
-            _ = l.lost() => {}
-            _ = ctl.resign_notify.notified() => {}
-            _ = work.queued.notified() => {}
-            _ = sleep_until_local(clock, next_tick_us) => {}
+            _ = self.l.lost() => {}
+            _ = self.ctl.resign_notify.notified() => {}
+            _ = self.work.queued.notified() => {}
+            _ = sleep_until_local(clock, self.next_tick_us) => {}
             _ = step_end => {}
         }
-    };
-    // Stop the step before the node releases leadership.
-    if let Some(j) = job.as_mut() {
-        j.abandon(ctl, env, l.token);
     }
-    reason
 }
 
 /// One protected write: check the lease, then send. A pause armed by the scenario strikes

@@ -3,8 +3,11 @@
 
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
-use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::service::consul;
+use crate::rpc::{call, BACKEND_ADDR};
+use crate::service::consul::{
+    self, ConsulKvAcquire, ConsulKvGet, ConsulKvRelease, ConsulSessionCreate, ConsulSessionDestroy,
+    ConsulSessionRenew,
+};
 use async_trait::async_trait;
 pub use baton_model::protocol::consul_session::ConsulSession;
 use baton_protocols::consul_session::{
@@ -12,68 +15,7 @@ use baton_protocols::consul_session::{
 };
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-
-/// `PUT /v1/session/create`; an error message when the TTL is out of range.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConsulSessionCreate {
-    /// Who asks (for the timeline).
-    pub node: String,
-    /// The session asked for.
-    pub req: SessionRequest,
-}
-request!(ConsulSessionCreate => Result<String, String>);
-
-/// `PUT /v1/session/renew/<id>`: the TTL in force, `None` when the session is gone.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConsulSessionRenew {
-    /// The session.
-    pub id: String,
-}
-request!(ConsulSessionRenew => Option<u64>);
-
-/// `PUT /v1/session/destroy/<id>`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConsulSessionDestroy {
-    /// The session.
-    pub id: String,
-}
-request!(ConsulSessionDestroy => ());
-
-/// `GET /v1/kv/<key>?index=<index>&wait=<wait_ms>`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConsulKvGet {
-    /// The key.
-    pub key: String,
-    /// Block until the key's index passes this (0: answer at once).
-    pub index: u64,
-    /// Block at most this long (server clock).
-    pub wait_ms: u64,
-}
-request!(ConsulKvGet => KvRead);
-
-/// `PUT /v1/kv/<key>?acquire=<session>`; an error message for an unknown session.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConsulKvAcquire {
-    /// The key.
-    pub key: String,
-    /// The value written with the lock.
-    pub value: String,
-    /// The session taking the lock.
-    pub session: String,
-}
-request!(ConsulKvAcquire => Result<bool, String>);
-
-/// `PUT /v1/kv/<key>?release=<session>`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ConsulKvRelease {
-    /// The key.
-    pub key: String,
-    /// The session giving the lock up.
-    pub session: String,
-}
-request!(ConsulKvRelease => Result<bool, String>);
 
 /// A Consul client for one node; every call is bounded by `rpc_timeout_ms` (a blocking
 /// query by its wait plus that).

@@ -3,52 +3,14 @@
 
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
-use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::service::db;
+use crate::rpc::{call, BACKEND_ADDR};
+use crate::service::db::{self, DbAcquire, DbRelease, DbRenew, DbSelect};
 use async_trait::async_trait;
 pub use baton_model::protocol::db_row::DbRow;
 use baton_protocols::db_row::{DbApi, DbError, DbRowElector, LeaderRow};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-
-/// The acquire statement; the new generation when one row was updated.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DbAcquire {
-    /// The candidate.
-    pub node: String,
-    /// The lease length.
-    pub ttl_ms: u64,
-}
-request!(DbAcquire => Option<u64>);
-
-/// The renew statement; true when one row was updated.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DbRenew {
-    /// The holder.
-    pub node: String,
-    /// Its generation.
-    pub generation: u64,
-    /// The lease length.
-    pub ttl_ms: u64,
-}
-request!(DbRenew => bool);
-
-/// The release statement; true when one row was updated.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DbRelease {
-    /// The holder.
-    pub node: String,
-    /// Its generation.
-    pub generation: u64,
-}
-request!(DbRelease => bool);
-
-/// The select statement: the live holder, if any.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct DbSelect;
-request!(DbSelect => Option<LeaderRow>);
 
 /// A database client for one node; every statement is bounded by
 /// `statement_timeout_ms`.

@@ -3,27 +3,16 @@
 
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
-use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::service::k8s;
+use crate::rpc::{call, BACKEND_ADDR};
+use crate::service::k8s::{self, ApiStatus, K8sLeaseCreate, K8sLeaseGet, K8sLeaseUpdate};
 use async_trait::async_trait;
 pub use baton_model::protocol::k8s_lease::K8sLease;
 use baton_protocols::k8s_lease::{K8sError, K8sLeaseElector, Lease, LeaseApi};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Why the API server refused a call (the HTTP status behind [`K8sError`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ApiStatus {
-    /// 404.
-    NotFound,
-    /// 409 on create.
-    AlreadyExists,
-    /// 409 on update: stale resourceVersion.
-    Conflict,
-}
-
+// The service answers with an HTTP status; the elector's seam speaks `K8sError`.
 impl From<ApiStatus> for K8sError {
     fn from(s: ApiStatus) -> K8sError {
         match s {
@@ -33,26 +22,6 @@ impl From<ApiStatus> for K8sError {
         }
     }
 }
-
-/// `GET .../leases/<name>`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct K8sLeaseGet {
-    /// The Lease's name.
-    pub name: String,
-}
-request!(K8sLeaseGet => Result<Lease, ApiStatus>);
-
-/// `POST .../leases`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct K8sLeaseCreate(pub Lease);
-
-/// `PUT .../leases/<name>`, guarded by the resourceVersion it carries.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct K8sLeaseUpdate(pub Lease);
-
-request!(K8sLeaseCreate => Result<Lease, ApiStatus>);
-
-request!(K8sLeaseUpdate => Result<Lease, ApiStatus>);
 
 /// A Lease client for one node; every call is bounded by `rpc_timeout_ms`.
 pub struct SimLeaseClient {

@@ -2,9 +2,10 @@
 //!
 //! A protocol is three pieces. The elector lives in the `baton-protocols` crate and knows
 //! nothing of the simulator. Its backend (etcd, Redis, ...) is a simulated service node
-//! in `crate::service`. The glue here implements [`Protocol`]: it starts the backend,
-//! builds each node's elector over a client that reaches the backend through madsim's
-//! network, checks the protocol's scenario table, and names its failover bound.
+//! in `crate::service`, which declares the requests it answers. The glue here implements
+//! [`Protocol`]: it starts the backend, builds each node's elector over a client that
+//! reaches the backend through madsim's network (sending the service's requests), checks
+//! the protocol's scenario table, and names its failover bound.
 //!
 //! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
 //! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].

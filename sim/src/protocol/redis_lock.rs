@@ -3,8 +3,10 @@
 
 use super::{BackendCtx, ElectorCtx, Protocol, ProtocolName};
 use crate::net::Endpoint;
-use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::service::redis;
+use crate::rpc::{call, BACKEND_ADDR};
+use crate::service::redis::{
+    self, RedisEvalDelete, RedisEvalExtend, RedisGet, RedisIncr, RedisPexpire, RedisSetNxPx,
+};
 use async_trait::async_trait;
 pub use baton_model::protocol::redis_lock::{RedisFenced, RedisNaive};
 use baton_protocols::redis_lock::{
@@ -12,68 +14,7 @@ use baton_protocols::redis_lock::{
 };
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-
-/// `SET key value NX PX ttl_ms`; true when the key was set.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RedisSetNxPx {
-    /// The key.
-    pub key: String,
-    /// The value.
-    pub value: String,
-    /// Its time to live.
-    pub ttl_ms: u64,
-}
-request!(RedisSetNxPx => bool);
-
-/// `GET key`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RedisGet {
-    /// The key.
-    pub key: String,
-}
-request!(RedisGet => Option<String>);
-
-/// `PEXPIRE key ttl_ms`; true when the key exists.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RedisPexpire {
-    /// The key.
-    pub key: String,
-    /// The new time to live.
-    pub ttl_ms: u64,
-}
-request!(RedisPexpire => bool);
-
-/// `EVAL` of the compare-and-extend script; true when extended.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RedisEvalExtend {
-    /// The key.
-    pub key: String,
-    /// The value it must hold.
-    pub value: String,
-    /// The new time to live.
-    pub ttl_ms: u64,
-}
-request!(RedisEvalExtend => bool);
-
-/// `EVAL` of the compare-and-delete script; true when deleted.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RedisEvalDelete {
-    /// The key.
-    pub key: String,
-    /// The value it must hold.
-    pub value: String,
-}
-request!(RedisEvalDelete => bool);
-
-/// `INCR key`; the server's error text when the value is not an integer.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct RedisIncr {
-    /// The key.
-    pub key: String,
-}
-request!(RedisIncr => Result<i64, String>);
 
 /// A Redis client for one node; every call is bounded by `rpc_timeout_ms`.
 pub struct SimRedisClient {

@@ -3,8 +3,11 @@
 
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::net::Endpoint;
-use crate::rpc::{call, request, BACKEND_ADDR};
-use crate::service::zk::{self, ZkSettings};
+use crate::rpc::{call, BACKEND_ADDR};
+use crate::service::zk::{
+    self, ZkClose, ZkConnect, ZkCreate, ZkDelete, ZkExists, ZkGetChildren, ZkGetData, ZkPing,
+    ZkSettings,
+};
 use async_trait::async_trait;
 pub use baton_model::protocol::zk_sequential::ZkSequential;
 use baton_protocols::zk_sequential::{
@@ -12,90 +15,7 @@ use baton_protocols::zk_sequential::{
 };
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-
-/// ZooKeeper `createSession` (the connect handshake).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkConnect {
-    /// Who connects (for the timeline).
-    pub node: String,
-    /// Session timeout asked for.
-    pub timeout_ms: u64,
-}
-request!(ZkConnect => SessionGrant);
-
-/// A ping on a session.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkPing {
-    /// The session.
-    pub session: i64,
-}
-request!(ZkPing => Result<(), ZkError>);
-
-/// `closeSession`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkClose {
-    /// The session.
-    pub session: i64,
-}
-request!(ZkClose => ());
-
-/// `create` (answered as `create2`: path and stat).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkCreate {
-    /// The session (owner of an ephemeral znode).
-    pub session: i64,
-    /// The path, or the prefix of a sequential znode.
-    pub path: String,
-    /// The data.
-    pub data: String,
-    /// The create mode.
-    pub mode: CreateMode,
-}
-request!(ZkCreate => Result<(String, Stat), ZkError>);
-
-/// `delete` (any version).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkDelete {
-    /// The session.
-    pub session: i64,
-    /// The znode.
-    pub path: String,
-}
-request!(ZkDelete => Result<(), ZkError>);
-
-/// `getChildren`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkGetChildren {
-    /// The session (0: a sessionless read).
-    pub session: i64,
-    /// The parent znode.
-    pub path: String,
-}
-request!(ZkGetChildren => Result<Vec<String>, ZkError>);
-
-/// `getData`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkGetData {
-    /// The session (0: a sessionless read).
-    pub session: i64,
-    /// The znode.
-    pub path: String,
-}
-request!(ZkGetData => Result<(String, Stat), ZkError>);
-
-/// `exists` with a watch, as a long poll until the znode is deleted.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct ZkExists {
-    /// The session.
-    pub session: i64,
-    /// The znode.
-    pub path: String,
-    /// Wait at most this long (service clock) for its deletion.
-    pub wait_ms: u64,
-}
-request!(ZkExists => Result<Option<Stat>, ZkError>);
 
 /// A ZooKeeper client for one node; every call is bounded by `rpc_timeout_ms`.
 pub struct SimZkClient {

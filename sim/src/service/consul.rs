@@ -27,14 +27,11 @@
 
 use crate::clock::NodeClock;
 use crate::net::Endpoint;
-use crate::protocol::consul_session::{
-    ConsulKvAcquire, ConsulKvGet, ConsulKvRelease, ConsulSessionCreate, ConsulSessionDestroy,
-    ConsulSessionRenew,
-};
-use crate::rpc::BACKEND_ADDR;
+use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::consul_session::{KvPair, KvRead, SessionRequest};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -42,6 +39,69 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 pub use baton_model::protocol::consul_session::MAX_TTL_MS;
+
+// The requests this service answers: it declares them, and its client
+// (`crate::protocol::consul_session`) sends them.
+
+/// `PUT /v1/session/create`; an error message when the TTL is out of range.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulSessionCreate {
+    /// Who asks (for the timeline).
+    pub node: String,
+    /// The session asked for.
+    pub req: SessionRequest,
+}
+request!(ConsulSessionCreate => Result<String, String>);
+
+/// `PUT /v1/session/renew/<id>`: the TTL in force, `None` when the session is gone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulSessionRenew {
+    /// The session.
+    pub id: String,
+}
+request!(ConsulSessionRenew => Option<u64>);
+
+/// `PUT /v1/session/destroy/<id>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulSessionDestroy {
+    /// The session.
+    pub id: String,
+}
+request!(ConsulSessionDestroy => ());
+
+/// `GET /v1/kv/<key>?index=<index>&wait=<wait_ms>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulKvGet {
+    /// The key.
+    pub key: String,
+    /// Block until the key's index passes this (0: answer at once).
+    pub index: u64,
+    /// Block at most this long (server clock).
+    pub wait_ms: u64,
+}
+request!(ConsulKvGet => KvRead);
+
+/// `PUT /v1/kv/<key>?acquire=<session>`; an error message for an unknown session.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulKvAcquire {
+    /// The key.
+    pub key: String,
+    /// The value written with the lock.
+    pub value: String,
+    /// The session taking the lock.
+    pub session: String,
+}
+request!(ConsulKvAcquire => Result<bool, String>);
+
+/// `PUT /v1/kv/<key>?release=<session>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ConsulKvRelease {
+    /// The key.
+    pub key: String,
+    /// The session giving the lock up.
+    pub session: String,
+}
+request!(ConsulKvRelease => Result<bool, String>);
 
 /// Consul's `SessionTTLMultiplier`: a session is invalidated once 2 x TTL passed
 /// without a renewal.

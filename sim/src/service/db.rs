@@ -11,14 +11,54 @@
 
 use crate::clock::NodeClock;
 use crate::net::Endpoint;
-use crate::protocol::db_row::{DbAcquire, DbRelease, DbRenew, DbSelect};
-use crate::rpc::BACKEND_ADDR;
+use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::db_row::LeaderRow;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
+
+// The requests this service answers: it declares them, and its client
+// (`crate::protocol::db_row`) sends them.
+
+/// The acquire statement; the new generation when one row was updated.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbAcquire {
+    /// The candidate.
+    pub node: String,
+    /// The lease length.
+    pub ttl_ms: u64,
+}
+request!(DbAcquire => Option<u64>);
+
+/// The renew statement; true when one row was updated.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbRenew {
+    /// The holder.
+    pub node: String,
+    /// Its generation.
+    pub generation: u64,
+    /// The lease length.
+    pub ttl_ms: u64,
+}
+request!(DbRenew => bool);
+
+/// The release statement; true when one row was updated.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbRelease {
+    /// The holder.
+    pub node: String,
+    /// Its generation.
+    pub generation: u64,
+}
+request!(DbRelease => bool);
+
+/// The select statement: the live holder, if any.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DbSelect;
+request!(DbSelect => Option<LeaderRow>);
 
 /// The table's one row.
 struct Row {

@@ -20,14 +20,47 @@
 
 use crate::clock::NodeClock;
 use crate::net::Endpoint;
-use crate::protocol::k8s_lease::{ApiStatus, K8sLeaseCreate, K8sLeaseGet, K8sLeaseUpdate};
-use crate::rpc::BACKEND_ADDR;
+use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_until_local, Clock};
 use baton_protocols::k8s_lease::Lease;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+
+// The requests this service answers: it declares them, and its client
+// (`crate::protocol::k8s_lease`) sends them.
+
+/// Why the API server refused a call (the HTTP status behind
+/// [`baton_protocols::k8s_lease::K8sError`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ApiStatus {
+    /// 404.
+    NotFound,
+    /// 409 on create.
+    AlreadyExists,
+    /// 409 on update: stale resourceVersion.
+    Conflict,
+}
+
+/// `GET .../leases/<name>`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct K8sLeaseGet {
+    /// The Lease's name.
+    pub name: String,
+}
+request!(K8sLeaseGet => Result<Lease, ApiStatus>);
+
+/// `POST .../leases`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct K8sLeaseCreate(pub Lease);
+request!(K8sLeaseCreate => Result<Lease, ApiStatus>);
+
+/// `PUT .../leases/<name>`, guarded by the resourceVersion it carries.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct K8sLeaseUpdate(pub Lease);
+request!(K8sLeaseUpdate => Result<Lease, ApiStatus>);
 
 /// How often, at most, the server looks for Leases left unrenewed past their duration
 /// (for the timeline note only); it also looks exactly when the earliest one falls due,

@@ -1,4 +1,8 @@
 //! The simulated services the protocols lean on, and the fenced resource.
+//!
+//! A service declares the requests it answers, in its own module (etcd's and the
+//! resource's are in [`crate::rpc`]); a protocol's client glue in [`crate::protocol`]
+//! imports them from here and sends them, so references run from client to service only.
 
 pub mod consul;
 pub mod db;

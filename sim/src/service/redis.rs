@@ -14,16 +14,77 @@
 
 use crate::clock::NodeClock;
 use crate::net::Endpoint;
-use crate::protocol::redis_lock::{
-    RedisEvalDelete, RedisEvalExtend, RedisGet, RedisIncr, RedisPexpire, RedisSetNxPx,
-};
-use crate::rpc::BACKEND_ADDR;
+use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+// The requests this service answers: it declares them, and its client
+// (`crate::protocol::redis_lock`) sends them.
+
+/// `SET key value NX PX ttl_ms`; true when the key was set.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisSetNxPx {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: String,
+    /// Its time to live.
+    pub ttl_ms: u64,
+}
+request!(RedisSetNxPx => bool);
+
+/// `GET key`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisGet {
+    /// The key.
+    pub key: String,
+}
+request!(RedisGet => Option<String>);
+
+/// `PEXPIRE key ttl_ms`; true when the key exists.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisPexpire {
+    /// The key.
+    pub key: String,
+    /// The new time to live.
+    pub ttl_ms: u64,
+}
+request!(RedisPexpire => bool);
+
+/// `EVAL` of the compare-and-extend script; true when extended.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisEvalExtend {
+    /// The key.
+    pub key: String,
+    /// The value it must hold.
+    pub value: String,
+    /// The new time to live.
+    pub ttl_ms: u64,
+}
+request!(RedisEvalExtend => bool);
+
+/// `EVAL` of the compare-and-delete script; true when deleted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisEvalDelete {
+    /// The key.
+    pub key: String,
+    /// The value it must hold.
+    pub value: String,
+}
+request!(RedisEvalDelete => bool);
+
+/// `INCR key`; the server's error text when the value is not an integer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisIncr {
+    /// The key.
+    pub key: String,
+}
+request!(RedisIncr => Result<i64, String>);
 
 /// Redis's active expiry runs `hz` times a second; `hz` defaults to 10.
 const ACTIVE_EXPIRE_CYCLE_MS: u64 = 100;

@@ -18,18 +18,101 @@
 
 use crate::clock::NodeClock;
 use crate::net::Endpoint;
-use crate::protocol::zk_sequential::{
-    ZkClose, ZkConnect, ZkCreate, ZkDelete, ZkExists, ZkGetChildren, ZkGetData, ZkPing,
-};
-use crate::rpc::BACKEND_ADDR;
+use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::zk_sequential::{CreateMode, SessionGrant, Stat, ZkError};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Notify;
+
+// The requests this service answers: it declares them, and its client
+// (`crate::protocol::zk_sequential`) sends them.
+
+/// ZooKeeper `createSession` (the connect handshake).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkConnect {
+    /// Who connects (for the timeline).
+    pub node: String,
+    /// Session timeout asked for.
+    pub timeout_ms: u64,
+}
+request!(ZkConnect => SessionGrant);
+
+/// A ping on a session.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkPing {
+    /// The session.
+    pub session: i64,
+}
+request!(ZkPing => Result<(), ZkError>);
+
+/// `closeSession`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkClose {
+    /// The session.
+    pub session: i64,
+}
+request!(ZkClose => ());
+
+/// `create` (answered as `create2`: path and stat).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkCreate {
+    /// The session (owner of an ephemeral znode).
+    pub session: i64,
+    /// The path, or the prefix of a sequential znode.
+    pub path: String,
+    /// The data.
+    pub data: String,
+    /// The create mode.
+    pub mode: CreateMode,
+}
+request!(ZkCreate => Result<(String, Stat), ZkError>);
+
+/// `delete` (any version).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkDelete {
+    /// The session.
+    pub session: i64,
+    /// The znode.
+    pub path: String,
+}
+request!(ZkDelete => Result<(), ZkError>);
+
+/// `getChildren`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkGetChildren {
+    /// The session (0: a sessionless read).
+    pub session: i64,
+    /// The parent znode.
+    pub path: String,
+}
+request!(ZkGetChildren => Result<Vec<String>, ZkError>);
+
+/// `getData`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkGetData {
+    /// The session (0: a sessionless read).
+    pub session: i64,
+    /// The znode.
+    pub path: String,
+}
+request!(ZkGetData => Result<(String, Stat), ZkError>);
+
+/// `exists` with a watch, as a long poll until the znode is deleted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ZkExists {
+    /// The session.
+    pub session: i64,
+    /// The znode.
+    pub path: String,
+    /// Wait at most this long (service clock) for its deletion.
+    pub wait_ms: u64,
+}
+request!(ZkExists => Result<Option<Stat>, ZkError>);
 
 struct Znode {
     data: String,

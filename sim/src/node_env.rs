@@ -1,0 +1,33 @@
+//! What every node of the fleet shares: the run's timeline, parameters and protocol.
+//!
+//! It lives apart from the node's life ([`crate::node`]) and from the leader's work
+//! ([`crate::work`]), since both read it.
+
+use crate::protocol::Protocol;
+use crate::timeline::Timeline;
+use madsim::task::NodeId;
+use std::sync::{Arc, OnceLock};
+
+/// What every node shares: the timeline, the parameters, where the chaos node is.
+pub struct NodeEnv {
+    /// The run's timeline.
+    pub timeline: Timeline,
+    /// The world's count of requests the protocol's backend served.
+    pub backend_requests: Arc<crate::requests::RequestCounter>,
+    /// The run's root seed.
+    pub seed: u64,
+    /// The protocol under test.
+    pub protocol: Arc<dyn Protocol>,
+    /// The fleet size.
+    pub nodes: usize,
+    /// Scheduler tick interval.
+    pub tick_interval_ms: u64,
+    /// Timeout of calls to the fenced resource.
+    pub resource_timeout_ms: u64,
+    /// The most a node waits before it boots (see [`crate::node::run`]).
+    pub start_delay_ms_max: u64,
+    /// The leader's long-running job, if the scenario has one.
+    pub job: Option<crate::scenario::JobConfig>,
+    /// The node that runs the world's own timers (pause ends), never paused or killed.
+    pub chaos_node: OnceLock<NodeId>,
+}
