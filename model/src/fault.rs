@@ -341,6 +341,23 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// Its kind.
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            Fault::Kill { .. } => FaultKind::Kill,
+            Fault::Restart { .. } => FaultKind::Restart,
+            Fault::Pause { .. } => FaultKind::Pause,
+            Fault::Partition { .. } => FaultKind::Partition,
+            Fault::Heal => FaultKind::Heal,
+            Fault::ClockOffset { .. } => FaultKind::ClockOffset,
+            Fault::ClockDrift { .. } => FaultKind::ClockDrift,
+            Fault::ClockStep { .. } => FaultKind::ClockStep,
+            Fault::Network { .. } => FaultKind::Network,
+            Fault::Resign { .. } => FaultKind::Resign,
+            Fault::SlowLink { .. } => FaultKind::SlowLink,
+        }
+    }
+
     /// How long the fault lasts once applied (0 for instantaneous ones; `None` when it
     /// lasts until something else ends it).
     pub fn duration_ms(&self) -> Option<u64> {

@@ -323,161 +323,121 @@ impl FaultPlan {
 
     /// The steps of fault `index` hitting `ends`, and the node it hit.
     fn steps(&mut self, index: usize, fault: &Fault, ends: &[String]) -> (Vec<Step>, Option<String>) {
-        let applied = |kind: FaultKind, target: &str| {
-            Step::Record(Event::FaultApplied {
-                index,
-                kind: kind.name().into(),
-                target: target.into(),
-            })
-        };
-        let act = |v: Verb| Step::Act(index, v);
-        let heal = |d: Option<u64>| d.map(|after_ms| Step::HealLater { index, after_ms });
         let node = ends.first().cloned().unwrap_or_default();
-        let mut out = vec![];
-        let hit = match fault {
-            Fault::Kill {
-                restart_after_ms, ..
-            } => {
-                out.extend([applied(FaultKind::Kill, &node), act(Verb::Kill(node.clone()))]);
-                out.extend(heal(*restart_after_ms));
-                Some(node)
-            }
-            Fault::Restart { .. } => {
-                out.extend([applied(FaultKind::Restart, &node), act(Verb::Restart(node.clone()))]);
-                Some(node)
-            }
-            Fault::Resign { .. } => {
-                out.extend([applied(FaultKind::Resign, &node), act(Verb::Resign(node.clone()))]);
-                Some(node)
-            }
+        match fault {
             Fault::Pause {
                 duration_ms,
                 point: PausePoint::BeforeWrite,
                 ..
             } => {
-                // Recorded as applied by the node when it strikes.
-                out.push(act(Verb::ArmPauseBeforeWrite {
+                // Recorded as applied by the node when it strikes, and healed there.
+                let arm = Verb::ArmPauseBeforeWrite {
                     node: node.clone(),
                     index,
                     duration_ms: *duration_ms,
-                }));
-                Some(node)
-            }
-            Fault::Pause { duration_ms, .. } => {
-                out.extend([
-                    applied(FaultKind::Pause, &node),
-                    act(Verb::Pause { node: node.clone(), index }),
-                ]);
-                out.extend(heal(Some(*duration_ms)));
-                Some(node)
-            }
-            Fault::Partition {
-                one_way,
-                duration_ms,
-                ..
-            } => {
-                let (from, to) = (ends[0].clone(), ends[1].clone());
-                let label = if *one_way {
-                    format!("{from}->{to}")
-                } else {
-                    format!("{from}<->{to}")
                 };
-                out.extend([
-                    applied(FaultKind::Partition, &label),
-                    act(Verb::Cut {
-                        from: from.clone(),
-                        to: to.clone(),
-                        one_way: *one_way,
-                    }),
-                ]);
-                out.extend(heal(*duration_ms));
-                let hit = self.node_end(&from, &to);
-                self.open.insert(
-                    index,
-                    Open {
-                        label,
-                        from,
-                        to,
-                        one_way: *one_way,
-                    },
-                );
-                hit
+                (vec![Step::Act(index, arm)], Some(node))
             }
+            Fault::Heal => (self.heal_all(index), None),
+            _ => {
+                let (target, verb, hit) = self.applied(index, fault, ends);
+                let mut out = vec![
+                    Step::Record(Event::FaultApplied {
+                        index,
+                        kind: fault.kind().name().into(),
+                        target,
+                    }),
+                    Step::Act(index, verb),
+                ];
+                if let Some(after_ms) = heal_after(fault) {
+                    out.push(Step::HealLater { index, after_ms });
+                }
+                (out, hit)
+            }
+        }
+    }
+
+    /// What fault `index` hits (as its `fault_applied` names it), the verb that applies
+    /// it, and the node it hit. A partition is kept open until it heals.
+    fn applied(&mut self, index: usize, fault: &Fault, ends: &[String]) -> (String, Verb, Option<String>) {
+        let node = ends.first().cloned().unwrap_or_default();
+        let on_node = |v: Verb| (node.clone(), v, Some(node.clone()));
+        let clock = |c: ClockChange| on_node(Verb::Clock(node.clone(), c));
+        match fault {
+            Fault::Kill { .. } => on_node(Verb::Kill(node.clone())),
+            Fault::Restart { .. } => on_node(Verb::Restart(node.clone())),
+            Fault::Resign { .. } => on_node(Verb::Resign(node.clone())),
+            Fault::Pause { .. } => on_node(Verb::Pause {
+                node: node.clone(),
+                index,
+            }),
+            Fault::ClockOffset { offset_ms, .. } => clock(ClockChange::Offset(*offset_ms)),
+            Fault::ClockDrift { drift_ppm, .. } => clock(ClockChange::Drift(*drift_ppm)),
+            Fault::ClockStep { step_ms, .. } => clock(ClockChange::Step(*step_ms)),
+            Fault::Partition { one_way, .. } => self.open_partition(index, ends, *one_way),
             Fault::SlowLink {
                 latency_ms_min,
                 latency_ms_max,
-                duration_ms,
                 ..
             } => {
                 let (from, to) = (ends[0].clone(), ends[1].clone());
-                out.extend([
-                    applied(FaultKind::SlowLink, &format!("{from}->{to}")),
-                    act(Verb::Slow {
-                        from: from.clone(),
-                        to: to.clone(),
-                        latency_ms: Some((*latency_ms_min, *latency_ms_max)),
-                    }),
-                ]);
-                out.extend(heal(*duration_ms));
-                self.node_end(&from, &to)
-            }
-            Fault::Heal => {
-                out.push(applied(FaultKind::Heal, "all"));
-                for (i, o) in std::mem::take(&mut self.open) {
-                    out.push(Step::Record(Event::FaultHealed {
-                        index: i,
-                        kind: FaultKind::Partition.name().into(),
-                        target: o.label,
-                    }));
-                }
-                out.push(act(Verb::MendAll));
-                None
-            }
-            Fault::ClockOffset { offset_ms, .. } => {
-                self.clock(&mut out, index, FaultKind::ClockOffset, &node, ClockChange::Offset(*offset_ms))
-            }
-            Fault::ClockDrift { drift_ppm, .. } => {
-                self.clock(&mut out, index, FaultKind::ClockDrift, &node, ClockChange::Drift(*drift_ppm))
-            }
-            Fault::ClockStep { step_ms, .. } => {
-                self.clock(&mut out, index, FaultKind::ClockStep, &node, ClockChange::Step(*step_ms))
+                let hit = self.node_end(&from, &to);
+                let label = format!("{from}->{to}");
+                let latency_ms = Some((*latency_ms_min, *latency_ms_max));
+                (label, Verb::Slow { from, to, latency_ms }, hit)
             }
             Fault::Network {
                 latency_ms_min,
                 latency_ms_max,
                 loss_ppm,
-                duration_ms,
+                ..
             } => {
-                out.extend([
-                    applied(FaultKind::Network, "all"),
-                    act(Verb::Network {
-                        latency_ms_min: *latency_ms_min,
-                        latency_ms_max: *latency_ms_max,
-                        loss_ppm: *loss_ppm,
-                    }),
-                ]);
-                out.extend(heal(*duration_ms));
-                None
+                let verb = Verb::Network {
+                    latency_ms_min: *latency_ms_min,
+                    latency_ms_max: *latency_ms_max,
+                    loss_ppm: *loss_ppm,
+                };
+                ("all".into(), verb, None)
             }
-        };
-        (out, hit)
+            Fault::Heal => unreachable!("a heal has steps of its own"),
+        }
     }
 
-    fn clock(
-        &self,
-        out: &mut Vec<Step>,
-        index: usize,
-        kind: FaultKind,
-        node: &str,
-        change: ClockChange,
-    ) -> Option<String> {
-        out.push(Step::Record(Event::FaultApplied {
+    /// A partition of `ends`, kept open until its duration or a `heal` ends it.
+    fn open_partition(&mut self, index: usize, ends: &[String], one_way: bool) -> (String, Verb, Option<String>) {
+        let (from, to) = (ends[0].clone(), ends[1].clone());
+        let label = if one_way {
+            format!("{from}->{to}")
+        } else {
+            format!("{from}<->{to}")
+        };
+        let hit = self.node_end(&from, &to);
+        let open = Open {
+            label: label.clone(),
+            from: from.clone(),
+            to: to.clone(),
+            one_way,
+        };
+        self.open.insert(index, open);
+        (label, Verb::Cut { from, to, one_way }, hit)
+    }
+
+    /// `heal`: every partition in force ends (each recorded), and every cut link mends.
+    fn heal_all(&mut self, index: usize) -> Vec<Step> {
+        let mut out = vec![Step::Record(Event::FaultApplied {
             index,
-            kind: kind.name().into(),
-            target: node.into(),
-        }));
-        out.push(Step::Act(index, Verb::Clock(node.to_string(), change)));
-        Some(node.to_string())
+            kind: FaultKind::Heal.name().into(),
+            target: "all".into(),
+        })];
+        for (i, o) in std::mem::take(&mut self.open) {
+            out.push(Step::Record(Event::FaultHealed {
+                index: i,
+                kind: FaultKind::Partition.name().into(),
+                target: o.label,
+            }));
+        }
+        out.push(Step::Act(index, Verb::MendAll));
+        out
     }
 
     /// A link's node end (the first, if both are nodes).
@@ -551,6 +511,21 @@ impl FaultPlan {
             }
             _ => vec![],
         }
+    }
+}
+
+/// How long after it fires a fault heals by itself, if it does: a kill's restart, a
+/// pause's end, a partition's, slow link's or network change's duration.
+fn heal_after(fault: &Fault) -> Option<u64> {
+    match fault {
+        Fault::Kill {
+            restart_after_ms, ..
+        } => *restart_after_ms,
+        Fault::Pause { duration_ms, .. } => Some(*duration_ms),
+        Fault::Partition { duration_ms, .. }
+        | Fault::SlowLink { duration_ms, .. }
+        | Fault::Network { duration_ms, .. } => *duration_ms,
+        _ => None,
     }
 }
 

@@ -31,8 +31,6 @@ pub struct World {
     chaos: NodeId,
     /// Links cut by partitions, by process name: (from, to).
     cut: Mutex<BTreeSet<(String, String)>>,
-    /// Partitions in force: fault index -> label.
-    open_partitions: Mutex<std::collections::BTreeMap<usize, String>>,
     /// The sequencer client's record.
     pub client_record: ClientRecord,
 }
@@ -123,7 +121,6 @@ impl World {
             client: client.id(),
             chaos: chaos.id(),
             cut: Mutex::new(BTreeSet::new()),
-            open_partitions: Mutex::new(Default::default()),
             client_record: record,
         }
     }
@@ -303,29 +300,8 @@ impl World {
         }
     }
 
-    /// Notes that partition fault `index` is in force.
-    pub fn open_partition(&self, index: usize, label: &str) {
-        self.open_partitions
-            .lock()
-            .unwrap()
-            .insert(index, label.to_string());
-    }
-
-    /// Ends partition fault `index` if it is still in force; returns its label.
-    pub fn close_partition(&self, index: usize) -> Option<String> {
-        self.open_partitions.lock().unwrap().remove(&index)
-    }
-
-    /// Restores every cut link and records the end of every partition in force.
-    pub fn heal_all(&self) {
-        let open = std::mem::take(&mut *self.open_partitions.lock().unwrap());
-        for (index, target) in open {
-            self.timeline.record(Event::FaultHealed {
-                index,
-                kind: "partition".into(),
-                target,
-            });
-        }
+    /// Restores every cut link.
+    pub fn mend_all(&self) {
         let cut: Vec<(String, String)> = self.cut.lock().unwrap().iter().cloned().collect();
         for (a, b) in cut {
             self.mend(&a, &b);
