@@ -375,6 +375,17 @@ impl Fault {
     }
 }
 
+/// `min..=max` as a latency range, or the error naming `latency_ms_min`.
+fn latency_range(min: u64, max: u64) -> Result<(u64, u64), FaultError> {
+    if min > max {
+        return Err((
+            "latency_ms_min".into(),
+            format!("{min} is above latency_ms_max {max}"),
+        ));
+    }
+    Ok((min, max))
+}
+
 /// A fault table that does not fit its kind: (key, message).
 pub type FaultError = (String, String);
 
@@ -512,57 +523,66 @@ impl FaultSpec {
         base_latency_ms: (u64, u64),
         base_loss_ppm: u64,
     ) -> Result<(When, Fault), FaultError> {
+        self.check_keys()?;
+        let when = self.when()?;
+        let fault = self.fault(base_latency_ms, base_loss_ppm)?;
+        if let Fault::Pause { duration_ms: 0, .. } = fault {
+            return Err(("duration_ms".into(), "must be at least 1".into()));
+        }
+        self.check_limits()?;
+        Ok((when, fault))
+    }
+
+    /// Every key given belongs to the kind, and every key the kind requires is given.
+    fn check_keys(&self) -> Result<(), FaultError> {
         let allowed = self.kind.keys();
         let names: Vec<&str> = allowed.iter().map(|(k, _)| *k).collect();
-        for key in self.present_keys() {
-            if !names.contains(&key) {
-                let takes = if names.is_empty() {
-                    "no other keys".to_string()
-                } else {
-                    names.join(", ")
-                };
-                return Err((
-                    key.to_string(),
-                    format!(
-                        "not a key of kind `{}` (it takes: {takes})",
-                        self.kind.name()
-                    ),
-                ));
-            }
-        }
         let present = self.present_keys();
-        for (key, required) in allowed {
-            if *required && !present.contains(key) {
-                return Err((
-                    key.to_string(),
-                    format!("missing: kind `{}` requires it", self.kind.name()),
-                ));
-            }
+        if let Some(key) = present.iter().find(|k| !names.contains(k)) {
+            let takes = if names.is_empty() {
+                "no other keys".to_string()
+            } else {
+                names.join(", ")
+            };
+            return Err((
+                key.to_string(),
+                format!("not a key of kind `{}` (it takes: {takes})", self.kind.name()),
+            ));
         }
-        let when = match (self.at_ms, self.after) {
-            (Some(at), None) => {
-                if self.delay_ms.is_some() {
-                    return Err((
-                        "delay_ms".into(),
-                        "only with `after` (use `at_ms` alone for a fixed time)".into(),
-                    ));
-                }
-                When::At(at)
-            }
-            (None, Some(t)) => When::After(t, self.delay_ms.unwrap_or(0)),
-            (Some(_), Some(_)) => {
-                return Err(("after".into(), "give `at_ms` or `after`, not both".into()))
-            }
-            (None, None) => {
-                return Err((
-                    "at_ms".into(),
-                    "missing: give `at_ms` or `after` (leader-elected, previous-fault-ended)"
-                        .into(),
-                ))
-            }
-        };
+        match allowed.iter().find(|(k, required)| *required && !present.contains(k)) {
+            Some((key, _)) => Err((
+                key.to_string(),
+                format!("missing: kind `{}` requires it", self.kind.name()),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// When it fires: `at_ms`, or `delay_ms` after its trigger.
+    fn when(&self) -> Result<When, FaultError> {
+        match (self.at_ms, self.after) {
+            (Some(_), None) if self.delay_ms.is_some() => Err((
+                "delay_ms".into(),
+                "only with `after` (use `at_ms` alone for a fixed time)".into(),
+            )),
+            (Some(at), None) => Ok(When::At(at)),
+            (None, Some(t)) => Ok(When::After(t, self.delay_ms.unwrap_or(0))),
+            (Some(_), Some(_)) => Err(("after".into(), "give `at_ms` or `after`, not both".into())),
+            (None, None) => Err((
+                "at_ms".into(),
+                "missing: give `at_ms` or `after` (leader-elected, previous-fault-ended)".into(),
+            )),
+        }
+    }
+
+    /// The typed fault; a `network` fault's unset keys come from the scenario's network.
+    fn fault(&self, base_latency_ms: (u64, u64), base_loss_ppm: u64) -> Result<Fault, FaultError> {
         let target = || self.target.clone().unwrap_or_default();
-        let fault = match self.kind {
+        let (from, to) = (
+            || self.from.clone().unwrap_or_default(),
+            || self.to.clone().unwrap_or_default(),
+        );
+        Ok(match self.kind {
             FaultKind::Kill => Fault::Kill {
                 target: target(),
                 restart_after_ms: self.restart_after_ms,
@@ -575,8 +595,8 @@ impl FaultSpec {
                 point: self.point.unwrap_or_default(),
             },
             FaultKind::Partition => Fault::Partition {
-                from: self.from.clone().unwrap_or_default(),
-                to: self.to.clone().unwrap_or_default(),
+                from: from(),
+                to: to(),
                 one_way: self.one_way.unwrap_or(false),
                 duration_ms: self.duration_ms,
             },
@@ -594,33 +614,20 @@ impl FaultSpec {
                 step_ms: self.step_ms.unwrap_or(0),
             },
             FaultKind::SlowLink => {
-                let (min, max) = (
-                    self.latency_ms_min.unwrap_or(0),
-                    self.latency_ms_max.unwrap_or(0),
-                );
-                if min > max {
-                    return Err((
-                        "latency_ms_min".into(),
-                        format!("{min} is above latency_ms_max {max}"),
-                    ));
-                }
+                let (min, max) = latency_range(self.latency_ms_min.unwrap_or(0), self.latency_ms_max.unwrap_or(0))?;
                 Fault::SlowLink {
-                    from: self.from.clone().unwrap_or_default(),
-                    to: self.to.clone().unwrap_or_default(),
+                    from: from(),
+                    to: to(),
                     latency_ms_min: min,
                     latency_ms_max: max,
                     duration_ms: self.duration_ms,
                 }
             }
             FaultKind::Network => {
-                let min = self.latency_ms_min.unwrap_or(base_latency_ms.0);
-                let max = self.latency_ms_max.unwrap_or(base_latency_ms.1);
-                if min > max {
-                    return Err((
-                        "latency_ms_min".into(),
-                        format!("{min} is above latency_ms_max {max}"),
-                    ));
-                }
+                let (min, max) = latency_range(
+                    self.latency_ms_min.unwrap_or(base_latency_ms.0),
+                    self.latency_ms_max.unwrap_or(base_latency_ms.1),
+                )?;
                 let loss_ppm = self.loss_ppm.unwrap_or(base_loss_ppm);
                 if loss_ppm > 1_000_000 {
                     return Err((
@@ -635,82 +642,39 @@ impl FaultSpec {
                     duration_ms: self.duration_ms,
                 }
             }
-        };
-        if let Fault::Pause { duration_ms: 0, .. } = fault {
-            return Err(("duration_ms".into(), "must be at least 1".into()));
-        }
-        // Bounds that keep every later computation (ms -> us, sums) far from overflow.
+        })
+    }
+
+    /// Bounds that keep every later computation (ms -> µs, sums) far from overflow: a
+    /// table of (key, value given, lowest, highest, the range in words).
+    fn check_limits(&self) -> Result<(), FaultError> {
+        const HOUR: &str = "0 to 3600000 (one simulated hour)";
+        const DAY: &str = "-86400000 to 86400000 (a day)";
+        let ms = |v: Option<u64>| v.map(i128::from);
+        let signed = |v: Option<i64>| v.map(i128::from);
         let limits: [(&str, Option<i128>, i128, i128, &str); 9] = [
-            (
-                "duration_ms",
-                self.duration_ms.map(i128::from),
-                0,
-                MAX_MS,
-                "0 to 3600000 (one simulated hour)",
-            ),
-            (
-                "restart_after_ms",
-                self.restart_after_ms.map(i128::from),
-                0,
-                MAX_MS,
-                "0 to 3600000 (one simulated hour)",
-            ),
-            (
-                "delay_ms",
-                self.delay_ms.map(i128::from),
-                0,
-                MAX_MS,
-                "0 to 3600000 (one simulated hour)",
-            ),
-            (
-                "jitter_ms",
-                self.jitter_ms.map(i128::from),
-                0,
-                MAX_MS,
-                "0 to 3600000 (one simulated hour)",
-            ),
-            (
-                "offset_ms",
-                self.offset_ms.map(i128::from),
-                -MAX_SKEW_MS,
-                MAX_SKEW_MS,
-                "-86400000 to 86400000 (a day)",
-            ),
-            (
-                "step_ms",
-                self.step_ms.map(i128::from),
-                -MAX_SKEW_MS,
-                MAX_SKEW_MS,
-                "-86400000 to 86400000 (a day)",
-            ),
+            ("duration_ms", ms(self.duration_ms), 0, MAX_MS, HOUR),
+            ("restart_after_ms", ms(self.restart_after_ms), 0, MAX_MS, HOUR),
+            ("delay_ms", ms(self.delay_ms), 0, MAX_MS, HOUR),
+            ("jitter_ms", ms(self.jitter_ms), 0, MAX_MS, HOUR),
+            ("offset_ms", signed(self.offset_ms), -MAX_SKEW_MS, MAX_SKEW_MS, DAY),
+            ("step_ms", signed(self.step_ms), -MAX_SKEW_MS, MAX_SKEW_MS, DAY),
             (
                 "drift_ppm",
-                self.drift_ppm.map(i128::from),
+                signed(self.drift_ppm),
                 -999_999,
                 1_000_000,
                 "-999999 to 1000000 (a clock must run forwards)",
             ),
-            (
-                "latency_ms_min",
-                self.latency_ms_min.map(i128::from),
-                0,
-                MAX_LATENCY_MS,
-                "0 to 60000",
-            ),
-            (
-                "latency_ms_max",
-                self.latency_ms_max.map(i128::from),
-                0,
-                MAX_LATENCY_MS,
-                "0 to 60000",
-            ),
+            ("latency_ms_min", ms(self.latency_ms_min), 0, MAX_LATENCY_MS, "0 to 60000"),
+            ("latency_ms_max", ms(self.latency_ms_max), 0, MAX_LATENCY_MS, "0 to 60000"),
         ];
         for (key, v, lo, hi, allowed) in limits {
             if let Some(v) = v.filter(|v| *v < lo || *v > hi) {
                 return Err((key.into(), format!("{v} is out of range: {allowed}")));
             }
         }
-        Ok((when, fault))
+        Ok(())
     }
 
     /// The same table with every optional key of its kind filled in with the value in
