@@ -188,119 +188,122 @@ pub fn bisect(plan: &Plan, mut progress: impl FnMut(&str)) -> Result<Found, Bise
             short(&plan.bad)
         )));
     }
-    let text = std::fs::read(&plan.scenario).map_err(|e| {
-        BisectError::Input(format!(
-            "{}: cannot read the scenario: {e}",
-            plan.scenario.display()
-        ))
-    })?;
-    let work = tempfile::Builder::new()
-        .prefix("baton-bisect-")
-        .tempdir()
-        .map_err(|e| BisectError::Failed(format!("cannot make a work directory: {e}")))?;
-    let scenario = work.path().join(
-        plan.scenario
-            .file_name()
-            .unwrap_or_else(|| std::ffi::OsStr::new("scenario.toml")),
-    );
-    std::fs::write(&scenario, text)
-        .map_err(|e| BisectError::Failed(format!("cannot copy the scenario: {e}")))?;
-    let runs = work.path().join("runs");
-    let tree = work.path().join("tree");
-    std::fs::create_dir_all(&plan.target_dir).map_err(|e| {
-        BisectError::Input(format!(
-            "--target-dir {}: cannot create it: {e}",
-            plan.target_dir.display()
-        ))
-    })?;
-    let target = plan
-        .target_dir
-        .canonicalize()
-        .unwrap_or(plan.target_dir.clone());
-    git(
-        &plan.repo,
-        &[
-            "worktree",
-            "add",
-            "--detach",
-            &tree.to_string_lossy(),
-            &plan.bad,
-        ],
-    )?;
-    let _cleanup = Cleanup {
-        repo: plan.repo.clone(),
-        tree: tree.clone(),
-        _work: work,
-    };
-    let env = [
-        ("BATON_TARGET", target.as_path()),
-        ("BATON_SCENARIO", scenario.as_path()),
-        ("BATON_RUNS", runs.as_path()),
-    ];
+    let ws = Workspace::new(plan)?;
+    let env = ws.env();
     let script = step_script(&plan.profile, plan.seed, &plan.set);
-
     // Both ends first: a bisection between two good (or two bad) commits names nothing.
     for (flag, rev, want) in [("--bad", &plan.bad, 1), ("--good", &plan.good, 0)] {
         progress(&format!("building and running {flag} {}", short(rev)));
-        git(&tree, &["checkout", "-q", "--detach", rev])?;
-        let (verdict, said) = step(&tree, &env, &script)?;
-        match verdict {
-            v if v == want => {}
-            125 => {
-                return Err(BisectError::Failed(format!(
-                    "{flag} {}: does not build, or cannot run the scenario (exit 2 or 3 \
-                     there); it said:\n{said}",
-                    short(rev)
-                )))
-            }
-            0 => {
-                return Err(BisectError::Input(format!(
-                    "the scenario passes at --bad {} (seed {}): nothing to bisect",
-                    short(rev),
-                    plan.seed
-                )))
-            }
-            _ => {
-                return Err(BisectError::Input(format!(
-                    "the scenario already fails at --good {} (seed {}): choose an older --good",
-                    short(rev),
-                    plan.seed
-                )))
-            }
-        }
+        git(&ws.tree, &["checkout", "-q", "--detach", rev])?;
+        let (verdict, said) = step(&ws.tree, &env, &script)?;
+        check_end(flag, rev, want, verdict, &said, plan.seed)?;
+    }
+    progress("bisecting");
+    run_bisect(plan, &ws, &env, &script)
+}
+
+/// What a bisection works in: the scenario copied out of the tree, a worktree of its
+/// own, a directory for the runs and the shared target directory. The worktree is
+/// removed when this is dropped.
+struct Workspace {
+    scenario: PathBuf,
+    runs: PathBuf,
+    tree: PathBuf,
+    target: PathBuf,
+    _cleanup: Cleanup,
+}
+
+impl Workspace {
+    fn new(plan: &Plan) -> Result<Workspace, BisectError> {
+        let text = std::fs::read(&plan.scenario).map_err(|e| {
+            BisectError::Input(format!(
+                "{}: cannot read the scenario: {e}",
+                plan.scenario.display()
+            ))
+        })?;
+        let work = tempfile::Builder::new()
+            .prefix("baton-bisect-")
+            .tempdir()
+            .map_err(|e| BisectError::Failed(format!("cannot make a work directory: {e}")))?;
+        let name = plan.scenario.file_name();
+        let scenario = work
+            .path()
+            .join(name.unwrap_or_else(|| std::ffi::OsStr::new("scenario.toml")));
+        std::fs::write(&scenario, text)
+            .map_err(|e| BisectError::Failed(format!("cannot copy the scenario: {e}")))?;
+        let (runs, tree) = (work.path().join("runs"), work.path().join("tree"));
+        std::fs::create_dir_all(&plan.target_dir).map_err(|e| {
+            BisectError::Input(format!(
+                "--target-dir {}: cannot create it: {e}",
+                plan.target_dir.display()
+            ))
+        })?;
+        let target = plan
+            .target_dir
+            .canonicalize()
+            .unwrap_or(plan.target_dir.clone());
+        let tree_arg = tree.to_string_lossy().into_owned();
+        git(&plan.repo, &["worktree", "add", "--detach", &tree_arg, &plan.bad])?;
+        let _cleanup = Cleanup {
+            repo: plan.repo.clone(),
+            tree: tree.clone(),
+            _work: work,
+        };
+        Ok(Workspace {
+            scenario,
+            runs,
+            tree,
+            target,
+            _cleanup,
+        })
     }
 
-    progress("bisecting");
-    git(&tree, &["bisect", "start", &plan.bad, &plan.good])?;
+    /// The environment every step runs with.
+    fn env(&self) -> [(&'static str, &Path); 3] {
+        [
+            ("BATON_TARGET", self.target.as_path()),
+            ("BATON_SCENARIO", self.scenario.as_path()),
+            ("BATON_RUNS", self.runs.as_path()),
+        ]
+    }
+}
+
+/// Checks an end's verdict: `--bad` must fail (1), `--good` pass (0).
+fn check_end(flag: &str, rev: &str, want: i32, verdict: i32, said: &str, seed: u64) -> Result<(), BisectError> {
+    match verdict {
+        v if v == want => Ok(()),
+        125 => Err(BisectError::Failed(format!(
+            "{flag} {}: does not build, or cannot run the scenario (exit 2 or 3 \
+             there); it said:\n{said}",
+            short(rev)
+        ))),
+        0 => Err(BisectError::Input(format!(
+            "the scenario passes at --bad {} (seed {seed}): nothing to bisect",
+            short(rev),
+        ))),
+        _ => Err(BisectError::Input(format!(
+            "the scenario already fails at --good {} (seed {seed}): choose an older --good",
+            short(rev),
+        ))),
+    }
+}
+
+/// Runs `git bisect run` between the ends and reads what it named.
+fn run_bisect(plan: &Plan, ws: &Workspace, env: &[(&str, &Path)], script: &str) -> Result<Found, BisectError> {
+    git(&ws.tree, &["bisect", "start", &plan.bad, &plan.good])?;
     let mut cmd = Command::new("git");
     cmd.arg("-C")
-        .arg(&tree)
-        .args(["bisect", "run", "sh", "-c", &script])
+        .arg(&ws.tree)
+        .args(["bisect", "run", "sh", "-c", script])
         .stdin(Stdio::null());
-    for (k, v) in &env {
+    for (k, v) in env {
         cmd.env(k, v);
     }
     let out = cmd
         .output()
         .map_err(|e| BisectError::Failed(format!("cannot run git bisect: {e}")))?;
     let log = String::from_utf8_lossy(&out.stdout).into_owned();
-    let steps: Vec<String> = git(&tree, &["bisect", "log"])
-        .map(|l| {
-            l.lines()
-                .filter(|x| {
-                    ["git bisect good", "git bisect bad", "git bisect skip"]
-                        .iter()
-                        .any(|p| x.starts_with(p))
-                })
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    let tested = steps.len();
-    let skipped = steps
-        .iter()
-        .filter(|x| x.starts_with("git bisect skip"))
-        .count();
+    let (tested, skipped) = tested_and_skipped(&ws.tree);
     let Some(commit) = log
         .lines()
         .find_map(|l| l.strip_suffix(" is the first bad commit"))
@@ -318,7 +321,7 @@ pub fn bisect(plan: &Plan, mut progress: impl FnMut(&str)) -> Result<Found, Bise
         )));
     };
     let subject = git(&plan.repo, &["log", "-1", "--format=%s", &commit])?;
-    let failed = failed_properties(&runs.join(&commit).join("report.json"));
+    let failed = failed_properties(&ws.runs.join(&commit).join("report.json"));
     Ok(Found {
         commit,
         subject,
@@ -326,6 +329,28 @@ pub fn bisect(plan: &Plan, mut progress: impl FnMut(&str)) -> Result<Found, Bise
         tested,
         skipped,
     })
+}
+
+/// How many commits `git bisect` tested between the ends, and how many of those it
+/// skipped, from its log.
+fn tested_and_skipped(tree: &Path) -> (usize, usize) {
+    let steps: Vec<String> = git(tree, &["bisect", "log"])
+        .map(|l| {
+            l.lines()
+                .filter(|x| {
+                    ["git bisect good", "git bisect bad", "git bisect skip"]
+                        .iter()
+                        .any(|p| x.starts_with(p))
+                })
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let skipped = steps
+        .iter()
+        .filter(|x| x.starts_with("git bisect skip"))
+        .count();
+    (steps.len(), skipped)
 }
 
 /// The sorted failed properties of a report, each with its first violation's detail.
