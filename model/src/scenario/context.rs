@@ -3,13 +3,23 @@
 
 use super::error::ScenarioError;
 use super::lines::locate;
+use super::types::Scenario;
+use std::borrow::Cow;
+
+/// The text a scenario's lines are counted in.
+enum Source<'a> {
+    /// The file as written (overrides are not in it: a key they set is named by its
+    /// `--set`).
+    Text(&'a str),
+    /// A scenario built in memory (a swarm's drawn schedule, a shrink's candidate): its
+    /// lines are those of its TOML, written only when an error needs one.
+    Typed(&'a Scenario),
+}
 
 /// The context of one scenario's checks: the file, its text and the overrides applied.
 pub(super) struct Cx<'a> {
     file: &'a str,
-    /// The file as written (overrides are not in it: a key they set is named by its
-    /// `--set`).
-    text: &'a str,
+    source: Source<'a>,
     /// Each override's key path, so that an error about a value a `--set` gave names the
     /// `--set` rather than a line of the file, which does not hold that value.
     overridden: Vec<(String, &'a str)>,
@@ -20,7 +30,7 @@ impl<'a> Cx<'a> {
     pub(super) fn text(file: &'a str, text: &'a str, overrides: &'a [String]) -> Self {
         Cx {
             file,
-            text,
+            source: Source::Text(text),
             overridden: overrides
                 .iter()
                 .map(|s| {
@@ -30,6 +40,15 @@ impl<'a> Cx<'a> {
                     )
                 })
                 .collect(),
+        }
+    }
+
+    /// The checks of `scenario`, built in memory and named `file`.
+    pub(super) fn typed(file: &'a str, scenario: &'a Scenario) -> Self {
+        Cx {
+            file,
+            source: Source::Typed(scenario),
+            overridden: vec![],
         }
     }
 
@@ -61,8 +80,14 @@ impl<'a> Cx<'a> {
     /// The line of a dotted key path in the file as written (or of the nearest enclosing
     /// key).
     pub(super) fn line(&self, path: &[&str]) -> Option<usize> {
+        let text = match &self.source {
+            Source::Text(text) => Cow::Borrowed(*text),
+            Source::Typed(s) => {
+                Cow::Owned(toml::to_string(s).expect("a scenario always serializes"))
+            }
+        };
         locate(
-            self.text,
+            &text,
             &path.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
         )
     }

@@ -1,6 +1,7 @@
 //! Loading, one step a table: file -> `--set` overrides -> typed [`Scenario`] -> each
 //! table's checks (`check.rs`, `faults.rs`) -> [`Resolved`] (every default filled in,
-//! faults typed).
+//! faults typed). A scenario already typed (a swarm's drawn schedule, a shrink's
+//! candidate) skips the text and starts at the checks.
 
 use super::check;
 use super::context::Cx;
@@ -64,6 +65,24 @@ pub fn load_str(
     // its `--set` instead, in `Cx::err`).
     let checked = check_tables(&cx, &scenario)?;
     Ok(finish(scenario, checked, file, overrides))
+}
+
+/// As [`load_str`], from a scenario already typed (named `file` in errors): no text is
+/// parsed; an error's line is the key's line in the scenario written as TOML.
+pub fn resolve(file: &str, scenario: Scenario) -> Result<Resolved, ScenarioError> {
+    let checked = check_tables(&Cx::typed(file, &scenario), &scenario)?;
+    Ok(finish(scenario, checked, file, &[]))
+}
+
+impl Resolved {
+    /// This run with `scenario` in place of its own (a swarm's drawn faults written in, a
+    /// shrink's candidate), checked and resolved again as its file would be; the path
+    /// and overrides stay this run's.
+    pub fn with_scenario(&self, scenario: Scenario) -> Result<Resolved, ScenarioError> {
+        let mut out = resolve(&self.path, scenario)?;
+        out.overrides = self.overrides.clone();
+        Ok(out)
+    }
 }
 
 /// The file's text with the overrides applied.

@@ -22,7 +22,7 @@ mod words;
 
 pub use error::ScenarioError;
 pub use lines::line_of_key;
-pub use load::{display_path, load, load_str};
+pub use load::{display_path, load, load_str, resolve};
 pub use sections::{
     Expect, GcNoise, JobCanary, JobConfig, NetworkConfig, Noise, Slo, Sometimes, WorkConfig,
 };

@@ -227,11 +227,7 @@ pub fn materialize(resolved: &Resolved, seed: u64) -> Result<Resolved, ScenarioE
     ));
     // Stable: the file's own faults come first at equal times.
     scenario.faults.sort_by_key(|f| f.at_ms);
-    let text = toml::to_string(&scenario).expect("a scenario always serializes");
-    let mut out = crate::scenario::load_str(&resolved.path, &scenario.name, &text, &[])?;
-    out.path = resolved.path.clone();
-    out.overrides = resolved.overrides.clone();
-    Ok(out)
+    resolved.with_scenario(scenario)
 }
 
 #[cfg(test)]
