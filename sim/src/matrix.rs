@@ -264,7 +264,7 @@ fn cell(r: &Resolved, runs: &[RunFacts]) -> Cell {
             * 1000.0
             / simulated_ms.max(1) as f64,
         failover_bound: {
-            let b = r.protocol.failover_bound(&r.scenario);
+            let b = r.protocol.failover_bound();
             format!("{} ms: {}", b.ms, b.formula)
         },
     }

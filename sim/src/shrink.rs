@@ -301,12 +301,7 @@ pub fn with_faults(resolved: &Resolved, faults: &[FaultSpec]) -> Result<Resolved
     let mut s = resolved.scenario.clone();
     s.swarm = None;
     s.faults = faults.to_vec();
-    let text = toml::to_string(&s).expect("a scenario always serializes");
-    let mut r = crate::scenario::load_str(&resolved.path, &s.name, &text, &[])
-        .map_err(|e| e.to_string())?;
-    r.path = resolved.path.clone();
-    r.overrides = resolved.overrides.clone();
-    Ok(r)
+    resolved.with_scenario(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -354,7 +354,7 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
         passed: runs.iter().filter(|x| x.passed).count() as u64,
         failed: runs.iter().filter(|x| !x.passed).count() as u64,
         failed_properties: failed.into_iter().collect(),
-        failover_bound_ms: t.resolved.protocol.failover_bound(s).ms,
+        failover_bound_ms: t.resolved.protocol.failover_bound().ms,
         failover_ms: failover,
         false_failovers: false_ms.count,
         false_failovers_per_hour: false_per_hour,

@@ -86,10 +86,7 @@ fn the_real_defaults_are_curators_negotiated_down() {
     let toml = r.to_toml();
     assert!(toml.contains("max_session_timeout_ms = 40000"), "{toml}");
     assert!(toml.contains("ping_interval_ms = 13333"), "{toml}");
-    assert_eq!(
-        r.protocol.failover_bound(&r.scenario).ms,
-        40_000 + 2000 + 30
-    );
+    assert_eq!(r.protocol.failover_bound().ms, 40_000 + 2000 + 30);
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Adds a violation for every second leader of a term; returns how many there were.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> u64 {
-    if !crate::protocol::build(&input.resolved.scenario).token_is_term() {
+    if !input.resolved.protocol.token_is_term() {
         return 0;
     }
     check_entries(input.entries, out)

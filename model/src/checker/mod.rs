@@ -370,7 +370,7 @@ impl Checks {
             false_failovers: false_failover::FalseFailovers::default(),
             job: job::Job::default(),
             election_safety: election_safety::ElectionSafety::new(
-                crate::protocol::build(&resolved.scenario).token_is_term(),
+                resolved.protocol.token_is_term(),
             ),
             stale_read: stale_read::StaleRead::default(),
             load: load::Load::default(),

@@ -1,13 +1,12 @@
 //! `bully` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::bully::BullyConfig;
 
-/// The bully protocol with its scenario table.
+/// The bully protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct Bully(pub BullyConfig);
+pub struct Bully(pub BullyConfig, pub Fleet);
 
 impl ProtocolModel for Bully {
     fn name(&self) -> ProtocolName {
@@ -39,9 +38,9 @@ impl ProtocolModel for Bully {
     /// heartbeat's flight) later. Its ELECTION to the dead node then goes unanswered for
     /// one answer timeout, its COORDINATOR to the dead node for another, and it claims
     /// the resource in one round trip.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let c = &self.0;
-        let lat = s.network.latency_ms_max;
+        let lat = self.1.latency_ms_max;
         let ms = c.failure_timeout_ms + lat + 2 * c.answer_timeout_ms + 2 * lat;
         Bound {
             ms,
@@ -54,7 +53,7 @@ impl ProtocolModel for Bully {
         }
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         let c = &self.0;
         2 * (c.failure_timeout_ms + c.round_ms()) + 1000
     }

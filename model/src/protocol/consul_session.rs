@@ -1,16 +1,15 @@
 //! `consul-session` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::consul_session::ConsulSessionConfig;
 
 /// The longest session TTL Consul accepts (24 h).
 pub const MAX_TTL_MS: u64 = 86_400_000;
 
-/// The consul-session protocol with its scenario table.
+/// The consul-session protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct ConsulSession(pub ConsulSessionConfig);
+pub struct ConsulSession(pub ConsulSessionConfig, pub Fleet);
 
 impl ProtocolModel for ConsulSession {
     fn name(&self) -> ProtocolName {
@@ -59,7 +58,7 @@ impl ProtocolModel for ConsulSession {
     /// the lock-delay, and a refused candidate retries only every lock retry time. Then
     /// one round: the waiter's failed acquire and read, a read after its retry sleep
     /// for each retry, its acquire, the read of its token, and its claim.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let c = &self.0;
         let ttl2 = 2 * c.session_ttl_ms;
         let check = c.ttl_check_interval_ms;
@@ -70,17 +69,17 @@ impl ProtocolModel for ConsulSession {
             c.lock_delay_ms.div_ceil(c.lock_retry_time_ms)
         };
         let trips = 4 + 2 * retries;
-        let round = trips * 2 * s.network.latency_ms_max;
+        let round = trips * 2 * self.1.latency_ms_max;
         Bound {
             ms: ttl2 + check + delay + round,
             formula: format!(
                 "TTL to 2 x TTL, plus lock-delay = 2 x session TTL {} ms (Consul may wait up to twice the TTL) + TTL check {check} ms + lock-delay {} ms rounded up to lock retry time {} ms = {delay} ms + election round ({trips} round trips at <= {} ms one way = {round} ms)",
-                c.session_ttl_ms, c.lock_delay_ms, c.lock_retry_time_ms, s.network.latency_ms_max
+                c.session_ttl_ms, c.lock_delay_ms, c.lock_retry_time_ms, self.1.latency_ms_max
             ),
         }
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         2 * self.0.session_ttl_ms + self.0.ttl_check_interval_ms + self.lock_delay_wait_ms() + 1000
     }
 }

@@ -1,13 +1,12 @@
 //! `db-row` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::db_row::DbRowConfig;
 
-/// The db-row protocol with its scenario table.
+/// The db-row protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct DbRow(pub DbRowConfig);
+pub struct DbRow(pub DbRowConfig, pub Fleet);
 
 impl ProtocolModel for DbRow {
     fn name(&self) -> ProtocolName {
@@ -28,10 +27,10 @@ impl ProtocolModel for DbRow {
     /// later than its last write (plus that renewal's trip). The database judges
     /// `expires_at < now()` exactly, so the first candidate to poll after that wins:
     /// within one poll interval and one round trip. Then the claim write.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let ttl = self.0.lease_ttl_ms;
         let poll = self.0.poll_interval_ms;
-        let lat = s.network.latency_ms_max;
+        let lat = self.1.latency_ms_max;
         let round = 3 * 2 * lat;
         Bound {
             ms: ttl + poll + round,
@@ -41,7 +40,7 @@ impl ProtocolModel for DbRow {
         }
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         2 * self.0.lease_ttl_ms + self.0.poll_interval_ms + 1000
     }
 }

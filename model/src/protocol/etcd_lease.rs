@@ -1,13 +1,12 @@
 //! `etcd-lease` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 
-/// The etcd-lease protocol with its scenario table.
+/// The etcd-lease protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct EtcdLease(pub EtcdLeaseConfig);
+pub struct EtcdLease(pub EtcdLeaseConfig, pub Fleet);
 
 impl ProtocolModel for EtcdLease {
     fn name(&self) -> ProtocolName {
@@ -43,20 +42,20 @@ impl ProtocolModel for EtcdLease {
     /// no later than that write), the service notices within one expiry check, and the
     /// next candidate in the queue needs one campaign round: its watch fires, it confirms
     /// it has no predecessor, it claims the resource and writes: four round trips.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let ttl = self.0.granted_ttl_ms();
         let check = self.0.expiry_check_interval_ms;
-        let round = 4 * 2 * s.network.latency_ms_max;
+        let round = 4 * 2 * self.1.latency_ms_max;
         Bound {
             ms: ttl + check + round,
             formula: format!(
                 "TTL + election round = lease TTL {ttl} ms + lease expiry check {check} ms + one campaign round (4 round trips at <= {} ms one way = {round} ms)",
-                s.network.latency_ms_max
+                self.1.latency_ms_max
             ),
         }
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         2 * self.0.granted_ttl_ms() + self.0.expiry_check_interval_ms + 1000
     }
 }

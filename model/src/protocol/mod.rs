@@ -4,9 +4,14 @@
 //! backend and building its electors belong to a world (`baton_sim::protocol` for the
 //! simulator).
 //!
-//! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
-//! [`crate::scenario::Scenario`] named after it, a module here, an arm in [`build`], and
-//! its world side in each world.
+//! A protocol is built from its own table (a [`ProtocolConfig`]) and the [`Fleet`] it
+//! runs on, never from the whole scenario: the scenario knows its protocols, not the
+//! reverse.
+//!
+//! Adding a protocol: a variant of [`ProtocolName`] and of [`ProtocolConfig`], an
+//! `Option<Config>` field in the scenario named after it (and its arms in the scenario's
+//! `protocol_config` and `set_protocol_config`), a module here, an arm in
+//! [`build_protocol!`], and its world side in each world.
 
 pub mod bully;
 pub mod consul_session;
@@ -18,7 +23,15 @@ pub mod redis_lock;
 pub mod ring;
 pub mod zk_sequential;
 
-use crate::scenario::Scenario;
+use baton_protocols::bully::BullyConfig;
+use baton_protocols::consul_session::ConsulSessionConfig;
+use baton_protocols::db_row::DbRowConfig;
+use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::k8s_lease::K8sLeaseConfig;
+use baton_protocols::raft_config::RaftConfig;
+use baton_protocols::redis_lock::RedisLockConfig;
+use baton_protocols::ring::RingConfig;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -114,12 +127,13 @@ pub trait ProtocolModel: Send + Sync + std::fmt::Debug {
     /// Checks the protocol's table; `Err((key, message))` names a key inside it.
     fn validate(&self) -> Result<(), (String, String)>;
 
-    /// The failover bound the protocol promises under a clean kill, with its formula.
-    fn failover_bound(&self, scenario: &Scenario) -> Bound;
+    /// The failover bound the protocol promises under a clean kill on its [`Fleet`], with
+    /// its formula.
+    fn failover_bound(&self) -> Bound;
 
     /// The default liveness bound: after the last fault ends, a leader must write within
     /// this long.
-    fn default_liveness_bound_ms(&self, scenario: &Scenario) -> u64;
+    fn default_liveness_bound_ms(&self) -> u64;
 
     /// True when the token is an election term, which at most one node may win (Raft's
     /// election safety, checked by [`crate::checker::election_safety`]). Lease tokens
@@ -149,94 +163,119 @@ pub trait ProtocolModel: Send + Sync + std::fmt::Debug {
     }
 }
 
-/// Fills the selected protocol's table with the real system's defaults where the
-/// scenario is silent, and with values derived from others (so the resolved
-/// `scenario.toml` shows every value in force).
-pub fn fill_table(scenario: &mut Scenario) {
-    match scenario.protocol {
-        ProtocolName::EtcdLease => {
-            let mut c = scenario.etcd_lease.clone().unwrap_or_default();
-            c.keepalive_interval_ms = c.effective_keepalive_interval_ms();
-            scenario.etcd_lease = Some(c);
+/// What a protocol's bounds need from outside its own table, passed to it when it is
+/// built: the fleet's size and the network's slowest one-way latency.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fleet {
+    /// How many nodes run the protocol.
+    pub nodes: u32,
+    /// The network's highest one-way latency of a message (`network.latency_ms_max`).
+    pub latency_ms_max: u64,
+}
+
+/// A protocol with its own table: what each world builds the protocol from
+/// ([`build_protocol!`]). The scenario keeps each protocol's table apart (so that a file
+/// may hold several) and hands over the one it selects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProtocolConfig {
+    /// `etcd-lease` and its `[etcd-lease]` table.
+    EtcdLease(EtcdLeaseConfig),
+    /// `redis-naive` and its `[redis-naive]` table.
+    RedisNaive(RedisLockConfig),
+    /// `redis-fenced` and its `[redis-fenced]` table.
+    RedisFenced(RedisLockConfig),
+    /// `db-row` and its `[db-row]` table.
+    DbRow(DbRowConfig),
+    /// `consul-session` and its `[consul-session]` table.
+    ConsulSession(ConsulSessionConfig),
+    /// `k8s-lease` and its `[k8s-lease]` table.
+    K8sLease(K8sLeaseConfig),
+    /// `zk-sequential` and its `[zk-sequential]` table.
+    ZkSequential(ZkSequentialConfig),
+    /// `bully` and its `[bully]` table.
+    Bully(BullyConfig),
+    /// `ring` and its `[ring]` table.
+    Ring(RingConfig),
+    /// `raft` and its `[raft]` table.
+    Raft(RaftConfig),
+}
+
+impl ProtocolConfig {
+    /// The protocol this table belongs to.
+    pub fn name(&self) -> ProtocolName {
+        match self {
+            ProtocolConfig::EtcdLease(_) => ProtocolName::EtcdLease,
+            ProtocolConfig::RedisNaive(_) => ProtocolName::RedisNaive,
+            ProtocolConfig::RedisFenced(_) => ProtocolName::RedisFenced,
+            ProtocolConfig::DbRow(_) => ProtocolName::DbRow,
+            ProtocolConfig::ConsulSession(_) => ProtocolName::ConsulSession,
+            ProtocolConfig::K8sLease(_) => ProtocolName::K8sLease,
+            ProtocolConfig::ZkSequential(_) => ProtocolName::ZkSequential,
+            ProtocolConfig::Bully(_) => ProtocolName::Bully,
+            ProtocolConfig::Ring(_) => ProtocolName::Ring,
+            ProtocolConfig::Raft(_) => ProtocolName::Raft,
         }
-        ProtocolName::RedisNaive => {
-            let mut c = scenario.redis_naive.clone().unwrap_or_default();
-            c.renew_interval_ms = c.effective_renew_interval_ms();
-            scenario.redis_naive = Some(c);
-        }
-        ProtocolName::RedisFenced => {
-            let mut c = scenario.redis_fenced.clone().unwrap_or_default();
-            c.renew_interval_ms = c.effective_renew_interval_ms();
-            scenario.redis_fenced = Some(c);
-        }
-        ProtocolName::DbRow => {
-            let mut c = scenario.db_row.clone().unwrap_or_default();
-            c.renew_interval_ms = c.effective_renew_interval_ms();
-            scenario.db_row = Some(c);
-        }
-        ProtocolName::ConsulSession => {
-            scenario.consul_session = Some(scenario.consul_session.clone().unwrap_or_default());
-        }
-        ProtocolName::K8sLease => {
-            scenario.k8s_lease = Some(scenario.k8s_lease.clone().unwrap_or_default());
-        }
-        ProtocolName::ZkSequential => {
-            let mut c = scenario.zk_sequential.clone().unwrap_or_default();
-            c.min_session_timeout_ms = c.effective_min_session_timeout_ms();
-            c.max_session_timeout_ms = c.effective_max_session_timeout_ms();
-            c.ping_interval_ms = c.ping_interval_for(c.negotiated_timeout_ms());
-            scenario.zk_sequential = Some(c);
-        }
-        ProtocolName::Bully => {
-            scenario.bully = Some(scenario.bully.clone().unwrap_or_default());
-        }
-        ProtocolName::Ring => {
-            scenario.ring = Some(scenario.ring.clone().unwrap_or_default());
-        }
-        ProtocolName::Raft => {
-            scenario.raft = Some(scenario.raft.clone().unwrap_or_default());
+    }
+
+    /// The table with the values derived from others written in (so the resolved
+    /// `scenario.toml` shows every value in force).
+    pub fn filled(self) -> ProtocolConfig {
+        match self {
+            ProtocolConfig::EtcdLease(mut c) => {
+                c.keepalive_interval_ms = c.effective_keepalive_interval_ms();
+                ProtocolConfig::EtcdLease(c)
+            }
+            ProtocolConfig::RedisNaive(mut c) => {
+                c.renew_interval_ms = c.effective_renew_interval_ms();
+                ProtocolConfig::RedisNaive(c)
+            }
+            ProtocolConfig::RedisFenced(mut c) => {
+                c.renew_interval_ms = c.effective_renew_interval_ms();
+                ProtocolConfig::RedisFenced(c)
+            }
+            ProtocolConfig::DbRow(mut c) => {
+                c.renew_interval_ms = c.effective_renew_interval_ms();
+                ProtocolConfig::DbRow(c)
+            }
+            ProtocolConfig::ZkSequential(mut c) => {
+                c.min_session_timeout_ms = c.effective_min_session_timeout_ms();
+                c.max_session_timeout_ms = c.effective_max_session_timeout_ms();
+                c.ping_interval_ms = c.ping_interval_for(c.negotiated_timeout_ms());
+                ProtocolConfig::ZkSequential(c)
+            }
+            other => other,
         }
     }
 }
 
-/// The protocol a scenario names, with its table (the real system's defaults when the
-/// table is absent).
-pub fn build(scenario: &Scenario) -> Arc<dyn ProtocolModel> {
-    crate::build_protocol!(scenario)
+/// The protocol of `config`, built from its table for `fleet`.
+pub fn build(config: ProtocolConfig, fleet: Fleet) -> Arc<dyn ProtocolModel> {
+    crate::build_protocol!(config, fleet)
 }
 
-/// The one match from a scenario's protocol name to its protocol value (the table, or the
-/// real system's defaults when absent), as an `Arc` of whatever trait object the caller
-/// returns: [`build`] returns the model, the simulator its `Protocol` (a trait this crate
-/// cannot name, so a function could not return it). A new protocol is added here once.
+/// The one match from a protocol's table to its protocol value, as an `Arc` of whatever
+/// trait object the caller returns: [`build`] returns the model, the simulator its
+/// `Protocol` (a trait this crate cannot name, so a function could not return it). A new
+/// protocol is added here once.
 #[macro_export]
 macro_rules! build_protocol {
-    ($scenario:expr) => {{
-        let s: &$crate::scenario::Scenario = $scenario;
+    ($config:expr, $fleet:expr) => {{
+        let config: $crate::protocol::ProtocolConfig = $config;
+        let fleet: $crate::protocol::Fleet = $fleet;
         use ::std::sync::Arc;
-        use $crate::protocol::ProtocolName as P;
+        use $crate::protocol::ProtocolConfig as C;
         use $crate::protocol::*;
-        match s.protocol {
-            P::EtcdLease => Arc::new(etcd_lease::EtcdLease(
-                s.etcd_lease.clone().unwrap_or_default(),
-            )),
-            P::RedisNaive => Arc::new(redis_lock::RedisNaive(
-                s.redis_naive.clone().unwrap_or_default(),
-            )),
-            P::RedisFenced => Arc::new(redis_lock::RedisFenced(
-                s.redis_fenced.clone().unwrap_or_default(),
-            )),
-            P::DbRow => Arc::new(db_row::DbRow(s.db_row.clone().unwrap_or_default())),
-            P::ConsulSession => Arc::new(consul_session::ConsulSession(
-                s.consul_session.clone().unwrap_or_default(),
-            )),
-            P::K8sLease => Arc::new(k8s_lease::K8sLease(s.k8s_lease.clone().unwrap_or_default())),
-            P::ZkSequential => Arc::new(zk_sequential::ZkSequential(
-                s.zk_sequential.clone().unwrap_or_default(),
-            )),
-            P::Bully => Arc::new(bully::Bully(s.bully.clone().unwrap_or_default())),
-            P::Ring => Arc::new(ring::Ring(s.ring.clone().unwrap_or_default())),
-            P::Raft => Arc::new(raft::RaftProtocol(s.raft.clone().unwrap_or_default())),
+        match config {
+            C::EtcdLease(c) => Arc::new(etcd_lease::EtcdLease(c, fleet)),
+            C::RedisNaive(c) => Arc::new(redis_lock::RedisNaive(c, fleet)),
+            C::RedisFenced(c) => Arc::new(redis_lock::RedisFenced(c, fleet)),
+            C::DbRow(c) => Arc::new(db_row::DbRow(c, fleet)),
+            C::ConsulSession(c) => Arc::new(consul_session::ConsulSession(c, fleet)),
+            C::K8sLease(c) => Arc::new(k8s_lease::K8sLease(c, fleet)),
+            C::ZkSequential(c) => Arc::new(zk_sequential::ZkSequential(c, fleet)),
+            C::Bully(c) => Arc::new(bully::Bully(c, fleet)),
+            C::Ring(c) => Arc::new(ring::Ring(c, fleet)),
+            C::Raft(c) => Arc::new(raft::RaftProtocol(c, fleet)),
         }
     }};
 }

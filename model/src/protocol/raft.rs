@@ -1,13 +1,12 @@
 //! `raft` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::raft_config::{RaftConfig, SequencerPath};
 
-/// The raft protocol with its scenario table.
+/// The raft protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct RaftProtocol(pub RaftConfig);
+pub struct RaftProtocol(pub RaftConfig, pub Fleet);
 
 impl ProtocolModel for RaftProtocol {
     fn name(&self) -> ProtocolName {
@@ -62,9 +61,9 @@ impl ProtocolModel for RaftProtocol {
     /// most two happened). The winner then needs a pre-vote round trip (when on), a vote
     /// round trip, a quorum heartbeat round for its own lease, and a claim round trip at
     /// the resource.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let c = &self.0;
-        let lat = s.network.latency_ms_max;
+        let lat = self.1.latency_ms_max;
         let trips = if c.pre_vote { 4 } else { 3 };
         let ms = 4 * c.election_timeout_max_ms + trips * 2 * lat;
         Bound {
@@ -80,8 +79,8 @@ impl ProtocolModel for RaftProtocol {
         }
     }
 
-    fn default_liveness_bound_ms(&self, s: &Scenario) -> u64 {
-        2 * self.failover_bound(s).ms + 1000
+    fn default_liveness_bound_ms(&self) -> u64 {
+        2 * self.failover_bound().ms + 1000
     }
 
     /// With openraft's `single-term-leader` feature a term has at most one leader, so

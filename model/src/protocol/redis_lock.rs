@@ -1,13 +1,12 @@
 //! `redis-naive` and `redis-fenced` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::redis_lock::{Fencing, RedisLockConfig};
 
 /// `redis-naive`: the lock without a fencing token (every leadership carries 0).
 #[derive(Clone, Debug)]
-pub struct RedisNaive(pub RedisLockConfig);
+pub struct RedisNaive(pub RedisLockConfig, pub Fleet);
 
 impl ProtocolModel for RedisNaive {
     fn name(&self) -> ProtocolName {
@@ -18,18 +17,18 @@ impl ProtocolModel for RedisNaive {
         validate(&self.0)
     }
 
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        bound(&self.0, s, Fencing::None)
+    fn failover_bound(&self) -> Bound {
+        bound(&self.0, &self.1, Fencing::None)
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         liveness_bound_ms(&self.0)
     }
 }
 
 /// `redis-fenced`: the lock plus a token from `INCR <key>:token` on acquisition.
 #[derive(Clone, Debug)]
-pub struct RedisFenced(pub RedisLockConfig);
+pub struct RedisFenced(pub RedisLockConfig, pub Fleet);
 
 impl ProtocolModel for RedisFenced {
     fn name(&self) -> ProtocolName {
@@ -40,11 +39,11 @@ impl ProtocolModel for RedisFenced {
         validate(&self.0)
     }
 
-    fn failover_bound(&self, s: &Scenario) -> Bound {
-        bound(&self.0, s, Fencing::IncrCounter)
+    fn failover_bound(&self) -> Bound {
+        bound(&self.0, &self.1, Fencing::IncrCounter)
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         liveness_bound_ms(&self.0)
     }
 }
@@ -65,14 +64,14 @@ fn validate(c: &RedisLockConfig) -> Result<(), (String, String)> {
 /// later than its last write (plus that renewal's trip). Redis judges expiry on access,
 /// so the first candidate to retry after that takes the lock: within one retry interval
 /// and one round trip. Then the token (fenced only) and the claim write.
-fn bound(cfg: &RedisLockConfig, s: &Scenario, fencing: Fencing) -> Bound {
+fn bound(cfg: &RedisLockConfig, fleet: &Fleet, fencing: Fencing) -> Bound {
     let ttl = cfg.lock_ttl_ms;
     let retry = cfg.retry_interval_ms;
     let (trips, what) = match fencing {
         Fencing::None => (3, "last renewal, SET NX PX, claim write"),
         Fencing::IncrCounter => (4, "last renewal, SET NX PX, INCR, claim write"),
     };
-    let lat = s.network.latency_ms_max;
+    let lat = fleet.latency_ms_max;
     let round = trips * 2 * lat;
     Bound {
         ms: ttl + retry + round,

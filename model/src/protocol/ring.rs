@@ -1,13 +1,12 @@
 //! `ring` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::ring::RingConfig;
 
-/// The ring protocol with its scenario table.
+/// The ring protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct Ring(pub RingConfig);
+pub struct Ring(pub RingConfig, pub Fleet);
 
 impl ProtocolModel for Ring {
     fn name(&self) -> ProtocolName {
@@ -39,10 +38,10 @@ impl ProtocolModel for Ring {
     /// The round then passes the dead node at most twice (ELECTION, then ELECTION with
     /// the winner's id), each time waiting one hop timeout, and crosses the live nodes
     /// in at most two laps; the winner claims the resource in one round trip.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let c = &self.0;
-        let lat = s.network.latency_ms_max;
-        let laps = 2 * s.nodes as u64 * lat;
+        let lat = self.1.latency_ms_max;
+        let laps = 2 * self.1.nodes as u64 * lat;
         let ms = c.failure_timeout_ms + lat + 2 * c.hop_timeout_ms + laps + 2 * lat;
         Bound {
             ms,
@@ -50,13 +49,13 @@ impl ProtocolModel for Ring {
                 "failure timeout + 2 hop timeouts = failure timeout {} ms + heartbeat flight {lat} ms + the dead node skipped twice (2 x {} ms) + two laps of {} hops at <= {lat} ms one way ({laps} ms) + claim round trip ({} ms)",
                 c.failure_timeout_ms,
                 c.hop_timeout_ms,
-                s.nodes,
+                self.1.nodes,
                 2 * lat
             ),
         }
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         let c = &self.0;
         2 * (c.failure_timeout_ms + c.election_timeout_ms) + 1000
     }

@@ -1,13 +1,12 @@
 //! `zk-sequential` in the model: the scenario table's checks and the failover bound.
 
 #[allow(unused_imports)]
-use super::{require_positive, Bound, ProtocolModel, ProtocolName};
-use crate::scenario::Scenario;
+use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use baton_protocols::zk_sequential::ZkSequentialConfig;
 
-/// The zk-sequential protocol with its scenario table.
+/// The zk-sequential protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
-pub struct ZkSequential(pub ZkSequentialConfig);
+pub struct ZkSequential(pub ZkSequentialConfig, pub Fleet);
 
 impl ProtocolModel for ZkSequential {
     fn name(&self) -> ProtocolName {
@@ -44,20 +43,20 @@ impl ProtocolModel for ZkSequential {
     /// the server expires its session at most one session timeout plus one tick (the
     /// tracker's granularity) after that write; the successor's watch then fires, it
     /// re-reads the children and claims the resource: about three round trips.
-    fn failover_bound(&self, s: &Scenario) -> Bound {
+    fn failover_bound(&self) -> Bound {
         let timeout = self.0.negotiated_timeout_ms();
         let tick = self.0.tick_time_ms;
-        let round = 3 * 2 * s.network.latency_ms_max;
+        let round = 3 * 2 * self.1.latency_ms_max;
         Bound {
             ms: timeout + tick + round,
             formula: format!(
                 "session timeout + tick + election round = negotiated session timeout {timeout} ms + tickTime {tick} ms (session tracker granularity) + watch, getChildren and claim (3 round trips at <= {} ms one way = {round} ms)",
-                s.network.latency_ms_max
+                self.1.latency_ms_max
             ),
         }
     }
 
-    fn default_liveness_bound_ms(&self, _: &Scenario) -> u64 {
+    fn default_liveness_bound_ms(&self) -> u64 {
         2 * self.0.negotiated_timeout_ms() + self.0.tick_time_ms + 1000
     }
 }

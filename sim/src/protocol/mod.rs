@@ -7,8 +7,9 @@
 //! reaches the backend through madsim's network (sending the service's requests), checks
 //! the protocol's scenario table, and names its failover bound.
 //!
-//! Adding a protocol: a variant of [`ProtocolName`], an `Option<Config>` field in
-//! [`crate::scenario::Scenario`] named after it, a module here, and an arm in [`build`].
+//! Adding a protocol: a variant of [`ProtocolName`] and of [`ProtocolConfig`], an
+//! `Option<Config>` field in [`crate::scenario::Scenario`] named after it, a module here,
+//! and an arm in [`baton_model::build_protocol!`].
 
 pub mod bully;
 pub mod consul_session;
@@ -30,7 +31,9 @@ use madsim::runtime::Handle;
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
-pub use baton_model::protocol::{fill_table, require_positive, Bound, ProtocolModel, ProtocolName};
+pub use baton_model::protocol::{
+    require_positive, Bound, Fleet, ProtocolConfig, ProtocolModel, ProtocolName,
+};
 
 /// What a backend gets from the world when it starts.
 pub struct BackendCtx<'a> {
@@ -104,8 +107,8 @@ pub trait Protocol: ProtocolModel {
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector>;
 }
 
-/// The protocol a scenario names, with its table (the real system's defaults when the
-/// table is absent), as the simulator runs it.
+/// The protocol a scenario names, built from its table (the real system's defaults when
+/// the table is absent) and the fleet, as the simulator runs it.
 pub fn build(scenario: &Scenario) -> Arc<dyn Protocol> {
-    baton_model::build_protocol!(scenario)
+    baton_model::build_protocol!(scenario.protocol_config(), scenario.fleet())
 }

@@ -1,0 +1,200 @@
+//! The `[[faults]]` tables' checks: each fault's keys against its kind (the fault's own
+//! `resolve`), its targets against the fleet, and its time against the run and the
+//! faults before it.
+
+use super::context::Cx;
+use super::error::ScenarioError;
+use super::types::Scenario;
+use crate::fault::{Fault, FaultSpec, Firing, When};
+
+/// The checked faults.
+pub(super) struct Faults {
+    /// The firings, typed, in firing order (file order, or time order when a fault
+    /// repeats).
+    pub(super) firings: Vec<Firing>,
+    /// One table per firing with every optional key of its kind filled in, for the
+    /// resolved `scenario.toml`.
+    pub(super) filled: Vec<FaultSpec>,
+}
+
+/// What the faults checked so far leave for the next one.
+#[derive(Default)]
+struct Before {
+    /// The index and time of the last fault with an `at_ms`.
+    last_at: Option<(usize, u64)>,
+    /// Whether an earlier fault hit a node (so that `previous` names one).
+    node: bool,
+}
+
+/// Checks every fault of `s`, whose fleet is `nodes`.
+pub(super) fn check(cx: &Cx, s: &Scenario, nodes: &[String]) -> Result<Faults, ScenarioError> {
+    let mut out = Faults {
+        firings: vec![],
+        filled: vec![],
+    };
+    let mut before = Before::default();
+    for (i, spec) in firings(cx, s)?.iter().map(|(i, f)| (*i, f)) {
+        let idx = i.to_string();
+        let (when, fault) = spec
+            .resolve(
+                (s.network.latency_ms_min, s.network.latency_ms_max),
+                s.network.loss_ppm,
+            )
+            .map_err(|(key, m)| cx.fail(&["faults", &idx, &key], m))?;
+        previous(cx, &idx, spec, nodes, &mut before.node)?;
+        targets(cx, &idx, &fault, nodes)?;
+        let jitter_ms = spec.jitter_ms.unwrap_or(0);
+        if let When::At(t) = when {
+            time(cx, (i, t), jitter_ms, s.duration_ms, &mut before.last_at)?;
+        }
+        out.filled.push(spec.filled(&fault));
+        out.firings.push(Firing {
+            when,
+            jitter_ms,
+            fault,
+        });
+    }
+    Ok(out)
+}
+
+/// Each fault's firings, with the index of its table in the file (for errors). A
+/// scenario with a repeating fault fires everything in time order (ties in file order),
+/// so every fault of it needs an at_ms.
+fn firings(cx: &Cx, s: &Scenario) -> Result<Vec<(usize, FaultSpec)>, ScenarioError> {
+    let mut firings = vec![];
+    for (i, spec) in s.faults.iter().enumerate() {
+        let reps = spec
+            .repetitions(s.duration_ms)
+            .map_err(|(key, m)| cx.fail(&["faults", &i.to_string(), &key], m))?;
+        firings.extend(reps.into_iter().map(|r| (i, r)));
+    }
+    if s.faults.iter().any(FaultSpec::repeats) {
+        if let Some(i) = s.faults.iter().position(|f| f.at_ms.is_none()) {
+            return Err(cx.fail(
+                &["faults", &i.to_string(), "after"],
+                "a scenario with a repeating fault fires its faults in time order: give this one an at_ms".into(),
+            ));
+        }
+        firings.sort_by_key(|(_, f)| f.at_ms);
+    }
+    Ok(firings)
+}
+
+/// `previous` names the node an earlier fault hit; there must be one. `node_before`
+/// learns whether this fault hits one.
+fn previous(
+    cx: &Cx,
+    idx: &str,
+    spec: &FaultSpec,
+    nodes: &[String],
+    node_before: &mut bool,
+) -> Result<(), ScenarioError> {
+    let mentions_previous = [&spec.target, &spec.from, &spec.to]
+        .iter()
+        .any(|t| t.as_deref() == Some("previous"));
+    let key = if spec.target.is_some() {
+        "target"
+    } else if spec.from.as_deref() == Some("previous") {
+        "from"
+    } else {
+        "to"
+    };
+    cx.check(
+        !mentions_previous || *node_before,
+        &["faults", idx, key],
+        "`previous` needs an earlier fault that hit a node (a node name, `leader`, `follower` or `previous`)".into(),
+    )?;
+    let is_node = |t: &Option<String>| {
+        t.as_deref().is_some_and(|t| {
+            nodes.iter().any(|n| n == t) || ["leader", "follower", "previous"].contains(&t)
+        })
+    };
+    *node_before =
+        *node_before || is_node(&spec.target) || is_node(&spec.from) || is_node(&spec.to);
+    Ok(())
+}
+
+/// The fault's targets: nodes of the fleet (or `leader`, `follower`, `previous`), and the
+/// ends its kind also takes.
+fn targets(cx: &Cx, idx: &str, fault: &Fault, nodes: &[String]) -> Result<(), ScenarioError> {
+    let one = |t: &str, key: &str, extra: &[&str]| target(cx, idx, nodes, (t, key), extra);
+    match fault {
+        Fault::Kill { target: t, .. }
+        | Fault::Restart { target: t }
+        | Fault::Resign { target: t }
+        | Fault::Pause { target: t, .. } => one(t, "target", &[]),
+        Fault::ClockOffset { target: t, .. }
+        | Fault::ClockDrift { target: t, .. }
+        | Fault::ClockStep { target: t, .. } => one(t, "target", &["backend"]),
+        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
+            let ends = ["backend", "resource", "client"];
+            one(from, "from", &ends)?;
+            one(to, "to", &ends)?;
+            cx.check(
+                from != to,
+                &["faults", idx, "to"],
+                format!("`{to}` is also `from`: a link needs two ends"),
+            )
+        }
+        Fault::Heal | Fault::Network { .. } => Ok(()),
+    }
+}
+
+/// One target `t`, written at `key`: a node, `leader`, `follower`, `previous` or one of
+/// `extra`.
+fn target(
+    cx: &Cx,
+    idx: &str,
+    nodes: &[String],
+    (t, key): (&str, &str),
+    extra: &[&str],
+) -> Result<(), ScenarioError> {
+    let ok = nodes.iter().any(|n| n == t)
+        || t == "leader"
+        || t == "follower"
+        || t == "previous"
+        || extra.contains(&t);
+    let mut allowed = format!("one of {}, leader, follower, previous", nodes.join(", "));
+    for e in extra {
+        allowed.push_str(", ");
+        allowed.push_str(e);
+    }
+    cx.check(
+        ok,
+        &["faults", idx, key],
+        format!("unknown target `{t}`: expected {allowed}"),
+    )
+}
+
+/// A fault at `t` (the `i`th table) with `jitter_ms` must fire before the run ends and
+/// not before the fault with an `at_ms` listed before it (`last_at`, which it becomes).
+fn time(
+    cx: &Cx,
+    (i, t): (usize, u64),
+    jitter_ms: u64,
+    duration_ms: u64,
+    last_at: &mut Option<(usize, u64)>,
+) -> Result<(), ScenarioError> {
+    let idx = i.to_string();
+    cx.check(
+        t < duration_ms,
+        &["faults", &idx, "at_ms"],
+        format!("{t} is not before duration_ms {duration_ms}"),
+    )?;
+    cx.check(
+        t + jitter_ms < duration_ms,
+        &["faults", &idx, "jitter_ms"],
+        format!("at_ms {t} + jitter_ms {jitter_ms} is not before duration_ms {duration_ms}"),
+    )?;
+    // Faults fire in file order; an earlier time after a later one would silently fire
+    // late.
+    if let Some((prev_i, prev_t)) = *last_at {
+        cx.check(
+            t >= prev_t,
+            &["faults", &idx, "at_ms"],
+            format!("{t} is before faults.{prev_i}.at_ms {prev_t}: faults fire in file order, list them by time"),
+        )?;
+    }
+    *last_at = Some((i, t));
+    Ok(())
+}
