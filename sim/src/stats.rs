@@ -311,7 +311,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("report.json");
         std::fs::write(&path, reports()[0].to_string()).unwrap();
-        let err = run(&[path.clone()], &[parse_get("nosuch.key:mean").unwrap()], "none")
+        let err = run(std::slice::from_ref(&path), &[parse_get("nosuch.key:mean").unwrap()], "none")
             .unwrap_err();
         assert!(err.contains("no report holds the key `nosuch.key`"), "{err}");
         assert!(err.contains("elections.starved") && err.contains("verdict"), "{err}");

@@ -197,6 +197,13 @@ fn legend(area: &DrawingArea<SVGBackend, Shift>, items: &[(String, Swatch)]) -> 
     Ok(())
 }
 
+/// A chart drawing on an SVG over two float axes.
+type Chart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
 /// A chart over the x axis and `0..y_max`, with titles and a legend column.
 fn chart<'a, 'b>(
     root: &'a DrawingArea<SVGBackend<'b>, Shift>,
@@ -205,20 +212,7 @@ fn chart<'a, 'b>(
     y_desc: &str,
     y: std::ops::Range<f64>,
     y_log: bool,
-) -> Result<
-    (
-        ChartContext<
-            'a,
-            SVGBackend<'b>,
-            Cartesian2d<
-                plotters::coord::types::RangedCoordf64,
-                plotters::coord::types::RangedCoordf64,
-            >,
-        >,
-        DrawingArea<SVGBackend<'b>, Shift>,
-    ),
-    Err,
-> {
+) -> Result<(Chart<'a, 'b>, DrawingArea<SVGBackend<'b>, Shift>), Err> {
     root.fill(&WHITE)?;
     let body = root.titled(title, ("sans-serif", 19))?;
     let (plot, legend_area) = body.split_horizontally(SIZE_PX.0 - LEGEND_WIDTH_PX);

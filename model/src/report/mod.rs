@@ -19,7 +19,7 @@ use serde::Serialize;
 
 /// The failover bound of the run's protocol.
 pub fn failover_bound(r: &Resolved) -> Bound {
-    r.protocol.failover_bound(&r.scenario)
+    r.protocol.failover_bound()
 }
 
 /// `leaders_acting` in report.json.

@@ -184,21 +184,40 @@ pub struct RaftElector {
     transport: Arc<dyn RaftTransport>,
 }
 
+/// Where a Raft elector runs: which node it is, how it reaches its peers, and what the
+/// world gives it (a clock, a seeded generator, its disk, where elections are logged).
+pub struct RaftNode {
+    /// This node's number, 1-based.
+    pub me: u64,
+    /// Every node's name, in order.
+    pub names: Vec<String>,
+    /// Reaches the peers.
+    pub transport: Arc<dyn RaftTransport>,
+    /// The node's clock.
+    pub clock: Arc<dyn Clock>,
+    /// The node's seeded generator.
+    pub rng: ChaCha8Rng,
+    /// The node's durable state.
+    pub disk: Arc<RaftDisk>,
+    /// Where each election this node starts is reported.
+    pub log: Arc<dyn ElectionLog>,
+}
+
 impl RaftElector {
     /// Starts node `me` (1-based) of `names.len()`: registers its clock and RNG with the
     /// runtime, builds its Raft instance over `disk` (initialising the cluster on first
     /// boot), and starts the lease loop. Each election this node starts (it becomes a
     /// candidate in a new term) is reported to `log`. Must be called on the node itself.
-    pub fn start(
-        me: u64,
-        names: Vec<String>,
-        transport: Arc<dyn RaftTransport>,
-        clock: Arc<dyn Clock>,
-        rng: ChaCha8Rng,
-        disk: Arc<RaftDisk>,
-        cfg: RaftConfig,
-        log: Arc<dyn ElectionLog>,
-    ) -> Arc<Self> {
+    pub fn start(node: RaftNode, cfg: RaftConfig) -> Arc<Self> {
+        let RaftNode {
+            me,
+            names,
+            transport,
+            clock,
+            rng,
+            disk,
+            log,
+        } = node;
         let mut rng = rng;
         let own = ChaCha8Rng::seed_from_u64(rng.next_u64());
         runtime::register(clock.clone(), rng);

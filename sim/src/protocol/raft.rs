@@ -9,7 +9,7 @@ use crate::rpc::{call, node_addr, request};
 use async_trait::async_trait;
 pub use baton_model::protocol::raft::RaftProtocol;
 use baton_protocols::peer::PeerTimeout;
-use baton_protocols::raft::{RaftDisk, RaftElector, RaftMsg, RaftReply, RaftTransport};
+use baton_protocols::raft::{RaftDisk, RaftElector, RaftMsg, RaftNode, RaftReply, RaftTransport};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 use serde::{Deserialize, Serialize};
@@ -45,16 +45,16 @@ impl Protocol for RaftProtocol {
         let log = TimelineLog::new(&ctx);
         let disk = ctx.disk.get_or_default::<RaftDisk>();
         let rng = crate::seed::fork(ctx.seed, &format!("raft/{}/{}", ctx.node, ctx.incarnation));
-        let e = RaftElector::start(
-            ctx.index as u64,
-            names(ctx.nodes),
-            net,
-            ctx.clock,
+        let node = RaftNode {
+            me: ctx.index as u64,
+            names: names(ctx.nodes),
+            transport: net,
+            clock: ctx.clock,
             rng,
             disk,
-            self.0.clone(),
             log,
-        );
+        };
+        let e = RaftElector::start(node, self.0.clone());
         let (h, requests) = (e.clone(), ctx.requests.clone());
         ctx.ep.add_rpc_handler(move |r: RaftRpc| {
             // Raft's "backend" is its peers: the election requests they serve (votes and
