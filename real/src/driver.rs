@@ -1,43 +1,35 @@
-//! The policy side of a real run: fires a scenario's faults through the supervisor's
-//! verbs, as the simulator's driver (`sim/src/driver.rs`) fires them through the world's.
-//!
-//! Faults fire in order, each at its `at_ms` on the run's clock (or `delay_ms` after its
-//! trigger) plus its jitter, drawn from `seed::fork(seed, "fault/<index>")` as the
-//! simulator draws it, so a seed lands each fault at the same offset in both worlds. A
-//! fault logs `fault_applied` (and, for one with a duration, `fault_healed` when it ends)
-//! with the same fields and index as the simulator's, or `fault_skipped` with the same
-//! reasons when its target cannot be resolved. Targets resolve when the fault fires:
-//! `leader` is the running node that believes it leads (the highest token if several),
-//! by its `/status`; `follower` the first running node, in fleet order, that does not;
-//! `previous` the node an earlier fault hit.
+//! Real mode's hands for the fault plan: the [`Driver`] carries out the plan's verbs
+//! ([`baton_model::fault_plan`]) through the supervisor, on the run's clock, as the
+//! simulator's `SimFaults` carries them out on the madsim world. When a fault fires,
+//! whom it hits, what repeats and how it heals are the plan's; this file only maps its
+//! verbs onto processes and proxies and answers what the plan asks: `leader` is the
+//! running node that believes it leads (the highest token if several), by its
+//! `/status`; `follower` the first running node, in fleet order, that does not.
 //!
 //! Triggers (`after = "leader-elected"`, `"previous-fault-ended"`) are read from the
 //! processes' event logs as they grow (a [`Tail`]): the same events the simulator's
-//! driver reads from its timeline.
+//! timeline holds.
 //!
 //! Ends of faults (a pause's resume, a partition's mend, a kill's restart) are kept in a
-//! queue and run by the same loop that waits for the next fault, so one task owns the
-//! supervisor: a `before-write` pause is the exception, resumed by the supervisor itself
-//! (see [`Supervisor::arm_pause_before_write`]).
+//! queue and run while the driver waits, so one task owns the supervisor: a
+//! `before-write` pause is the exception, resumed by the supervisor itself (see
+//! [`Supervisor::arm_pause_before_write`]).
 //!
 //! A verb that cannot act on a live process (a resign or clock change sent to a node that
 //! is stopped or gone) is not a broken run: the fault is logged as applied, as in the
 //! simulator, and what went wrong is kept as a note for the report ([`Driver::notes`]).
 //! A verb that breaks the run (a node that cannot be started again) ends it with an error.
 
-use crate::events::{Entry, Event, Role};
+use crate::events::{Entry, Event};
 use crate::node::ClockChange;
 use crate::run_clock::RunClock;
 use crate::supervisor::{Direction, Link, RealError, Supervisor};
-use baton_model::fault::{Fault, Firing, PausePoint, Trigger, When};
-use rand::Rng;
-use std::collections::BTreeMap;
+use baton_model::fault::Firing;
+use baton_model::fault_plan::{self, Acted, FaultPlan, FaultWorld, Verb};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-/// How often the driver reads the logs while waiting for a trigger.
-const POLL_MS: u64 = 10;
 
 /// New lines of the processes' event logs, read as they grow; keeps the events a
 /// trigger may wait for (role changes and fault records), as the simulator's timeline
@@ -101,51 +93,6 @@ impl Tail {
     }
 }
 
-/// The end of a fault, due at a time on the run's clock.
-#[derive(Clone, Debug)]
-enum Heal {
-    /// A kill's `restart_after_ms`.
-    Restart(String),
-    /// The end of a pause anywhere.
-    Resume(String),
-    /// The end of a partition with a duration (if a `heal` did not end it first).
-    Partition,
-    /// The end of a slow link: back to the network's latency.
-    SlowLink(String, Link, Direction),
-    /// The end of a `network` fault: back to the scenario's network.
-    Network,
-}
-
-#[derive(Debug)]
-struct Pending {
-    due_us: i64,
-    index: usize,
-    kind: &'static str,
-    target: String,
-    heal: Heal,
-}
-
-/// A partition in force: its label and the link it cut.
-struct Open {
-    label: String,
-    node: String,
-    link: Link,
-    dir: Direction,
-}
-
-/// Fires one run's faults; see the module doc.
-pub struct Driver<'a> {
-    sup: &'a mut Supervisor,
-    clock: RunClock,
-    seed: u64,
-    tail: Tail,
-    pending: Vec<Pending>,
-    open: BTreeMap<usize, Open>,
-    base_latency_ms: (u64, u64),
-    latency_ms: (u64, u64),
-    notes: Vec<String>,
-}
-
 /// Which end of a link is the node, which link, and which way: the proxy that carries it.
 fn link_of(nodes: &[String], from: &str, to: &str, one_way: bool) -> (String, Link, Direction) {
     let link = |t: &str| match t {
@@ -161,6 +108,23 @@ fn link_of(nodes: &[String], from: &str, to: &str, one_way: bool) -> (String, Li
     }
 }
 
+/// Carries out one run's fault plan; see the module doc.
+pub struct Driver<'a> {
+    sup: &'a mut Supervisor,
+    clock: RunClock,
+    seed: u64,
+    tail: Tail,
+    nodes: Vec<String>,
+    /// Heals the plan asked for: (due on the run's clock, µs; the fault's index), kept
+    /// in the order they were asked.
+    pending: Vec<(i64, usize)>,
+    plan: Arc<Mutex<FaultPlan>>,
+    base_latency_ms: (u64, u64),
+    latency_ms: (u64, u64),
+    end_us: i64,
+    notes: Vec<String>,
+}
+
 impl<'a> Driver<'a> {
     /// A driver for `sup`'s run under `seed`, whose links carry `base_latency_ms`.
     pub fn new(sup: &'a mut Supervisor, seed: u64, base_latency_ms: (u64, u64)) -> Driver<'a> {
@@ -169,13 +133,15 @@ impl<'a> Driver<'a> {
         paths.retain(|p| !p.ends_with("resource.jsonl"));
         Driver {
             clock: sup.clock(),
+            nodes: sup.node_names(),
             sup,
             seed,
             tail: Tail::new(paths),
             pending: vec![],
-            open: BTreeMap::new(),
+            plan: Arc::new(Mutex::new(FaultPlan::new(vec![], seed, (0, 0, 0), vec![]))),
             base_latency_ms,
             latency_ms: base_latency_ms,
+            end_us: 0,
             notes: vec![],
         }
     }
@@ -185,110 +151,35 @@ impl<'a> Driver<'a> {
         &self.notes
     }
 
-    fn record(&self, event: Event) {
-        self.sup.record(event);
-    }
-
-    fn applied(&self, index: usize, kind: &str, target: &str) {
-        self.record(Event::FaultApplied {
-            index,
-            kind: kind.into(),
-            target: target.into(),
-        });
-    }
-
-    fn later(
-        &mut self,
-        after_ms: u64,
-        index: usize,
-        kind: &'static str,
-        target: String,
-        heal: Heal,
-    ) {
-        self.pending.push(Pending {
-            due_us: self.clock.now_us() + after_ms as i64 * 1000,
-            index,
-            kind,
-            target,
-            heal,
-        });
-    }
-
-    /// Fires `faults` in order until the run's clock reaches `end_us`, then returns
+    /// Fires `faults` by the plan until the run's clock reaches `end_us`, then returns
     /// (faults not yet fired by then never fire, as in a simulated run that ended).
+    /// Packet loss was refused before the run (see crate::support), so the network the
+    /// plan restores is the latency alone.
     pub async fn run(&mut self, faults: &[Firing], end_us: i64) -> Result<(), RealError> {
-        let nodes = self.sup.node_names();
-        let mut prev_fired_us = 0i64;
-        let mut prev_target: Option<String> = None;
-        for (index, firing) in faults.iter().enumerate() {
-            let jitter_ms = if firing.jitter_ms > 0 {
-                baton_model::seed::fork(self.seed, &format!("fault/{index}"))
-                    .gen_range(0..=firing.jitter_ms)
-            } else {
-                0
-            };
-            let reached = match firing.when {
-                When::At(t_ms) => {
-                    self.wait_until((t_ms + jitter_ms) as i64 * 1000, end_us)
-                        .await?
-                }
-                When::After(trigger, delay_ms) => {
-                    let seen = loop {
-                        self.tail.poll();
-                        let seen = match trigger {
-                            Trigger::LeaderElected => self.tail.any_since(prev_fired_us, |e| {
-                                matches!(
-                                    e,
-                                    Event::RoleChanged {
-                                        role: Role::Leader,
-                                        ..
-                                    }
-                                )
-                            }),
-                            Trigger::PreviousFaultEnded => {
-                                index == 0 || ended(&self.tail, index - 1, prev_fired_us)
-                            }
-                        };
-                        if seen {
-                            break true;
-                        }
-                        let step = self.clock.now_us() + POLL_MS as i64 * 1000;
-                        if !self.wait_until(step, end_us).await? {
-                            break false;
-                        }
-                    };
-                    seen && {
-                        let t = self.clock.now_us() + (delay_ms + jitter_ms) as i64 * 1000;
-                        self.wait_until(t, end_us).await?
-                    }
-                }
-            };
-            if !reached {
-                return Ok(());
-            }
-            prev_fired_us = self.clock.now_us();
-            prev_target = self
-                .apply(index, &firing.fault, prev_target, &nodes)
-                .await?;
-        }
-        self.wait_until(end_us, end_us).await?;
+        let (lo, hi) = self.base_latency_ms;
+        let plan = FaultPlan::new(faults.to_vec(), self.seed, (lo, hi, 0), self.nodes.clone());
+        self.plan = Arc::new(Mutex::new(plan));
+        self.end_us = end_us;
+        let plan = self.plan.clone();
+        fault_plan::drive(self, &plan).await?;
+        self.wait_until(end_us).await?;
         Ok(())
     }
 
     /// Runs the ends of faults that come due until the run's clock reaches `t_us`;
-    /// returns false if the run ends (`end_us`) first.
-    async fn wait_until(&mut self, t_us: i64, end_us: i64) -> Result<bool, RealError> {
+    /// returns false if the run ends first.
+    async fn wait_until(&mut self, t_us: i64) -> Result<bool, RealError> {
         loop {
             self.heal_due().await?;
             let now = self.clock.now_us();
-            if now >= end_us {
-                return Ok(t_us <= now && t_us < end_us);
+            if now >= self.end_us {
+                return Ok(t_us <= now && t_us < self.end_us);
             }
             if now >= t_us {
                 return Ok(true);
             }
-            let next_heal = self.pending.iter().map(|p| p.due_us).min();
-            let wake = next_heal.map_or(t_us, |h| h.min(t_us)).min(end_us);
+            let next_heal = self.pending.iter().map(|(due, _)| *due).min();
+            let wake = next_heal.map_or(t_us, |h| h.min(t_us)).min(self.end_us);
             if wake > now {
                 tokio::time::sleep(Duration::from_micros((wake - now) as u64)).await;
             }
@@ -296,7 +187,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Ends every fault whose time has come, earliest first (ties in the order they
-    /// were scheduled).
+    /// were asked), as the plan says.
     async fn heal_due(&mut self) -> Result<(), RealError> {
         loop {
             let now = self.clock.now_us();
@@ -304,338 +195,160 @@ impl<'a> Driver<'a> {
                 .pending
                 .iter()
                 .enumerate()
-                .filter(|(_, p)| p.due_us <= now)
-                .min_by_key(|(i, p)| (p.due_us, *i))
+                .filter(|(_, (due, _))| *due <= now)
+                .min_by_key(|(i, (due, _))| (*due, *i))
                 .map(|(i, _)| i)
             else {
                 return Ok(());
             };
-            let p = self.pending.remove(i);
-            let healed = match &p.heal {
-                Heal::Restart(node) => {
-                    self.sup.restart(node).await?;
-                    true
-                }
-                Heal::Resume(node) => {
-                    // A node killed meanwhile has nothing to resume; the pause ends all
-                    // the same, as in the simulator.
-                    let _ = self.sup.resume(node);
-                    true
-                }
-                Heal::Partition => match self.open.remove(&p.index) {
-                    Some(o) => {
-                        self.sup.mend(&o.node, o.link, o.dir)?;
-                        true
-                    }
-                    None => false, // a `heal` ended it already, and recorded that
-                },
-                Heal::SlowLink(node, link, dir) => {
-                    let (lo, hi) = self.latency_ms;
-                    self.sup.set_latency_ms(node, *link, *dir, lo, hi)?;
-                    true
-                }
-                Heal::Network => {
-                    self.latency_ms = self.base_latency_ms;
-                    let (lo, hi) = self.latency_ms;
-                    self.sup.set_latency_ms_all(lo, hi);
-                    true
-                }
-            };
-            if healed {
-                self.record(Event::FaultHealed {
-                    index: p.index,
-                    kind: p.kind.into(),
-                    target: p.target,
-                });
-            }
+            let (_, index) = self.pending.remove(i);
+            let steps = self.plan.lock().expect("the plan's lock").heal(index);
+            fault_plan::carry_out(self, steps).await?;
         }
     }
 
-    async fn resolve(&self, t: &str, prev: &Option<String>) -> Result<String, String> {
-        match t {
-            "leader" => self
-                .sup
-                .leader()
-                .await
-                .ok_or_else(|| "target `leader`: no node believes it leads".to_string()),
-            "follower" => self.sup.follower().await.ok_or_else(|| {
-                "target `follower`: every running node believes it leads".to_string()
-            }),
-            "previous" => prev
-                .clone()
-                .ok_or_else(|| "target `previous`: no earlier fault had a target".to_string()),
-            other => Ok(other.to_string()),
-        }
-    }
-
-    /// Notes a verb that could not act (the fault stays applied, as in the simulator).
-    fn could_not(&mut self, index: usize, what: &str, e: RealError) -> Result<(), RealError> {
-        match e {
-            RealError::NotRunning(_) | RealError::Control { .. } => {
+    /// Notes a verb that could not act on a node that is stopped or gone (the fault
+    /// stays applied, as in the simulator); any other error breaks the run.
+    fn could_not(&mut self, index: usize, what: &str, r: Result<(), RealError>) -> Result<Acted, RealError> {
+        match r {
+            Ok(()) => Ok(Acted::Done),
+            Err(e @ (RealError::NotRunning(_) | RealError::Control { .. })) => {
                 let at_ms = self.clock.now_us() as f64 / 1000.0;
                 self.notes.push(format!(
                     "fault {index} ({what}) at {at_ms:.1} ms had no effect: {e}"
                 ));
-                Ok(())
+                Ok(Acted::Done)
             }
-            e => Err(e),
+            Err(e) => Err(e),
         }
     }
 
-    /// Applies one fault; returns the node it hit (for a later `previous`).
-    async fn apply(
-        &mut self,
-        index: usize,
-        fault: &Fault,
-        prev: Option<String>,
-        nodes: &[String],
-    ) -> Result<Option<String>, RealError> {
-        // Resolve every end first: a fault whose target cannot be resolved is skipped.
-        let ends: Vec<&String> = match fault {
-            Fault::Kill { target, .. }
-            | Fault::Restart { target }
-            | Fault::Resign { target }
-            | Fault::Pause { target, .. }
-            | Fault::ClockOffset { target, .. }
-            | Fault::ClockDrift { target, .. }
-            | Fault::ClockStep { target, .. } => vec![target],
-            Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => vec![from, to],
-            Fault::Heal | Fault::Network { .. } => vec![],
-        };
-        let mut resolved = vec![];
-        for t in ends {
-            match self.resolve(t, &prev).await {
-                Ok(r) => resolved.push(r),
-                Err(reason) => {
-                    self.record(Event::FaultSkipped { index, reason });
-                    return Ok(prev);
-                }
+    /// The node-side proxy that carries `from -> to` (both ways unless `one_way`).
+    fn link(&self, from: &str, to: &str, one_way: bool) -> (String, Link, Direction) {
+        link_of(&self.nodes, from, to, one_way)
+    }
+}
+
+impl FaultWorld for Driver<'_> {
+    type Error = RealError;
+
+    fn now_us(&self) -> i64 {
+        self.clock.now_us()
+    }
+
+    async fn sleep_until_us(&mut self, t_us: i64) -> Result<bool, RealError> {
+        self.wait_until(t_us).await
+    }
+
+    async fn sleep_ms(&mut self, ms: u64) -> Result<bool, RealError> {
+        let t = self.clock.now_us() + ms as i64 * 1000;
+        self.wait_until(t).await
+    }
+
+    async fn leader(&mut self) -> Option<String> {
+        self.sup.leader().await
+    }
+
+    async fn follower(&mut self) -> Option<String> {
+        self.sup.follower().await
+    }
+
+    fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
+        self.tail.poll();
+        self.tail.any_since(since_us, pred)
+    }
+
+    fn record(&mut self, event: Event) {
+        self.sup.record(event);
+    }
+
+    async fn act(&mut self, index: usize, verb: Verb) -> Result<Acted, RealError> {
+        match verb {
+            Verb::Kill(n) => {
+                let r = self.sup.kill(&n);
+                self.could_not(index, &format!("kill {n}"), r)
             }
-        }
-        let hit: Option<String> = match fault {
-            Fault::Kill {
-                restart_after_ms, ..
-            } => {
-                let t = resolved[0].clone();
-                self.applied(index, "kill", &t);
-                if let Err(e) = self.sup.kill(&t) {
-                    self.could_not(index, &format!("kill {t}"), e)?;
-                }
-                if let Some(d) = restart_after_ms {
-                    self.later(*d, index, "kill", t.clone(), Heal::Restart(t.clone()));
-                }
-                Some(t)
+            Verb::Restart(n) => self.sup.restart(&n).await.map(|()| Acted::Done),
+            Verb::Resign(n) => {
+                let r = self.sup.resign(&n).await;
+                self.could_not(index, &format!("resign {n}"), r)
             }
-            Fault::Restart { .. } => {
-                let t = resolved[0].clone();
-                self.applied(index, "restart", &t);
-                self.sup.restart(&t).await?;
-                Some(t)
+            Verb::Pause { node, .. } => {
+                let r = self.sup.pause(&node);
+                self.could_not(index, &format!("pause {node}"), r)
             }
-            Fault::Resign { .. } => {
-                let t = resolved[0].clone();
-                self.applied(index, "resign", &t);
-                if let Err(e) = self.sup.resign(&t).await {
-                    self.could_not(index, &format!("resign {t}"), e)?;
-                }
-                Some(t)
+            Verb::Resume { node, .. } => {
+                // A node killed meanwhile has nothing to resume; the pause ends all the
+                // same, as in the simulator.
+                let _ = self.sup.resume(&node);
+                Ok(Acted::Done)
             }
-            Fault::Pause {
-                duration_ms, point, ..
-            } => {
-                let t = resolved[0].clone();
-                match point {
-                    // Logged as applied by the node when it strikes; resumed by the
-                    // supervisor.
-                    PausePoint::BeforeWrite => {
-                        if let Err(e) = self
-                            .sup
-                            .arm_pause_before_write(&t, index, *duration_ms)
-                            .await
-                        {
-                            match e {
-                                RealError::NotRunning(_) | RealError::Control { .. } => {
-                                    self.record(Event::FaultSkipped {
-                                        index,
-                                        reason: format!("pause before write on {t}: {e}"),
-                                    });
-                                }
-                                e => return Err(e),
-                            }
-                        }
-                    }
-                    PausePoint::Anywhere => {
-                        self.applied(index, "pause", &t);
-                        if let Err(e) = self.sup.pause(&t) {
-                            self.could_not(index, &format!("pause {t}"), e)?;
-                        }
-                        self.later(
-                            *duration_ms,
-                            index,
-                            "pause",
-                            t.clone(),
-                            Heal::Resume(t.clone()),
-                        );
-                    }
-                }
-                Some(t)
-            }
-            Fault::Partition {
-                one_way,
+            Verb::ArmPauseBeforeWrite {
+                node,
+                index,
                 duration_ms,
-                ..
-            } => {
-                let (a, b) = (&resolved[0], &resolved[1]);
-                let label = if *one_way {
-                    format!("{a}->{b}")
-                } else {
-                    format!("{a}<->{b}")
-                };
-                self.applied(index, "partition", &label);
-                let (node, link, dir) = link_of(nodes, a, b, *one_way);
-                self.sup.cut(&node, link, dir)?;
-                self.open.insert(
-                    index,
-                    Open {
-                        label: label.clone(),
-                        node: node.clone(),
-                        link,
-                        dir,
-                    },
-                );
-                if let Some(d) = duration_ms {
-                    self.later(*d, index, "partition", label, Heal::Partition);
+            } => match self.sup.arm_pause_before_write(&node, index, duration_ms).await {
+                Ok(()) => Ok(Acted::Done),
+                Err(e @ (RealError::NotRunning(_) | RealError::Control { .. })) => {
+                    Ok(Acted::Skipped(format!("pause before write on {node}: {e}")))
                 }
-                Some(node)
+                Err(e) => Err(e),
+            },
+            Verb::Cut { from, to, one_way } => {
+                let (node, link, dir) = self.link(&from, &to, one_way);
+                self.sup.cut(&node, link, dir).map(|()| Acted::Done)
             }
-            Fault::SlowLink {
-                latency_ms_min,
-                latency_ms_max,
-                duration_ms,
-                ..
-            } => {
-                let (a, b) = (&resolved[0], &resolved[1]);
-                let label = format!("{a}->{b}");
-                self.applied(index, "slow-link", &label);
-                let (node, link, dir) = link_of(nodes, a, b, true);
-                self.sup
-                    .set_latency_ms(&node, link, dir, *latency_ms_min, *latency_ms_max)?;
-                if let Some(d) = duration_ms {
-                    self.later(
-                        *d,
-                        index,
-                        "slow-link",
-                        label,
-                        Heal::SlowLink(node.clone(), link, dir),
-                    );
-                }
-                Some(node)
+            Verb::Mend { from, to, one_way } => {
+                let (node, link, dir) = self.link(&from, &to, one_way);
+                self.sup.mend(&node, link, dir).map(|()| Acted::Done)
             }
-            Fault::Heal => {
-                self.applied(index, "heal", "all");
-                for (i, o) in std::mem::take(&mut self.open) {
-                    self.record(Event::FaultHealed {
-                        index: i,
-                        kind: "partition".into(),
-                        target: o.label,
-                    });
-                }
+            Verb::MendAll => {
                 self.sup.mend_all();
-                None
+                Ok(Acted::Done)
             }
-            Fault::ClockOffset { offset_ms, .. } => {
-                self.clock_fault(
-                    index,
-                    "clock-offset",
-                    &resolved[0],
-                    ClockChange {
-                        offset_ms: Some(*offset_ms),
-                        ..ClockChange::default()
-                    },
-                )
-                .await?
+            Verb::Slow {
+                from,
+                to,
+                latency_ms,
+            } => {
+                let (node, link, dir) = self.link(&from, &to, true);
+                let (lo, hi) = latency_ms.unwrap_or(self.latency_ms);
+                self.sup
+                    .set_latency_ms(&node, link, dir, lo, hi)
+                    .map(|()| Acted::Done)
             }
-            Fault::ClockDrift { drift_ppm, .. } => {
-                self.clock_fault(
-                    index,
-                    "clock-drift",
-                    &resolved[0],
-                    ClockChange {
-                        drift_ppm: Some(*drift_ppm),
-                        ..ClockChange::default()
-                    },
-                )
-                .await?
-            }
-            Fault::ClockStep { step_ms, .. } => {
-                self.clock_fault(
-                    index,
-                    "clock-step",
-                    &resolved[0],
-                    ClockChange {
-                        step_ms: Some(*step_ms),
-                        ..ClockChange::default()
-                    },
-                )
-                .await?
-            }
-            Fault::Network {
+            Verb::Network {
                 latency_ms_min,
                 latency_ms_max,
-                duration_ms,
                 ..
             } => {
-                // Loss was refused before the run (see crate::support).
-                self.applied(index, "network", "all");
-                self.latency_ms = (*latency_ms_min, *latency_ms_max);
-                self.sup
-                    .set_latency_ms_all(*latency_ms_min, *latency_ms_max);
-                if let Some(d) = duration_ms {
-                    self.later(*d, index, "network", "all".into(), Heal::Network);
-                }
-                None
+                self.latency_ms = (latency_ms_min, latency_ms_max);
+                self.sup.set_latency_ms_all(latency_ms_min, latency_ms_max);
+                Ok(Acted::Done)
             }
-        };
-        // Only a node can be a later fault's `previous`.
-        Ok(match hit {
-            Some(t) if nodes.contains(&t) => Some(t),
-            _ => prev,
-        })
-    }
-
-    async fn clock_fault(
-        &mut self,
-        index: usize,
-        kind: &str,
-        target: &str,
-        change: ClockChange,
-    ) -> Result<Option<String>, RealError> {
-        self.applied(index, kind, target);
-        if let Err(e) = self.sup.skew_clock(target, change).await {
-            self.could_not(index, &format!("{kind} {target}"), e)?;
+            Verb::Clock(n, change) => {
+                use baton_model::fault_plan::ClockChange as C;
+                let (kind, c) = match change {
+                    C::Offset(ms) => ("clock-offset", ClockChange { offset_ms: Some(ms), ..Default::default() }),
+                    C::Drift(ppm) => ("clock-drift", ClockChange { drift_ppm: Some(ppm), ..Default::default() }),
+                    C::Step(ms) => ("clock-step", ClockChange { step_ms: Some(ms), ..Default::default() }),
+                };
+                let r = self.sup.skew_clock(&n, c).await.map(|_| ());
+                self.could_not(index, &format!("{kind} {n}"), r)
+            }
         }
-        Ok(Some(target.to_string()))
     }
-}
 
-/// Whether fault `index` ended at or after `fired_us`: healed or skipped, or applied if
-/// it has no duration (the simulator's rule).
-fn ended(tail: &Tail, index: usize, fired_us: i64) -> bool {
-    tail.any_since(fired_us, |e| match e {
-        Event::FaultHealed { index: i, .. } | Event::FaultSkipped { index: i, .. } => *i == index,
-        Event::FaultApplied { index: i, kind, .. } => *i == index && !lasting(kind),
-        _ => false,
-    })
-}
-
-/// Kinds whose end is a separate `FaultHealed` event.
-fn lasting(kind: &str) -> bool {
-    matches!(kind, "pause" | "partition" | "network" | "slow-link")
+    fn heal_later(&mut self, index: usize, after_ms: u64) {
+        self.pending
+            .push((self.clock.now_us() + after_ms as i64 * 1000, index));
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::events::Role;
 
     #[test]
     fn links_map_to_the_node_side_proxy() {
@@ -682,7 +395,8 @@ mod tests {
         f.write_all(b"lied\",\"index\":0,\"kind\":\"kill\",\"target\":\"n1\"}\n")
             .unwrap();
         tail.poll();
-        assert!(ended(&tail, 0, 9));
-        assert!(!ended(&tail, 0, 10));
+        let applied = |e: &Event| matches!(e, Event::FaultApplied { index: 0, .. });
+        assert!(tail.any_since(9, applied));
+        assert!(!tail.any_since(10, applied));
     }
 }
