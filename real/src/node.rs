@@ -317,23 +317,47 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
     let clock = RealClock::new(run_clock);
     clock.set_offset_ms(cfg.clock_offset_us / 1000);
     clock.set_drift_ppm(cfg.clock_drift_ppm);
+    let node = new_node(&cfg, clock, log)?;
+    serve_http(node.clone()).await?;
+    let dyn_clock = node.ctx.clock.clone();
+    let api = connect_etcd(&cfg, &node).await;
+    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
+        &cfg.name,
+        Arc::new(api),
+        dyn_clock.clone(),
+        cfg.etcd_lease.clone(),
+    ));
+    spawn_hint_keeper(elector.clone(), node.clone());
+    // Booting: the simulator's node neither listens nor campaigns for this long; this
+    // one listens (its HTTP answers that it follows) and does not campaign.
+    let delay_ms = cfg.start_delay_ms();
+    if delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+    }
+    campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref()).await;
+    Ok(())
+}
+
+/// The node's shared state: a follower with no leader work yet, on `clock`, logging to
+/// `log`.
+fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Node>, String> {
     let metrics = Arc::new(NodeMetrics::new(&cfg.name));
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let http = reqwest::Client::builder()
         .build()
         .map_err(|e| format!("http client: {e}"))?;
-    let node = Arc::new(Node {
+    Ok(Arc::new(Node {
         name: cfg.name.clone(),
-        clock: clock.clone(),
+        clock,
         drift_ppm: Mutex::new(cfg.clock_drift_ppm),
         log: log.clone(),
         metrics: metrics.clone(),
         work: LeaderWork::default(),
         ctx: WorkCtx {
             node: cfg.name.clone(),
-            clock: dyn_clock.clone(),
-            log: log.clone(),
-            metrics: metrics.clone(),
+            clock: dyn_clock,
+            log,
+            metrics,
             resource_url: cfg.resource_url.clone(),
             http,
             resource_timeout_ms: cfg.resource_timeout_ms,
@@ -345,7 +369,12 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         status: Mutex::new((Role::Follower, None)),
         hint: Mutex::new(None),
         peers: cfg.peers.clone(),
-    });
+    }))
+}
+
+/// Serves the node's HTTP interface on a free loopback port, in the background, and
+/// announces the port on stdout (see [`crate::process`]).
+async fn serve_http(node: Arc<Node>) -> Result<(), String> {
     let app = Router::new()
         .route("/status", get(status))
         .route("/next", post(next))
@@ -353,7 +382,7 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         .route("/control/pause", post(arm_pause))
         .route("/control/clock", post(change_clock))
         .route("/control/resign", post(resign))
-        .with_state(node.clone());
+        .with_state(node);
     let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
         .await
         .map_err(|e| format!("bind: {e}"))?;
@@ -365,13 +394,18 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         }
     });
     crate::process::announce_listening(addr);
+    Ok(())
+}
+
+/// The node's etcd client, retried until it can be made.
+async fn connect_etcd(cfg: &NodeConfig, node: &Node) -> RealEtcdClient {
     // etcd is reached after the node listens, and retried: a node restarted while its
     // link to etcd is cut must come up and wait, as a real process would, not exit.
-    let api = loop {
+    loop {
         let observer = Observer {
             node: cfg.name.clone(),
-            log: log.clone(),
-            metrics: metrics.clone(),
+            log: node.log.clone(),
+            metrics: node.metrics.clone(),
         };
         match RealEtcdClient::connect(
             &cfg.etcd_endpoints,
@@ -380,38 +414,28 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         )
         .await
         {
-            Ok(api) => break api,
+            Ok(api) => return api,
             Err(e) => {
                 eprintln!("baton-real node {}: etcd client: {e}; retrying", cfg.name);
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
         }
-    };
-    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
-        &cfg.name,
-        Arc::new(api),
-        dyn_clock.clone(),
-        cfg.etcd_lease.clone(),
-    ));
+    }
+}
+
+/// Keeps the node's `409` hint fresh in the background.
+fn spawn_hint_keeper(elector: Arc<dyn Elector>, node: Arc<Node>) {
     // Followers answer `next` with a hint; keep it fresh the way a client library would,
     // by observing the election now and then rather than on every request.
-    let (obs, n2, c2) = (elector.clone(), node.clone(), dyn_clock.clone());
+    let clock = node.ctx.clock.clone();
     tokio::spawn(async move {
         loop {
-            if let Ok(info) = obs.observe().await {
-                *n2.hint.lock().unwrap() = info.map(|i| i.node);
+            if let Ok(info) = elector.observe().await {
+                *node.hint.lock().unwrap() = info.map(|i| i.node);
             }
-            sleep_local(c2.as_ref(), Duration::from_millis(OBSERVE_INTERVAL_MS)).await;
+            sleep_local(clock.as_ref(), Duration::from_millis(OBSERVE_INTERVAL_MS)).await;
         }
     });
-    // Booting: the simulator's node neither listens nor campaigns for this long; this
-    // one listens (its HTTP answers that it follows) and does not campaign.
-    let delay_ms = cfg.start_delay_ms();
-    if delay_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-    }
-    campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref()).await;
-    Ok(())
 }
 
 async fn campaign_loop(node: &Arc<Node>, elector: &dyn Elector, clock: &dyn Clock) {
