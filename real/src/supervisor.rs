@@ -56,6 +56,7 @@ pub use link::{Direction, Link};
 pub use stop::RunOutput;
 pub use watch_keys::watch_keys;
 
+use crate::backoff::Backoff;
 use crate::etcd_cluster::EtcdCluster;
 use crate::events::{Entry, Event, EventLog};
 use crate::process::ManagedChild;
@@ -65,6 +66,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
+
+/// The first and the longest pause between tries to open the election watch
+/// ([`watch_keys`]): short, since deletions are lost while it is closed.
+const WATCH_RETRY_MS: (u64, u64) = (50, 500);
 
 /// Background tasks that end with their owner: a run that fails half-way through its
 /// start, or is dropped, leaves no watcher behind.
@@ -131,6 +136,11 @@ impl Supervisor {
             etcd.client_urls(),
             format!("{}/", cfg.etcd_lease.prefix),
             log.clone(),
+            Backoff::new(
+                WATCH_RETRY_MS.0,
+                WATCH_RETRY_MS.1,
+                baton_model::seed::fork(cfg.seed, "backoff/supervisor/watch"),
+            ),
         )));
         let (resource, resource_addr) = fleet::start_resource(&cfg, clock)?;
         pids.lock().unwrap().push(resource.pid());

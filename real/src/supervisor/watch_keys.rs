@@ -1,8 +1,8 @@
 //! The election's observer: every key deletion under the election prefix, logged as etcd
 //! reports it.
 
+use crate::backoff::Backoff;
 use crate::events::{Event, EventLog};
-use std::time::Duration;
 
 /// Logs every deletion under the election prefix, as etcd reports it to a watch opened
 /// directly on the cluster (no proxy: the observer is not part of the system under
@@ -14,18 +14,27 @@ use std::time::Duration;
 /// itself failed. A resign's revoke follows its delete within a round trip and may beat
 /// this watcher's lease lookup: a resign can then read as `expired` too.) Each is
 /// stamped when the watch delivered it.
-pub async fn watch_keys(endpoints: Vec<String>, prefix: String, log: EventLog) {
+///
+/// A watch that cannot be opened (etcd gone, at the end of a run) is tried again after
+/// a pause from `backoff`, which a watch opened resets.
+pub async fn watch_keys(
+    endpoints: Vec<String>,
+    prefix: String,
+    log: EventLog,
+    mut backoff: Backoff,
+) {
     use etcd_client as ec;
     loop {
         let Ok(mut client) = ec::Client::connect(&endpoints, None).await else {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(backoff.failed()).await;
             continue;
         };
         let opts = ec::WatchOptions::new().with_prefix().with_prev_key();
         let Ok(mut stream) = client.watch(prefix.as_bytes(), Some(opts)).await else {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+            tokio::time::sleep(backoff.failed()).await;
             continue;
         };
+        backoff.succeeded();
         while let Ok(Some(resp)) = stream.message().await {
             let at_us = log.clock().now_us();
             for ev in resp.events() {
