@@ -183,6 +183,13 @@ impl std::fmt::Display for EtcdError {
 
 /// The etcd v3 calls the election recipe uses. Every call is bounded by a timeout inside
 /// the implementation: a partitioned client must never wait forever.
+///
+/// A failed call must also not come back at once, again and again: the recipe retries
+/// some calls without pausing (`waitDeletes`, as etcd's watch does), which is sound when
+/// each failure costs time, as every failure in the simulation is a timeout. An
+/// implementation whose calls can fail at once (a real etcd refusing connections) paces
+/// its failures with a bounded backoff, or the recipe spins a core until its lease runs
+/// out (real mode's client does: `baton_real::etcd_client`).
 #[async_trait]
 pub trait EtcdApi: Send + Sync {
     /// Grants a lease of `ttl_ms`.

@@ -190,7 +190,10 @@ impl EtcdLeaseElector {
     async fn wait_predecessors(&self, s: &Session, my_rev: i64) -> Result<(), ElectorError> {
         // A timed-out call does not cost the candidate its place in the queue: like
         // etcd's watch, which stays open across transient failures, it retries for as
-        // long as its own lease (and so its key) is alive.
+        // long as its own lease (and so its key) is alive. It retries without a pause of
+        // its own: a failed call has already cost its time (see `EtcdApi`: in the
+        // simulation every failure is a timeout, and the real client paces a failure
+        // that came back at once). A pause here would change every simulated run.
         loop {
             if !s.lease.valid() {
                 return Err(ElectorError::LeaseLost);

@@ -12,10 +12,21 @@
 //! - **One keepalive stream per lease**, as etcd's Go client keeps one: each renewal is one
 //!   request on it and its answer. A renewal that timed out closes the stream, so a late
 //!   answer is never read as the next renewal's.
+//! - **A failed call is paced** ([`crate::backoff::Pacer`]): it returns its error only once
+//!   a backoff pause has passed since it began, the pauses doubling from
+//!   [`FIRST_PAUSE_MS`] up to `rpc_timeout_ms` over failures in a row, jittered from the
+//!   node's seeded generator. The recipe retries some calls at once (`waitDeletes`), as
+//!   it may in the simulation, where every failure is a timeout; an etcd that refuses
+//!   connections fails them at once, and without the pause the node would spin a core
+//!   until its lease ran out. A timed-out call is not delayed further (it already took
+//!   longer than any pause), so a refused call costs the recipe what a timed-out one
+//!   does, and what it costs in the simulation. The first refusal in a row is reported
+//!   to the observer ([`LeaseObserver::unreachable`]) with the endpoints and why.
 //!
 //! etcd counts TTLs in whole seconds: a TTL in ms is rounded up to seconds, and the TTL
 //! etcd grants (raised to its minimum, 2 s at default settings) is reported back in ms.
 
+use crate::backoff::{Backoff, Pacer};
 use async_trait::async_trait;
 use baton_protocols::etcd_api::{
     CompareOp, CompareTarget, EtcdApi, EtcdError, KeyValue, LeaseGrant, RangeRequest,
@@ -24,10 +35,16 @@ use baton_protocols::etcd_api::{
 use etcd_client as ec;
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// What a node wants to know about its client's lease traffic (events and metrics).
+/// The longest first pause after a failed call (see the module doc): short enough that
+/// one lost connection costs little, long enough that a refusing etcd sees a handful of
+/// calls a second at most once a few have failed.
+pub const FIRST_PAUSE_MS: u64 = 25;
+
+/// What a node wants to know about its client's traffic (events, metrics, stderr).
 pub trait LeaseObserver: Send + Sync {
     /// etcd granted lease `id`: `requested_ms` asked for, `granted_ms` given.
     fn granted(&self, id: i64, requested_ms: u64, granted_ms: u64);
@@ -37,6 +54,13 @@ pub trait LeaseObserver: Send + Sync {
     fn renewal_failed(&self, id: i64);
     /// This client revoked lease `id`.
     fn revoked(&self, id: i64);
+    /// A call failed without reaching etcd at `endpoints` (`why`: the connection's
+    /// error, one line): the first of a run of such failures, which the client paces
+    /// until a call succeeds again.
+    fn unreachable(&self, endpoints: &[String], why: &str);
+    /// A call succeeded after [`LeaseObserver::unreachable`], ending `failures` failed
+    /// calls in a row.
+    fn reachable_again(&self, failures: u32);
 }
 
 /// A lease observer that ignores everything.
@@ -47,6 +71,8 @@ impl LeaseObserver for NoObserver {
     fn renewed(&self, _: i64, _: bool) {}
     fn renewal_failed(&self, _: i64) {}
     fn revoked(&self, _: i64) {}
+    fn unreachable(&self, _: &[String], _: &str) {}
+    fn reachable_again(&self, _: u32) {}
 }
 
 /// An open keepalive stream of one lease.
@@ -65,15 +91,24 @@ pub struct RealEtcdClient {
     /// The TTL granted to each lease (etcd's first keepalive answer is not returned by
     /// the crate's `keep_alive`, which opens the stream).
     granted_ms: Mutex<HashMap<i64, u64>>,
+    /// The endpoints, for what the observer is told.
+    endpoints: Vec<String>,
+    /// Paces failed calls (see the module doc).
+    pacer: Pacer,
+    /// Whether the observer was told etcd cannot be reached, since the last success.
+    told_unreachable: AtomicBool,
 }
 
 impl RealEtcdClient {
     /// A client of the etcd members at `endpoints` (`http://host:port`). It connects
-    /// lazily: this returns at once, and the first call connects.
+    /// lazily: this returns at once, and the first call connects. The pauses after
+    /// failed calls are jittered by draws from `jitter` (the node's, forked from the
+    /// run's seed).
     pub async fn connect(
         endpoints: &[String],
         rpc_timeout_ms: u64,
         observer: Box<dyn LeaseObserver>,
+        jitter: rand_chacha::ChaCha8Rng,
     ) -> Result<Self, EtcdError> {
         // No `with_keep_alive`: HTTP/2 pings stay off (see the module doc). The connect
         // timeout bounds each attempt to reach a member through a proxy that holds bytes.
@@ -88,6 +123,9 @@ impl RealEtcdClient {
             observer,
             keepers: tokio::sync::Mutex::new(HashMap::new()),
             granted_ms: Mutex::new(HashMap::new()),
+            endpoints: endpoints.to_vec(),
+            pacer: Pacer::new(Backoff::new(FIRST_PAUSE_MS, rpc_timeout_ms, jitter)),
+            told_unreachable: AtomicBool::new(false),
         })
     }
 
@@ -98,9 +136,38 @@ impl RealEtcdClient {
     ) -> Result<T, EtcdError> {
         match tokio::time::timeout(self.rpc_timeout, f).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(EtcdError::Server(e.to_string())),
+            Ok(Err(e)) => Err(self.failure(e)),
             Err(_) => Err(EtcdError::Timeout),
         }
+    }
+
+    /// The error a failed call returns; the first of a run of failures that did not
+    /// reach etcd is reported to the observer.
+    fn failure(&self, e: ec::Error) -> EtcdError {
+        if let Some(why) = unreachable_why(&e) {
+            if !self.told_unreachable.swap(true, Ordering::SeqCst) {
+                self.observer.unreachable(&self.endpoints, &why);
+            }
+        }
+        EtcdError::Server(e.to_string())
+    }
+
+    /// Runs one call of the [`EtcdApi`], pacing its failure (see the module doc).
+    async fn paced<T>(
+        &self,
+        call: impl Future<Output = Result<T, EtcdError>>,
+    ) -> Result<T, EtcdError> {
+        let started = tokio::time::Instant::now();
+        let r = call.await;
+        if r.is_ok() {
+            let failures = self.pacer.succeeded();
+            if self.told_unreachable.swap(false, Ordering::SeqCst) {
+                self.observer.reachable_again(failures);
+            }
+        } else {
+            self.pacer.failed(started).await;
+        }
+        r
     }
 
     /// One keepalive of `id`: on its open stream, or by opening one (which renews once).
@@ -123,7 +190,7 @@ impl RealEtcdClient {
                 }
                 Ok(Err(e)) => {
                     keepers.remove(&id);
-                    Err(EtcdError::Server(e.to_string()))
+                    Err(self.failure(e))
                 }
                 Err(_) => {
                     keepers.remove(&id);
@@ -145,10 +212,36 @@ impl RealEtcdClient {
             }
             // The crate reports a lease etcd no longer knows as this error.
             Ok(Err(ec::Error::LeaseKeepAliveError(m))) if m.contains("not found") => Ok(None),
-            Ok(Err(e)) => Err(EtcdError::Server(e.to_string())),
+            Ok(Err(e)) => Err(self.failure(e)),
             Err(_) => Err(EtcdError::Timeout),
         }
     }
+}
+
+/// Why a call failed without reaching etcd, in a few words (`tcp connect error:
+/// connection refused`); `None` when etcd answered it, with an error.
+fn unreachable_why(e: &ec::Error) -> Option<String> {
+    let status = match e {
+        ec::Error::TransportError(t) => return Some(t.to_string()),
+        ec::Error::IoError(io) => return Some(io.to_string()),
+        ec::Error::GRpcStatus(s) => s,
+        _ => return None,
+    };
+    // gRPC's code for a connection that could not be made or kept (tonic's `Code` is
+    // not re-exported by etcd-client, hence its name).
+    if format!("{:?}", status.code()) != "Unavailable" {
+        return None;
+    }
+    let detail = format!("{status:?}");
+    let cause = ["ConnectionRefused", "ConnectionReset", "ConnectionAborted"]
+        .into_iter()
+        .find(|k| detail.contains(k));
+    Some(match cause {
+        Some("ConnectionRefused") => format!("{}: connection refused", status.message()),
+        Some("ConnectionReset") => format!("{}: connection reset", status.message()),
+        Some(_) => format!("{}: connection aborted", status.message()),
+        None => status.message().to_string(),
+    })
 }
 
 fn kv_of(kv: &ec::KeyValue) -> KeyValue {
@@ -202,9 +295,9 @@ fn watch_event_of(e: &ec::Event) -> Option<WatchEvent> {
     })
 }
 
-#[async_trait]
-impl EtcdApi for RealEtcdClient {
-    async fn lease_grant(&self, ttl_ms: u64) -> Result<LeaseGrant, EtcdError> {
+/// The calls of [`EtcdApi`], unpaced: [`RealEtcdClient::paced`] wraps each.
+impl RealEtcdClient {
+    async fn grant_call(&self, ttl_ms: u64) -> Result<LeaseGrant, EtcdError> {
         let ttl_s = ttl_ms.div_ceil(1000).max(1) as i64;
         let mut c = self.client.clone();
         let resp = self.bounded(c.lease_grant(ttl_s, None)).await?;
@@ -223,7 +316,7 @@ impl EtcdApi for RealEtcdClient {
         })
     }
 
-    async fn lease_keep_alive(&self, id: i64) -> Result<Option<u64>, EtcdError> {
+    async fn keep_alive_call(&self, id: i64) -> Result<Option<u64>, EtcdError> {
         let r = self.keep_alive_once(id).await;
         match &r {
             Ok(Some(_)) => self.observer.renewed(id, true),
@@ -236,7 +329,7 @@ impl EtcdApi for RealEtcdClient {
         r
     }
 
-    async fn lease_revoke(&self, id: i64) -> Result<(), EtcdError> {
+    async fn revoke_call(&self, id: i64) -> Result<(), EtcdError> {
         self.keepers.lock().await.remove(&id);
         self.granted_ms.lock().unwrap().remove(&id);
         let mut c = self.client.clone();
@@ -251,7 +344,7 @@ impl EtcdApi for RealEtcdClient {
         }
     }
 
-    async fn txn(&self, txn: Txn) -> Result<TxnResponse, EtcdError> {
+    async fn txn_call(&self, txn: Txn) -> Result<TxnResponse, EtcdError> {
         let t = ec::Txn::new()
             .when(txn.compare.iter().map(compare_of).collect::<Vec<_>>())
             .and_then(txn.success.iter().map(op_of).collect::<Vec<_>>())
@@ -274,7 +367,7 @@ impl EtcdApi for RealEtcdClient {
         })
     }
 
-    async fn range(&self, req: RangeRequest) -> Result<RangeResponse, EtcdError> {
+    async fn range_call(&self, req: RangeRequest) -> Result<RangeResponse, EtcdError> {
         let mut opts = ec::GetOptions::new();
         if req.prefix {
             opts = opts.with_prefix();
@@ -301,10 +394,7 @@ impl EtcdApi for RealEtcdClient {
         })
     }
 
-    /// Opens a watch from `start_revision` and returns the first events it delivers, or
-    /// nothing after `wait_ms` once the watch is established. A watch etcd never
-    /// confirmed within `wait_ms + rpc_timeout_ms` is a timeout, as in the simulator.
-    async fn watch(
+    async fn watch_call(
         &self,
         key: &str,
         start_revision: i64,
@@ -318,7 +408,7 @@ impl EtcdApi for RealEtcdClient {
         let mut stream =
             match tokio::time::timeout(overall, c.watch(key.as_bytes(), Some(opts))).await {
                 Ok(Ok(s)) => s,
-                Ok(Err(e)) => return Err(EtcdError::Server(e.to_string())),
+                Ok(Err(e)) => return Err(self.failure(e)),
                 Err(_) => return Err(EtcdError::Timeout),
             };
         let mut created = false;
@@ -341,10 +431,46 @@ impl EtcdApi for RealEtcdClient {
                     }
                 }
                 Ok(Ok(None)) => return Err(EtcdError::Server("watch stream closed".into())),
-                Ok(Err(e)) => return Err(EtcdError::Server(e.to_string())),
+                Ok(Err(e)) => return Err(self.failure(e)),
                 Err(_) if created => return Ok(vec![]),
                 Err(_) => return Err(EtcdError::Timeout),
             }
         }
+    }
+}
+
+#[async_trait]
+impl EtcdApi for RealEtcdClient {
+    async fn lease_grant(&self, ttl_ms: u64) -> Result<LeaseGrant, EtcdError> {
+        self.paced(self.grant_call(ttl_ms)).await
+    }
+
+    async fn lease_keep_alive(&self, id: i64) -> Result<Option<u64>, EtcdError> {
+        self.paced(self.keep_alive_call(id)).await
+    }
+
+    async fn lease_revoke(&self, id: i64) -> Result<(), EtcdError> {
+        self.paced(self.revoke_call(id)).await
+    }
+
+    async fn txn(&self, txn: Txn) -> Result<TxnResponse, EtcdError> {
+        self.paced(self.txn_call(txn)).await
+    }
+
+    async fn range(&self, req: RangeRequest) -> Result<RangeResponse, EtcdError> {
+        self.paced(self.range_call(req)).await
+    }
+
+    /// Opens a watch from `start_revision` and returns the first events it delivers, or
+    /// nothing after `wait_ms` once the watch is established. A watch etcd never
+    /// confirmed within `wait_ms + rpc_timeout_ms` is a timeout, as in the simulator.
+    async fn watch(
+        &self,
+        key: &str,
+        start_revision: i64,
+        wait_ms: u64,
+    ) -> Result<Vec<WatchEvent>, EtcdError> {
+        self.paced(self.watch_call(key, start_revision, wait_ms))
+            .await
     }
 }

@@ -6,7 +6,10 @@
 //! - [`run_clock`]: one monotonic clock for every process of a run;
 //! - [`events`]: the simulator's timeline types, per-process event logs and their merge;
 //! - [`clock`]: a node's skewable clock over the run's clock;
-//! - [`etcd_client`]: `EtcdApi` over the `etcd-client` crate, every call bounded;
+//! - [`backoff`]: bounded exponential backoff with seeded jitter, for every retry at a
+//!   real server;
+//! - [`etcd_client`]: `EtcdApi` over the `etcd-client` crate, every call bounded, every
+//!   failure paced;
 //! - [`etcd_cluster`]: a 3-member etcd cluster on loopback, started and removed per run;
 //! - [`proxy`]: TCP proxies that cut (holding bytes, never closing), mend and slow links;
 //! - [`ledger`]: the fenced resource's SQLite ledger and the `lag()` check;
@@ -24,6 +27,7 @@
 #![cfg(not(madsim))]
 #![deny(missing_docs)]
 
+pub mod backoff;
 pub mod clock;
 pub mod driver;
 pub mod etcd_client;

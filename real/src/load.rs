@@ -156,21 +156,14 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
         .timeout(Duration::from_millis(cfg.client_timeout_ms))
         .build()
         .map_err(|e| e.to_string())?;
-    let clock = crate::run_clock::RunClock::from_epoch(cfg.epoch_us);
-    let stats = Arc::new(Mutex::new(LoadStats::default()));
-    // Index into `nodes` of the node believed to lead.
-    let target = Arc::new(Mutex::new(0usize));
-    let saver = {
-        let (stats, path) = (stats.clone(), cfg.stats_path.clone());
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                let mut s = stats.lock().unwrap().clone();
-                s.reused = overlap(&s.ranges);
-                save(&path, &s);
-            }
-        })
+    let client = Client {
+        http,
+        clock: crate::run_clock::RunClock::from_epoch(cfg.epoch_us),
+        stats: Arc::new(Mutex::new(LoadStats::default())),
+        target: Arc::new(Mutex::new(0)),
+        nodes: cfg.nodes.clone().into(),
     };
+    let saver = spawn_saver(client.stats.clone(), cfg.stats_path.clone());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| e.to_string())?;
     let quantum = Duration::from_millis(cfg.quantum_ms.max(1));
@@ -187,81 +180,116 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
         owed_micro += per_quantum_micro;
         let count = owed_micro / 1_000_000;
         owed_micro %= 1_000_000;
-        if count == 0 {
-            continue;
+        if count > 0 {
+            client.send(count);
         }
-        let i = *target.lock().unwrap();
-        let url = format!("{}/next?count={count}", cfg.nodes[i].url);
-        let (http, stats, target, nodes) = (
-            http.clone(),
-            stats.clone(),
-            target.clone(),
-            cfg.nodes.clone(),
-        );
-        let slice = slice_of(clock.now_us());
-        {
-            let mut s = stats.lock().unwrap();
-            s.sent += count;
-            slice_mut(&mut s.by_send_time, slice).sent += count;
-        }
-        tokio::spawn(async move {
-            let answer = match http.post(&url).send().await {
-                Ok(r) if r.status().is_success() => match r.json::<NextBody>().await {
-                    Ok(b) => Answer::Ok(b),
-                    Err(_) => Answer::Error,
-                },
-                Ok(r) if r.status() == reqwest::StatusCode::CONFLICT => {
-                    Answer::NotLeader(r.json::<NotLeaderBody>().await.ok().and_then(|b| b.leader))
-                }
-                Ok(r) if r.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE => {
-                    Answer::Unavailable
-                }
-                Ok(_) => Answer::Error,
-                Err(e) if e.is_timeout() => Answer::TimedOut,
-                Err(_) => Answer::Error,
-            };
-            let mut s = stats.lock().unwrap();
-            match answer {
-                Answer::Ok(b) => {
-                    s.ok += count;
-                    slice_mut(&mut s.by_send_time, slice).ok += count;
-                    s.max_seq = s.max_seq.max(b.last);
-                    s.ranges.push((b.seq, b.last));
-                }
-                Answer::NotLeader(hint) => {
-                    s.not_leader += count;
-                    let mut t = target.lock().unwrap();
-                    // As the simulator's client: a hint naming the node that answered
-                    // (a node cut off from etcd still names the leader it last saw,
-                    // itself) is no use; move on to the next node instead.
-                    match hint.and_then(|h| nodes.iter().position(|n| n.name == h)) {
-                        Some(j) if j != i => *t = j,
-                        _ if *t == i => *t = (i + 1) % nodes.len(),
-                        _ => {}
-                    }
-                }
-                Answer::Unavailable => s.unavailable += count,
-                Answer::TimedOut | Answer::Error => {
-                    if matches!(answer, Answer::TimedOut) {
-                        s.timed_out += count;
-                    } else {
-                        s.errors += count;
-                    }
-                    let mut t = target.lock().unwrap();
-                    if *t == i {
-                        *t = (i + 1) % nodes.len();
-                    }
-                }
-            }
-        });
     }
     saver.abort();
     // Requests still in flight are left out of `ok` and friends: sent minus the rest is
     // what never got an answer.
-    let mut s = stats.lock().unwrap().clone();
+    let mut s = client.stats.lock().unwrap().clone();
     s.reused = overlap(&s.ranges);
     save(&cfg.stats_path, &s);
     Ok(())
+}
+
+/// Rewrites the counts every 500 ms, so a client killed outright leaves recent ones.
+fn spawn_saver(stats: Arc<Mutex<LoadStats>>, path: PathBuf) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let mut s = stats.lock().unwrap().clone();
+            s.reused = overlap(&s.ranges);
+            save(&path, &s);
+        }
+    })
+}
+
+/// What every request of the client shares: its HTTP client, the run's clock, the counts
+/// and which node it believes leads.
+#[derive(Clone)]
+struct Client {
+    http: reqwest::Client,
+    clock: crate::run_clock::RunClock,
+    stats: Arc<Mutex<LoadStats>>,
+    /// Index into `nodes` of the node believed to lead.
+    target: Arc<Mutex<usize>>,
+    nodes: Arc<[Peer]>,
+}
+
+impl Client {
+    /// Sends `count` requests as one `POST /next` to the node believed to lead, without
+    /// waiting for the answer: a task counts it when it comes.
+    fn send(&self, count: u64) {
+        let i = *self.target.lock().unwrap();
+        let url = format!("{}/next?count={count}", self.nodes[i].url);
+        let slice = slice_of(self.clock.now_us());
+        {
+            let mut s = self.stats.lock().unwrap();
+            s.sent += count;
+            slice_mut(&mut s.by_send_time, slice).sent += count;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            let answer = ask(&me.http, &url).await;
+            me.count(answer, i, count, slice);
+        });
+    }
+
+    /// Counts the answer to `count` requests sent to node `i` in send-time slice
+    /// `slice`, and moves on to another node when this one did not lead or answer.
+    fn count(&self, answer: Answer, i: usize, count: u64, slice: usize) {
+        let mut s = self.stats.lock().unwrap();
+        match answer {
+            Answer::Ok(b) => {
+                s.ok += count;
+                slice_mut(&mut s.by_send_time, slice).ok += count;
+                s.max_seq = s.max_seq.max(b.last);
+                s.ranges.push((b.seq, b.last));
+            }
+            Answer::NotLeader(hint) => {
+                s.not_leader += count;
+                let mut t = self.target.lock().unwrap();
+                // As the simulator's client: a hint naming the node that answered
+                // (a node cut off from etcd still names the leader it last saw,
+                // itself) is no use; move on to the next node instead.
+                match hint.and_then(|h| self.nodes.iter().position(|n| n.name == h)) {
+                    Some(j) if j != i => *t = j,
+                    _ if *t == i => *t = (i + 1) % self.nodes.len(),
+                    _ => {}
+                }
+            }
+            Answer::Unavailable => s.unavailable += count,
+            Answer::TimedOut | Answer::Error => {
+                if matches!(answer, Answer::TimedOut) {
+                    s.timed_out += count;
+                } else {
+                    s.errors += count;
+                }
+                let mut t = self.target.lock().unwrap();
+                if *t == i {
+                    *t = (i + 1) % self.nodes.len();
+                }
+            }
+        }
+    }
+}
+
+/// One `POST /next` and what its answer means.
+async fn ask(http: &reqwest::Client, url: &str) -> Answer {
+    match http.post(url).send().await {
+        Ok(r) if r.status().is_success() => match r.json::<NextBody>().await {
+            Ok(b) => Answer::Ok(b),
+            Err(_) => Answer::Error,
+        },
+        Ok(r) if r.status() == reqwest::StatusCode::CONFLICT => {
+            Answer::NotLeader(r.json::<NotLeaderBody>().await.ok().and_then(|b| b.leader))
+        }
+        Ok(r) if r.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE => Answer::Unavailable,
+        Ok(_) => Answer::Error,
+        Err(e) if e.is_timeout() => Answer::TimedOut,
+        Err(_) => Answer::Error,
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //!   answers `{"offset_us", "drift_ppm"}`;
 //! - `POST /control/resign` asks a leader to step down.
 
+use crate::backoff::{Backoff, Pacer};
 use crate::clock::RealClock;
 use crate::etcd_client::{LeaseObserver, RealEtcdClient};
 use crate::events::{Event, EventLog, Role};
@@ -33,7 +34,7 @@ use axum::{Json, Router};
 use baton_protocols::clock::sleep_local;
 use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
 use baton_protocols::{Clock, Elector, Leadership, LossReason};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -103,6 +104,17 @@ impl NodeConfig {
             &format!("start/{}/{}", self.name, self.incarnation),
         )
         .gen_range(0..=self.start_delay_ms_max)
+    }
+}
+
+impl NodeConfig {
+    /// The generator for `what` in this start of this node:
+    /// `seed::fork(seed, "<what>/<node>/<incarnation>")`.
+    fn rng(&self, what: &str) -> rand_chacha::ChaCha8Rng {
+        baton_model::seed::fork(
+            self.seed,
+            &format!("{what}/{}/{}", self.name, self.incarnation),
+        )
     }
 }
 
@@ -217,6 +229,19 @@ impl LeaseObserver for Observer {
     fn revoked(&self, id: i64) {
         self.log.record(Event::LeaseRevoked { lease_id: id });
     }
+    fn unreachable(&self, endpoints: &[String], why: &str) {
+        eprintln!(
+            "baton-real node {}: cannot reach etcd at {} ({why}); retrying, pausing up to the call timeout between tries",
+            self.node,
+            endpoints.join(", ")
+        );
+    }
+    fn reachable_again(&self, failures: u32) {
+        eprintln!(
+            "baton-real node {}: etcd answers again, after {failures} failed calls in a row",
+            self.node
+        );
+    }
 }
 
 async fn status(State(n): State<Arc<Node>>) -> Json<StatusBody> {
@@ -308,6 +333,14 @@ const OBSERVE_INTERVAL_MS: u64 = 1000;
 /// How long a node that resigned waits before campaigning again.
 const REJOIN_AFTER_RESIGN_MS: u64 = 1000;
 
+/// The first and the longest pause between tries to make the etcd client
+/// ([`crate::backoff::Backoff`]).
+const CONNECT_RETRY_MS: (u64, u64) = (100, 2000);
+
+/// The first pause after a failed write to the resource, doubling up to the write's
+/// timeout (see [`crate::work::WorkCtx::pacer`]).
+const RESOURCE_FIRST_PAUSE_MS: u64 = 25;
+
 /// Runs a node process until it is killed: listens on a free loopback port, announces
 /// it, and campaigns for ever.
 pub async fn run(cfg: NodeConfig) -> Result<(), String> {
@@ -317,23 +350,47 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
     let clock = RealClock::new(run_clock);
     clock.set_offset_ms(cfg.clock_offset_us / 1000);
     clock.set_drift_ppm(cfg.clock_drift_ppm);
+    let node = new_node(&cfg, clock, log)?;
+    serve_http(node.clone()).await?;
+    let dyn_clock = node.ctx.clock.clone();
+    let api = connect_etcd(&cfg, &node).await;
+    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
+        &cfg.name,
+        Arc::new(api),
+        dyn_clock.clone(),
+        cfg.etcd_lease.clone(),
+    ));
+    spawn_hint_keeper(elector.clone(), node.clone());
+    // Booting: the simulator's node neither listens nor campaigns for this long; this
+    // one listens (its HTTP answers that it follows) and does not campaign.
+    let delay_ms = cfg.start_delay_ms();
+    if delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+    }
+    campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref(), cfg.rng("node")).await;
+    Ok(())
+}
+
+/// The node's shared state: a follower with no leader work yet, on `clock`, logging to
+/// `log`.
+fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Node>, String> {
     let metrics = Arc::new(NodeMetrics::new(&cfg.name));
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let http = reqwest::Client::builder()
         .build()
         .map_err(|e| format!("http client: {e}"))?;
-    let node = Arc::new(Node {
+    Ok(Arc::new(Node {
         name: cfg.name.clone(),
-        clock: clock.clone(),
+        clock,
         drift_ppm: Mutex::new(cfg.clock_drift_ppm),
         log: log.clone(),
         metrics: metrics.clone(),
         work: LeaderWork::default(),
         ctx: WorkCtx {
             node: cfg.name.clone(),
-            clock: dyn_clock.clone(),
-            log: log.clone(),
-            metrics: metrics.clone(),
+            clock: dyn_clock,
+            log,
+            metrics,
             resource_url: cfg.resource_url.clone(),
             http,
             resource_timeout_ms: cfg.resource_timeout_ms,
@@ -341,11 +398,21 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
             resign_requested: AtomicBool::new(false),
             resign_notify: Notify::new(),
             pause_armed: Mutex::new(None),
+            pacer: Pacer::new(Backoff::new(
+                RESOURCE_FIRST_PAUSE_MS,
+                cfg.resource_timeout_ms,
+                cfg.rng("backoff/resource"),
+            )),
         },
         status: Mutex::new((Role::Follower, None)),
         hint: Mutex::new(None),
         peers: cfg.peers.clone(),
-    });
+    }))
+}
+
+/// Serves the node's HTTP interface on a free loopback port, in the background, and
+/// announces the port on stdout (see [`crate::process`]).
+async fn serve_http(node: Arc<Node>) -> Result<(), String> {
     let app = Router::new()
         .route("/status", get(status))
         .route("/next", post(next))
@@ -353,7 +420,7 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         .route("/control/pause", post(arm_pause))
         .route("/control/clock", post(change_clock))
         .route("/control/resign", post(resign))
-        .with_state(node.clone());
+        .with_state(node);
     let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
         .await
         .map_err(|e| format!("bind: {e}"))?;
@@ -365,60 +432,72 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         }
     });
     crate::process::announce_listening(addr);
+    Ok(())
+}
+
+/// The node's etcd client, retried until it can be made.
+async fn connect_etcd(cfg: &NodeConfig, node: &Node) -> RealEtcdClient {
     // etcd is reached after the node listens, and retried: a node restarted while its
     // link to etcd is cut must come up and wait, as a real process would, not exit.
-    let api = loop {
+    let mut backoff = Backoff::new(
+        CONNECT_RETRY_MS.0,
+        CONNECT_RETRY_MS.1,
+        cfg.rng("backoff/connect"),
+    );
+    loop {
         let observer = Observer {
             node: cfg.name.clone(),
-            log: log.clone(),
-            metrics: metrics.clone(),
+            log: node.log.clone(),
+            metrics: node.metrics.clone(),
         };
         match RealEtcdClient::connect(
             &cfg.etcd_endpoints,
             cfg.etcd_lease.rpc_timeout_ms,
             Box::new(observer),
+            cfg.rng("backoff/etcd"),
         )
         .await
         {
-            Ok(api) => break api,
+            Ok(api) => return api,
             Err(e) => {
-                eprintln!("baton-real node {}: etcd client: {e}; retrying", cfg.name);
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                let pause = backoff.failed();
+                if backoff.failures() == 1 {
+                    eprintln!(
+                        "baton-real node {}: etcd client for {}: {e}; retrying, pausing up to {} ms between tries",
+                        cfg.name,
+                        cfg.etcd_endpoints.join(", "),
+                        CONNECT_RETRY_MS.1
+                    );
+                }
+                tokio::time::sleep(pause).await;
             }
         }
-    };
-    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
-        &cfg.name,
-        Arc::new(api),
-        dyn_clock.clone(),
-        cfg.etcd_lease.clone(),
-    ));
-    // Followers answer `next` with a hint; keep it fresh the way a client library would,
-    // by observing the election now and then rather than on every request.
-    let (obs, n2, c2) = (elector.clone(), node.clone(), dyn_clock.clone());
-    tokio::spawn(async move {
-        loop {
-            if let Ok(info) = obs.observe().await {
-                *n2.hint.lock().unwrap() = info.map(|i| i.node);
-            }
-            sleep_local(c2.as_ref(), Duration::from_millis(OBSERVE_INTERVAL_MS)).await;
-        }
-    });
-    // Booting: the simulator's node neither listens nor campaigns for this long; this
-    // one listens (its HTTP answers that it follows) and does not campaign.
-    let delay_ms = cfg.start_delay_ms();
-    if delay_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
     }
-    campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref()).await;
-    Ok(())
 }
 
-async fn campaign_loop(node: &Arc<Node>, elector: &dyn Elector, clock: &dyn Clock) {
-    // Real mode is not deterministic (the OS schedules it); the backoff only needs to
-    // differ between nodes and starts.
-    let seed = crate::run_clock::monotonic_us() as u64 ^ u64::from(std::process::id());
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+/// Keeps the node's `409` hint fresh in the background.
+fn spawn_hint_keeper(elector: Arc<dyn Elector>, node: Arc<Node>) {
+    // Followers answer `next` with a hint; keep it fresh the way a client library would,
+    // by observing the election now and then rather than on every request.
+    let clock = node.ctx.clock.clone();
+    tokio::spawn(async move {
+        loop {
+            if let Ok(info) = elector.observe().await {
+                *node.hint.lock().unwrap() = info.map(|i| i.node);
+            }
+            sleep_local(clock.as_ref(), Duration::from_millis(OBSERVE_INTERVAL_MS)).await;
+        }
+    });
+}
+
+/// Campaigns for ever: after a failed campaign it backs off, after a leadership it
+/// stops acting, releases and campaigns again.
+async fn campaign_loop(
+    node: &Arc<Node>,
+    elector: &dyn Elector,
+    clock: &dyn Clock,
+    mut rng: rand_chacha::ChaCha8Rng,
+) {
     let name = node.name.clone();
     let log = &node.log;
     loop {
@@ -433,7 +512,11 @@ async fn campaign_loop(node: &Arc<Node>, elector: &dyn Elector, clock: &dyn Cloc
                     error: e.to_string(),
                 });
                 node.set_role(Role::Follower, None);
-                // Randomised backoff so failed candidates do not retry in lockstep.
+                // Randomised backoff so failed candidates do not retry in lockstep: the
+                // simulator's draw, from the simulator's generator for this node and
+                // start, so a seed's candidates back off as in `sim run`. A campaign
+                // that failed at once (etcd refusing) was paced further by the etcd
+                // client, exponentially (see `crate::etcd_client`).
                 let backoff_ms = rng.gen_range(100..300);
                 sleep_local(clock, Duration::from_millis(backoff_ms)).await;
                 continue;
@@ -442,43 +525,55 @@ async fn campaign_loop(node: &Arc<Node>, elector: &dyn Elector, clock: &dyn Cloc
         node.metrics
             .campaign_latency
             .observe(started.elapsed().as_secs_f64());
-        let token = leadership.token;
-        node.set_role(Role::Leader, Some(leadership.clone()));
-        node.metrics.transitions.inc();
-        node.metrics.leaders_acting.set(1);
-        log.record(Event::RoleChanged {
-            node: name.clone(),
-            role: Role::Leader,
-            token: Some(token),
-        });
-        let reason = lead(&node.ctx, &leadership, &node.work).await;
-        leadership.end(reason);
-        // Every protected write has completed or timed out by now: lead() is the only
-        // writer and it has returned. Only then is leadership released.
-        node.work.stop_leading();
-        node.metrics.leaders_acting.set(0);
-        log.record(Event::StoppedActing {
+        serve_leadership(node, elector, clock, leadership).await;
+    }
+}
+
+/// Leads until the leadership is lost or resigned, stops acting, and only then
+/// releases it.
+async fn serve_leadership(
+    node: &Arc<Node>,
+    elector: &dyn Elector,
+    clock: &dyn Clock,
+    leadership: Leadership,
+) {
+    let (name, log) = (node.name.clone(), &node.log);
+    let token = leadership.token;
+    node.set_role(Role::Leader, Some(leadership.clone()));
+    node.metrics.transitions.inc();
+    node.metrics.leaders_acting.set(1);
+    log.record(Event::RoleChanged {
+        node: name.clone(),
+        role: Role::Leader,
+        token: Some(token),
+    });
+    let reason = lead(&node.ctx, &leadership, &node.work).await;
+    leadership.end(reason);
+    // Every protected write has completed or timed out by now: lead() is the only
+    // writer and it has returned. Only then is leadership released.
+    node.work.stop_leading();
+    node.metrics.leaders_acting.set(0);
+    log.record(Event::StoppedActing {
+        node: name.clone(),
+        token,
+        reason: reason.as_str().to_string(),
+    });
+    node.set_role(Role::Follower, None);
+    node.metrics.transitions.inc();
+    log.record(Event::RoleChanged {
+        node: name.clone(),
+        role: Role::Follower,
+        token: None,
+    });
+    if reason == LossReason::Resigned {
+        log.record(Event::Released {
             node: name.clone(),
             token,
-            reason: reason.as_str().to_string(),
         });
-        node.set_role(Role::Follower, None);
-        node.metrics.transitions.inc();
-        log.record(Event::RoleChanged {
-            node: name.clone(),
-            role: Role::Follower,
-            token: None,
-        });
-        if reason == LossReason::Resigned {
-            log.record(Event::Released {
-                node: name.clone(),
-                token,
-            });
-            let _ = elector.resign(&leadership).await;
-            sleep_local(clock, Duration::from_millis(REJOIN_AFTER_RESIGN_MS)).await;
-        } else {
-            // Abandon the lost lease's key if etcd still has it.
-            let _ = elector.resign(&leadership).await;
-        }
+        let _ = elector.resign(&leadership).await;
+        sleep_local(clock, Duration::from_millis(REJOIN_AFTER_RESIGN_MS)).await;
+    } else {
+        // Abandon the lost lease's key if etcd still has it.
+        let _ = elector.resign(&leadership).await;
     }
 }

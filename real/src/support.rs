@@ -23,7 +23,8 @@
 
 use baton_model::fault::{Fault, FaultKind};
 use baton_model::protocol::ProtocolName;
-use baton_model::scenario::{line_of_key, Resolved};
+use baton_model::scenario::{line_of_key, Resolved, Scenario};
+use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use std::fmt;
 
 /// The load client's shortest quantum over HTTP (see [`crate::supervisor::RealConfig`]).
@@ -91,9 +92,29 @@ pub struct Source<'a> {
 /// Checks that real mode can run `resolved` (its swarm, if any, already drawn); returns
 /// what it will run.
 pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Box<Refusal>> {
-    let s = &resolved.scenario;
-    let refuse = |key: &str, fault: Option<String>, why: String| {
-        let set = src
+    let refuse = Refuse { resolved, src };
+    for rule in RULES {
+        if let Some(why) = (rule.refuses)(&resolved.scenario) {
+            return Err(refuse.at(rule.key, None, why));
+        }
+    }
+    check_faults(resolved, src, &refuse)?;
+    Ok(plan(resolved))
+}
+
+/// Builds a [`Refusal`] for a key: the file's line holding it, or the `--set` that gave
+/// it.
+struct Refuse<'a> {
+    resolved: &'a Resolved,
+    src: &'a Source<'a>,
+}
+
+impl Refuse<'_> {
+    /// The refusal of `key` (of `fault`, when the file does not list that fault as
+    /// such), for `why`.
+    fn at(&self, key: &str, fault: Option<String>, why: String) -> Box<Refusal> {
+        let set = self
+            .src
             .overrides
             .iter()
             .rev()
@@ -104,76 +125,112 @@ pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Box<Refusal>> {
             .cloned();
         let path: Vec<&str> = key.split('.').collect();
         Box::new(Refusal {
-            file: resolved.path.clone(),
+            file: self.resolved.path.clone(),
             line: if set.is_some() || fault.is_some() {
                 None
             } else {
-                line_of_key(src.text, &path)
+                line_of_key(self.src.text, &path)
             },
             set,
             key: key.to_string(),
             fault,
             why,
         })
-    };
-    if s.protocol != ProtocolName::EtcdLease {
-        return Err(refuse(
-            "protocol",
-            None,
-            format!(
-                "`{}` has no real backend here; real mode runs etcd-lease against a live etcd (allowed: etcd-lease)",
-                s.protocol.name()
-            ),
-        ));
     }
-    if s.network.loss_ppm > 0 {
-        return Err(refuse(
-            "network.loss_ppm",
-            None,
-            format!("{}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0)", s.network.loss_ppm),
-        ));
-    }
-    if s.noise.gc.is_some() {
-        return Err(refuse(
-            "noise.gc",
-            None,
-            "background GC noise is not implemented for real processes; remove [noise.gc] (a scripted `pause` fault works)".into(),
-        ));
-    }
+}
+
+/// One scenario-wide rule: the key it guards, and why real mode cannot run the
+/// scenario's value there (`None`: it can).
+struct Rule {
+    key: &'static str,
+    refuses: fn(&Scenario) -> Option<String>,
+}
+
+/// Every scenario-wide rule, in the order they are checked: the first one broken is the
+/// one reported.
+const RULES: &[Rule] = &[
+    Rule {
+        key: "protocol",
+        refuses: protocol_without_backend,
+    },
+    Rule {
+        key: "network.loss_ppm",
+        refuses: network_loss,
+    },
+    Rule {
+        key: "noise.gc",
+        refuses: gc_noise,
+    },
+    Rule {
+        key: "etcd-lease.min_lease_ttl_ms",
+        refuses: simulated_min_lease_ttl,
+    },
+    Rule {
+        key: "etcd-lease.expiry_check_interval_ms",
+        refuses: simulated_expiry_check,
+    },
+    Rule {
+        key: "work.client_timeout_ms",
+        refuses: client_timeout_below_quantum,
+    },
+];
+
+fn protocol_without_backend(s: &Scenario) -> Option<String> {
+    (s.protocol != ProtocolName::EtcdLease).then(|| {
+        format!(
+            "`{}` has no real backend here; real mode runs etcd-lease against a live etcd (allowed: etcd-lease)",
+            s.protocol.name()
+        )
+    })
+}
+
+fn network_loss(s: &Scenario) -> Option<String> {
+    (s.network.loss_ppm > 0).then(|| {
+        format!("{}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0)", s.network.loss_ppm)
+    })
+}
+
+fn gc_noise(s: &Scenario) -> Option<String> {
+    s.noise.gc.is_some().then(|| {
+        "background GC noise is not implemented for real processes; remove [noise.gc] (a scripted `pause` fault works)".into()
+    })
+}
+
+fn simulated_min_lease_ttl(s: &Scenario) -> Option<String> {
     let lease = s.etcd_lease.clone().unwrap_or_default();
-    let etcd = baton_protocols::etcd_lease::EtcdLeaseConfig::default();
-    if lease.min_lease_ttl_ms != etcd.min_lease_ttl_ms {
-        return Err(refuse(
-            "etcd-lease.min_lease_ttl_ms",
-            None,
-            format!(
-                "{}: a real etcd sets its own minimum TTL ({} ms at its default election timeout); this key tunes the simulated etcd only (allowed: {})",
-                lease.min_lease_ttl_ms, etcd.min_lease_ttl_ms, etcd.min_lease_ttl_ms
-            ),
-        ));
-    }
-    if lease.expiry_check_interval_ms != etcd.expiry_check_interval_ms {
-        return Err(refuse(
-            "etcd-lease.expiry_check_interval_ms",
-            None,
-            format!(
-                "{}: a real etcd's lessor checks every {} ms; this key tunes the simulated etcd only (allowed: {})",
-                lease.expiry_check_interval_ms,
-                etcd.expiry_check_interval_ms,
-                etcd.expiry_check_interval_ms
-            ),
-        ));
-    }
-    if s.work.client_timeout_ms < CLIENT_QUANTUM_MS_MIN {
-        return Err(refuse(
-            "work.client_timeout_ms",
-            None,
-            format!(
-                "{}: the load client sends at most every {CLIENT_QUANTUM_MS_MIN} ms, and a request must be allowed that long (allowed: {CLIENT_QUANTUM_MS_MIN} or more)",
-                s.work.client_timeout_ms
-            ),
-        ));
-    }
+    let etcd = EtcdLeaseConfig::default();
+    (lease.min_lease_ttl_ms != etcd.min_lease_ttl_ms).then(|| {
+        format!(
+            "{}: a real etcd sets its own minimum TTL ({} ms at its default election timeout); this key tunes the simulated etcd only (allowed: {})",
+            lease.min_lease_ttl_ms, etcd.min_lease_ttl_ms, etcd.min_lease_ttl_ms
+        )
+    })
+}
+
+fn simulated_expiry_check(s: &Scenario) -> Option<String> {
+    let lease = s.etcd_lease.clone().unwrap_or_default();
+    let etcd = EtcdLeaseConfig::default();
+    (lease.expiry_check_interval_ms != etcd.expiry_check_interval_ms).then(|| {
+        format!(
+            "{}: a real etcd's lessor checks every {} ms; this key tunes the simulated etcd only (allowed: {})",
+            lease.expiry_check_interval_ms,
+            etcd.expiry_check_interval_ms,
+            etcd.expiry_check_interval_ms
+        )
+    })
+}
+
+fn client_timeout_below_quantum(s: &Scenario) -> Option<String> {
+    (s.work.client_timeout_ms < CLIENT_QUANTUM_MS_MIN).then(|| {
+        format!(
+            "{}: the load client sends at most every {CLIENT_QUANTUM_MS_MIN} ms, and a request must be allowed that long (allowed: {CLIENT_QUANTUM_MS_MIN} or more)",
+            s.work.client_timeout_ms
+        )
+    })
+}
+
+/// Refuses the first fault real mode cannot apply, named by its key.
+fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<(), Box<Refusal>> {
     let nodes = resolved.node_names();
     let is_node =
         |t: &str| nodes.iter().any(|n| n == t) || ["leader", "follower", "previous"].contains(&t);
@@ -186,80 +243,87 @@ pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Box<Refusal>> {
         .and_then(|t| t.get("faults").and_then(|f| f.as_array()).map(|a| a.len()));
     let one_for_one = src.swarm_seed.is_none() && file_tables == Some(resolved.faults.len());
     for (i, firing) in resolved.faults.iter().enumerate() {
-        let spec = &s.faults[i];
-        let drawn = src
-            .swarm_seed
-            .filter(|_| !src.base.scenario.faults.contains(spec));
-        let (key_base, fault) = match drawn {
-            _ if one_for_one => (format!("faults.{i}"), None),
-            Some(seed) => {
-                let weight = match &firing.fault {
-                    Fault::Partition { one_way: true, .. } => "one-way-partition",
-                    Fault::Partition { .. } => "partition",
-                    f => kind_of(f).name(),
-                };
-                (
-                    format!("swarm.weights.{weight}"),
-                    Some(format!(
-                        "fault {i}, a {} that [swarm] drew under seed {seed}; a weight of 0 draws none",
-                        spec.kind.name()
-                    )),
-                )
+        let Some((field, why)) = fault_refusal(&firing.fault, &is_node) else {
+            continue;
+        };
+        let (key_base, fault) = fault_key_base(resolved, src, i, one_for_one);
+        // A swarm's weight is the key to change whatever field of the fault is wrong.
+        let key = if key_base.starts_with("swarm.") {
+            key_base
+        } else {
+            format!("{key_base}.{field}")
+        };
+        return Err(refuse.at(&key, fault, why));
+    }
+    Ok(())
+}
+
+/// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
+/// if it can.
+fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
+    match fault {
+        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
+            match (is_node(from), is_node(to)) {
+                (true, true) => Some(("to", format!("`{from}` and `{to}` are both nodes, and etcd-lease nodes do not talk to each other: there is no link between them to cut or slow (allowed: a node and backend, resource or client)"))),
+                (false, false) => Some(("to", format!("no proxy sits between `{from}` and `{to}` (allowed: a node and backend, resource or client)"))),
+                _ => None,
             }
-            None => (
-                format!("faults.{i}"),
+        }
+        Fault::ClockOffset { target, .. }
+        | Fault::ClockDrift { target, .. }
+        | Fault::ClockStep { target, .. }
+            if target == "backend" =>
+        {
+            Some(("target", "a live etcd reads the machine's clock, which real mode does not skew (allowed: a node, leader, follower, previous)".into()))
+        }
+        Fault::Network { loss_ppm, .. } if *loss_ppm > 0 => Some(("loss_ppm", format!("{loss_ppm}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0; latency works)"))),
+        _ => None,
+    }
+}
+
+/// How a refusal names fault `i`: the base of its key (`faults.<i>`, or the `[swarm]`
+/// weight that drew it) and, when the file does not list it as such (a repetition, or a
+/// fault the swarm drew), which fault it is.
+fn fault_key_base(
+    resolved: &Resolved,
+    src: &Source,
+    i: usize,
+    one_for_one: bool,
+) -> (String, Option<String>) {
+    let spec = &resolved.scenario.faults[i];
+    let drawn = src
+        .swarm_seed
+        .filter(|_| !src.base.scenario.faults.contains(spec));
+    match drawn {
+        _ if one_for_one => (format!("faults.{i}"), None),
+        Some(seed) => {
+            let weight = match &resolved.faults[i].fault {
+                Fault::Partition { one_way: true, .. } => "one-way-partition",
+                Fault::Partition { .. } => "partition",
+                f => kind_of(f).name(),
+            };
+            (
+                format!("swarm.weights.{weight}"),
                 Some(format!(
-                    "fault {i} of the resolved scenario, a {}",
+                    "fault {i}, a {} that [swarm] drew under seed {seed}; a weight of 0 draws none",
                     spec.kind.name()
                 )),
-            ),
-        };
-        let key = |k: &str| {
-            if key_base.starts_with("swarm.") {
-                key_base.clone()
-            } else {
-                format!("{key_base}.{k}")
-            }
-        };
-        match &firing.fault {
-            Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
-                let (a, b) = (is_node(from), is_node(to));
-                if a && b {
-                    return Err(refuse(
-                        &key("to"),
-                        fault,
-                        format!("`{from}` and `{to}` are both nodes, and etcd-lease nodes do not talk to each other: there is no link between them to cut or slow (allowed: a node and backend, resource or client)"),
-                    ));
-                }
-                if !a && !b {
-                    return Err(refuse(
-                        &key("to"),
-                        fault,
-                        format!("no proxy sits between `{from}` and `{to}` (allowed: a node and backend, resource or client)"),
-                    ));
-                }
-            }
-            Fault::ClockOffset { target, .. }
-            | Fault::ClockDrift { target, .. }
-            | Fault::ClockStep { target, .. }
-                if target == "backend" =>
-            {
-                return Err(refuse(
-                    &key("target"),
-                    fault,
-                    "a live etcd reads the machine's clock, which real mode does not skew (allowed: a node, leader, follower, previous)".into(),
-                ));
-            }
-            Fault::Network { loss_ppm, .. } if *loss_ppm > 0 => {
-                return Err(refuse(
-                    &key("loss_ppm"),
-                    fault,
-                    format!("{loss_ppm}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0; latency works)"),
-                ));
-            }
-            _ => {}
+            )
         }
+        None => (
+            format!("faults.{i}"),
+            Some(format!(
+                "fault {i} of the resolved scenario, a {}",
+                spec.kind.name()
+            )),
+        ),
     }
+}
+
+/// What real mode runs of an accepted scenario, and the notes on what it runs
+/// differently.
+fn plan(resolved: &Resolved) -> Plan {
+    let s = &resolved.scenario;
     let mut plan = resolved.clone();
     let mut notes = vec![];
     if let Some(job) = plan.scenario.work.job.take() {
@@ -276,11 +340,11 @@ pub fn check(resolved: &Resolved, src: &Source) -> Result<Plan, Box<Refusal>> {
         ));
         plan.scenario.work.client_quantum_ms = client_quantum_ms;
     }
-    Ok(Plan {
+    Plan {
         resolved: plan,
         client_quantum_ms,
         notes,
-    })
+    }
 }
 
 fn kind_of(f: &Fault) -> FaultKind {

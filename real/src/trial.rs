@@ -96,21 +96,48 @@ pub fn config(spec: &TrialSpec) -> RealConfig {
 pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
     let wall = Instant::now();
     let resolved = &spec.plan.resolved;
-    let s = &resolved.scenario;
+    let end_us = resolved.scenario.duration_ms as i64 * 1000;
     let mut sup = Supervisor::start(config(spec))
         .await
         .map_err(TrialError::CannotStart)?;
-    let broke = |why: String| TrialError::Broke {
+    // Dropping `sup` on an error stops every process.
+    let mut notes = drive(&mut sup, spec, end_us).await?;
+    let output = sup
+        .stop()
+        .await
+        .map_err(|e| broke(spec, format!("stopping the run failed: {e}")))?;
+    let kept = kept_entries(&output, end_us, &mut notes);
+    let out = check(spec, &kept, end_us, &output)?;
+    let real = real_run(spec, &output, notes);
+    let artifacts = report_with(resolved, spec.seed, out, Some(&real));
+    Ok(Trial {
+        artifacts,
+        output,
+        wall_ms: wall.elapsed().as_millis() as u64,
+    })
+}
+
+/// The trial broke after it started, for `why`; its logs are in its run directory.
+fn broke(spec: &TrialSpec, why: String) -> TrialError {
+    TrialError::Broke {
         why,
         logs: spec.run_dir.clone(),
-    };
-    let end_us = s.duration_ms as i64 * 1000;
-    let mut driver = Driver::new(&mut sup, spec.seed, cfg_latency(spec));
-    // Dropping `sup` on an error stops every process.
+    }
+}
+
+/// Fires the scenario's faults until the run's clock reaches `end_us`; returns the
+/// report's notes so far (the plan's and the driver's). A fault that could not be
+/// applied, or a process that exited by itself, breaks the trial.
+async fn drive(
+    sup: &mut Supervisor,
+    spec: &TrialSpec,
+    end_us: i64,
+) -> Result<Vec<String>, TrialError> {
+    let mut driver = Driver::new(sup, spec.seed, cfg_latency(spec));
     driver
-        .run(&resolved.faults, end_us)
+        .run(&spec.plan.resolved.faults, end_us)
         .await
-        .map_err(|e| broke(format!("a fault could not be applied: {e}")))?;
+        .map_err(|e| broke(spec, format!("a fault could not be applied: {e}")))?;
     let mut notes = spec.plan.notes.clone();
     notes.extend(driver.notes().iter().cloned());
     let exited = sup.exited();
@@ -119,15 +146,20 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
             .iter()
             .map(|(what, log)| format!("{what} (see {})", log.display()))
             .collect();
-        return Err(broke(format!(
-            "processes exited by themselves during the run: {}",
-            list.join(", ")
-        )));
+        return Err(broke(
+            spec,
+            format!(
+                "processes exited by themselves during the run: {}",
+                list.join(", ")
+            ),
+        ));
     }
-    let output = sup
-        .stop()
-        .await
-        .map_err(|e| broke(format!("stopping the run failed: {e}")))?;
+    Ok(notes)
+}
+
+/// The merged timeline's entries that belong to the run, noting in `notes` what was
+/// left out and what real mode does not count.
+fn kept_entries<'a>(output: &'a RunOutput, end_us: i64, notes: &mut Vec<String>) -> Vec<&'a Entry> {
     // The run is the run's clock from 0 to its duration; what processes logged while
     // they were being stopped is left out (and counted).
     let (kept, after): (Vec<&Entry>, Vec<&Entry>) =
@@ -149,24 +181,36 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
         "network messages and backend requests are not counted in real mode (0 in report.json)"
             .into(),
     );
+    kept
+}
+
+/// Feeds the kept entries to the model's checkers and lanes, in timeline order, as the
+/// simulator feeds them, and keeps them in a temporary timeline file for the report.
+fn check(
+    spec: &TrialSpec,
+    kept: &[&Entry],
+    end_us: i64,
+    output: &RunOutput,
+) -> Result<outcome::RunOutput, TrialError> {
+    let resolved = &spec.plan.resolved;
     let mut checks = Checks::new(resolved);
     let mut lanes = LaneBuilder::for_scenario(resolved);
-    let file = tempfile::tempfile().map_err(|e| broke(format!("a temporary file: {e}")))?;
+    let file = tempfile::tempfile().map_err(|e| broke(spec, format!("a temporary file: {e}")))?;
     let mut w = std::io::BufWriter::new(file);
-    for e in &kept {
+    for e in kept {
         checks.observe(e);
         lanes.entry(e);
         serde_json::to_writer(&mut w, e)
             .map_err(std::io::Error::from)
             .and_then(|()| w.write_all(b"\n"))
-            .map_err(|e| broke(format!("writing the timeline: {e}")))?;
+            .map_err(|e| broke(spec, format!("writing the timeline: {e}")))?;
     }
     let file = w
         .into_inner()
-        .map_err(|e| broke(format!("writing the timeline: {e}")))?;
+        .map_err(|e| broke(spec, format!("writing the timeline: {e}")))?;
     let client = output.load.client_stats();
     let findings = checks.finish(end_us, &client);
-    let out = outcome::RunOutput {
+    Ok(outcome::RunOutput {
         findings,
         lanes: lanes.finish(end_us),
         timeline: Some(TimelineFile(file)),
@@ -175,9 +219,14 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
         messages: 0,
         backend_requests: 0,
         backend_requests_by_100ms: vec![],
-    };
+    })
+}
+
+/// What only a real trial reports: its number, the command that runs it again, the
+/// ledger's SQL check and the notes.
+fn real_run(spec: &TrialSpec, output: &RunOutput, notes: Vec<String>) -> RealRun {
     let l = &output.ledger;
-    let real = RealRun {
+    RealRun {
         trial: spec.trial,
         command: spec.command.clone(),
         ledger: LedgerCheck {
@@ -189,13 +238,7 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
             last_seq: l.last_seq,
         },
         notes,
-    };
-    let artifacts = report_with(resolved, spec.seed, out, Some(&real));
-    Ok(Trial {
-        artifacts,
-        output,
-        wall_ms: wall.elapsed().as_millis() as u64,
-    })
+    }
 }
 
 fn cfg_latency(spec: &TrialSpec) -> (u64, u64) {

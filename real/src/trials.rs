@@ -243,90 +243,123 @@ pub async fn run(args: RealArgs) -> i32 {
         ));
     }
     let mut lines: Vec<TrialLine> = vec![];
-    let mut all_passed = true;
-    let n = p.specs.len();
     for spec in &p.specs {
-        let tdir = p.dir.join(format!("trial-{}", spec.trial));
-        if !args.quiet {
-            eprintln!(
-                "trial {}/{n} (seed {}): etcd, {} nodes, the resource and the load client on 127.0.0.1 for {:.1} s of real time ...",
-                spec.trial,
-                spec.seed,
-                spec.plan.resolved.scenario.nodes,
-                spec.plan.resolved.scenario.duration_ms as f64 / 1000.0
-            );
-        }
-        // An earlier real run's process files in this trial's directory go: the check
-        // before the start made sure they are Baton's.
-        if spec.run_dir.join("supervisor.jsonl").is_file() {
-            if let Err(e) = std::fs::remove_dir_all(&spec.run_dir) {
-                return bad(format!("cannot remove {}: {e}", spec.run_dir.display()));
-            }
-        }
-        let r = tokio::select! {
-            r = trial::run(spec) => r,
-            _ = sigint.recv() => {
-                // Dropping the trial stopped every process and removed etcd's data.
-                let _ = write_trials(&p, &lines, true);
-                eprintln!(
-                    "interrupted during trial {}; the trials that finished are in {} (the interrupted one's logs in {})",
-                    spec.trial,
-                    p.dir.display(),
-                    spec.run_dir.display()
-                );
-                return EXIT_INTERRUPTED;
-            }
-        };
-        let t = match r {
-            Ok(t) => t,
-            Err(TrialError::CannotStart(e)) => {
-                let _ = write_trials(&p, &lines, false);
-                return bad(format!("trial {} could not start: {e}", spec.trial));
-            }
-            Err(e @ TrialError::Broke { .. }) => {
-                let _ = write_trials(&p, &lines, false);
-                eprintln!("error: trial {} broke after it started: {e}", spec.trial);
-                return EXIT_BROKE;
-            }
-        };
-        if let Err(e) = output::write_run(&tdir, &t.artifacts) {
-            eprintln!("error: cannot write the report to {}: {e}", tdir.display());
-            return EXIT_BROKE;
-        }
-        // The report holds the timeline; the merged copy in run/ would be a second one.
-        let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
-        let a = &t.artifacts;
-        all_passed &= a.passed;
-        let verdict = if a.passed { "pass" } else { "fail" };
-        lines.push(TrialLine {
-            trial: spec.trial,
-            seed: spec.seed,
-            verdict,
-            failover_ms: a.findings.failover_ms.clone(),
-            report: tdir.join("report.json").display().to_string(),
-            wall_ms: t.wall_ms,
-        });
-        if let Err(e) = write_trials(&p, &lines, false) {
-            eprintln!(
-                "error: cannot write {}: {e}",
-                p.dir.join("trials.json").display()
-            );
-            return EXIT_BROKE;
-        }
-        if args.quiet {
-            say(&format!(
-                "trial {} (seed {}): {}: {}\n",
-                spec.trial,
-                spec.seed,
-                verdict.to_uppercase(),
-                tdir.display()
-            ));
-        } else {
-            say(&a.summary_txt);
-            say(&format!("report: {}\n", tdir.display()));
+        if let Err(code) = run_trial(&p, spec, args.quiet, &mut sigint, &mut lines).await {
+            return code;
         }
     }
-    if let Some(s) = stats(&lines) {
+    say_pooled(&p, &lines);
+    if lines.iter().all(|l| l.verdict == "pass") {
+        EXIT_PASS
+    } else {
+        EXIT_FAIL
+    }
+}
+
+/// Runs one trial, writes its report, adds its line to `lines` and `trials.json`, and
+/// prints its summary; an `Err` is the command's exit code (it stops there).
+async fn run_trial(
+    p: &Prepared,
+    spec: &TrialSpec,
+    quiet: bool,
+    sigint: &mut tokio::signal::unix::Signal,
+    lines: &mut Vec<TrialLine>,
+) -> Result<(), i32> {
+    if !quiet {
+        eprintln!(
+            "trial {}/{} (seed {}): etcd, {} nodes, the resource and the load client on 127.0.0.1 for {:.1} s of real time ...",
+            spec.trial,
+            p.specs.len(),
+            spec.seed,
+            spec.plan.resolved.scenario.nodes,
+            spec.plan.resolved.scenario.duration_ms as f64 / 1000.0
+        );
+    }
+    // An earlier real run's process files in this trial's directory go: the check
+    // before the start made sure they are Baton's.
+    if spec.run_dir.join("supervisor.jsonl").is_file() {
+        std::fs::remove_dir_all(&spec.run_dir)
+            .map_err(|e| bad(format!("cannot remove {}: {e}", spec.run_dir.display())))?;
+    }
+    let t = finish_trial(p, spec, sigint, lines).await?;
+    let tdir = p.dir.join(format!("trial-{}", spec.trial));
+    if let Err(e) = output::write_run(&tdir, &t.artifacts) {
+        eprintln!("error: cannot write the report to {}: {e}", tdir.display());
+        return Err(EXIT_BROKE);
+    }
+    // The report holds the timeline; the merged copy in run/ would be a second one.
+    let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
+    let a = &t.artifacts;
+    let verdict = if a.passed { "pass" } else { "fail" };
+    lines.push(TrialLine {
+        trial: spec.trial,
+        seed: spec.seed,
+        verdict,
+        failover_ms: a.findings.failover_ms.clone(),
+        report: tdir.join("report.json").display().to_string(),
+        wall_ms: t.wall_ms,
+    });
+    if let Err(e) = write_trials(p, lines, false) {
+        eprintln!(
+            "error: cannot write {}: {e}",
+            p.dir.join("trials.json").display()
+        );
+        return Err(EXIT_BROKE);
+    }
+    if quiet {
+        say(&format!(
+            "trial {} (seed {}): {}: {}\n",
+            spec.trial,
+            spec.seed,
+            verdict.to_uppercase(),
+            tdir.display()
+        ));
+    } else {
+        say(&format!("{}report: {}\n", a.summary_txt, tdir.display()));
+    }
+    Ok(())
+}
+
+/// Runs the trial to its end unless Ctrl-C comes first; an `Err` is the command's exit
+/// code, `trials.json` then listing the trials that finished (`lines`).
+async fn finish_trial(
+    p: &Prepared,
+    spec: &TrialSpec,
+    sigint: &mut tokio::signal::unix::Signal,
+    lines: &[TrialLine],
+) -> Result<trial::Trial, i32> {
+    let r = tokio::select! {
+        r = trial::run(spec) => r,
+        _ = sigint.recv() => {
+            // Dropping the trial stopped every process and removed etcd's data.
+            let _ = write_trials(p, lines, true);
+            eprintln!(
+                "interrupted during trial {}; the trials that finished are in {} (the interrupted one's logs in {})",
+                spec.trial,
+                p.dir.display(),
+                spec.run_dir.display()
+            );
+            return Err(EXIT_INTERRUPTED);
+        }
+    };
+    match r {
+        Ok(t) => Ok(t),
+        Err(TrialError::CannotStart(e)) => {
+            let _ = write_trials(p, lines, false);
+            Err(bad(format!("trial {} could not start: {e}", spec.trial)))
+        }
+        Err(e @ TrialError::Broke { .. }) => {
+            let _ = write_trials(p, lines, false);
+            eprintln!("error: trial {} broke after it started: {e}", spec.trial);
+            Err(EXIT_BROKE)
+        }
+    }
+}
+
+/// Prints the failovers pooled over the trials, when there were several.
+fn say_pooled(p: &Prepared, lines: &[TrialLine]) {
+    let n = p.specs.len();
+    if let Some(s) = stats(lines) {
         if n > 1 {
             let passed = lines.iter().filter(|l| l.verdict == "pass").count();
             say(&format!(
@@ -338,10 +371,5 @@ pub async fn run(args: RealArgs) -> i32 {
                 p.dir.join("trials.json").display()
             ));
         }
-    }
-    if all_passed {
-        EXIT_PASS
-    } else {
-        EXIT_FAIL
     }
 }

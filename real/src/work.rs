@@ -12,6 +12,7 @@
 //! the `sequence` row (`last_seq` advanced by the batch size), and only once the
 //! resource accepted it are the numbers handed out, in queue order.
 
+use crate::backoff::Pacer;
 use crate::events::{Event, EventLog, WriteOp};
 use crate::resource::{FencedWrite, WriteReply};
 use baton_protocols::clock::sleep_until_local;
@@ -108,6 +109,11 @@ pub struct WorkCtx {
     pub resign_notify: Notify,
     /// A `point = "before-write"` pause armed by the supervisor: the fault's index.
     pub pause_armed: Mutex<Option<usize>>,
+    /// Paces writes the resource did not answer (a refused or reset connection, an
+    /// HTTP error): such a write returns only once a backoff pause, at most the write's
+    /// timeout, has passed since it was sent, so a leader whose resource refuses retries
+    /// its claim as a timed-out write would, not at once (see [`crate::backoff`]).
+    pub pacer: Pacer,
 }
 
 #[derive(Clone, Copy)]
@@ -222,15 +228,23 @@ async fn write(ctx: &WorkCtx, l: &Leadership, op: WriteOp) -> Outcome {
         resp.error_for_status()?.json::<WriteReply>().await
     };
     let bound = Duration::from_millis(ctx.resource_timeout_ms);
-    match tokio::time::timeout(bound, send).await {
-        Ok(Ok(WriteReply::Accepted { last_seq, .. })) => Outcome::Written(last_seq),
-        Ok(Ok(WriteReply::Rejected { .. })) => {
+    let sent = tokio::time::Instant::now();
+    let reply = match tokio::time::timeout(bound, send).await {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(_)) | Err(_) => {
+            ctx.pacer.failed(sent).await;
+            return Outcome::TimedOut;
+        }
+    };
+    ctx.pacer.succeeded();
+    match reply {
+        WriteReply::Accepted { last_seq, .. } => Outcome::Written(last_seq),
+        WriteReply::Rejected { .. } => {
             ctx.metrics.fencing_rejections.inc();
             Outcome::Fenced
         }
         // Only a late batch is behind the row, and nobody waits for its answer.
-        Ok(Ok(WriteReply::Behind { .. })) => Outcome::TimedOut,
-        Ok(Err(_)) | Err(_) => Outcome::TimedOut,
+        WriteReply::Behind { .. } => Outcome::TimedOut,
     }
 }
 

@@ -1,0 +1,199 @@
+//! The fleet of a run: the resource, the nodes (each behind its own proxies) and the
+//! load client, as the supervisor starts them.
+
+use super::config::RealConfig;
+use super::error::RealError;
+use super::spawn::{spawn_child, spawn_load, write_json};
+use crate::etcd_cluster::EtcdCluster;
+use crate::load::LoadConfig;
+use crate::node::{NodeConfig, Peer};
+use crate::process::ManagedChild;
+use crate::proxy::{Flow, Proxy};
+use crate::resource::ResourceConfig;
+use crate::run_clock::RunClock;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// A node's process, shared with the watchers that act on it (a `before-write` pause).
+pub(super) type SharedChild = Arc<Mutex<Option<ManagedChild>>>;
+
+/// One node of the fleet: its config, its current process, and its proxies, which
+/// outlive its processes.
+pub(super) struct NodeSlot {
+    pub(super) cfg: NodeConfig,
+    pub(super) config_path: PathBuf,
+    pub(super) child: SharedChild,
+    /// Where the current process listens (the supervisor's direct line).
+    pub(super) addr: Option<SocketAddr>,
+    pub(super) etcd_proxies: Vec<Proxy>,
+    pub(super) resource_proxy: Proxy,
+    pub(super) client_proxy: Proxy,
+    /// Incremented at every start, so a pause watcher knows its process is gone.
+    pub(super) incarnation: Arc<AtomicU64>,
+}
+
+impl NodeSlot {
+    /// Every proxy of the node: to each etcd member, to the resource, from the client.
+    pub(super) fn all_proxies(&self) -> impl Iterator<Item = &Proxy> {
+        self.etcd_proxies
+            .iter()
+            .chain([&self.resource_proxy, &self.client_proxy])
+    }
+}
+
+/// Starts the resource process on the run's ledger; returns it and where it listens.
+pub(super) fn start_resource(
+    cfg: &RealConfig,
+    clock: RunClock,
+) -> Result<(ManagedChild, SocketAddr), RealError> {
+    let rcfg = ResourceConfig {
+        db_path: cfg.run_dir.join("ledger.db"),
+        fencing: cfg.fencing,
+        log_path: cfg.run_dir.join("resource.jsonl"),
+        epoch_us: clock.epoch_us(),
+    };
+    let rpath = cfg.run_dir.join("resource.json");
+    write_json(&rpath, &rcfg)?;
+    spawn_child(cfg, "resource", "resource", &rpath)
+}
+
+/// Every node's slot, its proxies started (their ports added to `ports`) and its config
+/// written out, peers and network latency included; no node process runs yet.
+pub(super) async fn node_slots(
+    cfg: &RealConfig,
+    clock: RunClock,
+    etcd: &EtcdCluster,
+    resource_addr: SocketAddr,
+    ports: &mut Vec<u16>,
+) -> Result<Vec<NodeSlot>, RealError> {
+    // Proxies first: every node's client-facing address must be known before any
+    // node starts, for its peers' 409 hints.
+    let member_addrs: Vec<SocketAddr> = etcd
+        .members()
+        .iter()
+        .map(|m| SocketAddr::from((crate::ports::LOOPBACK, m.client_port)))
+        .collect();
+    let mut slots = vec![];
+    for i in 1..=cfg.nodes {
+        slots.push(node_slot(cfg, clock, i, &member_addrs, resource_addr, ports).await?);
+    }
+    let peers = peers(&slots);
+    for s in &mut slots {
+        s.cfg.peers = peers.clone();
+    }
+    let (lo, hi) = cfg.network_latency_ms;
+    if hi > 0 {
+        for p in slots.iter().flat_map(NodeSlot::all_proxies) {
+            p.set_latency_ms(Flow::Both, lo, hi);
+        }
+    }
+    Ok(slots)
+}
+
+/// Node `n<i>`'s slot: its proxies and its first config.
+async fn node_slot(
+    cfg: &RealConfig,
+    clock: RunClock,
+    i: usize,
+    member_addrs: &[SocketAddr],
+    resource_addr: SocketAddr,
+    ports: &mut Vec<u16>,
+) -> Result<NodeSlot, RealError> {
+    let mut etcd_proxies = vec![];
+    for a in member_addrs {
+        etcd_proxies.push(Proxy::start(*a).await?);
+    }
+    let resource_proxy = Proxy::start(resource_addr).await?;
+    // The node is not up yet: its proxy points at the resource's port until it is
+    // set to the node's own (nothing connects before then).
+    let client_proxy = Proxy::start(resource_addr).await?;
+    for p in etcd_proxies.iter().chain([&resource_proxy, &client_proxy]) {
+        ports.push(p.addr().port());
+    }
+    let name = format!("n{i}");
+    let ncfg = NodeConfig {
+        name: name.clone(),
+        epoch_us: clock.epoch_us(),
+        log_path: cfg.run_dir.join(format!("{name}.jsonl")),
+        etcd_endpoints: etcd_proxies
+            .iter()
+            .map(|p| format!("http://{}", p.addr()))
+            .collect(),
+        resource_url: format!("http://{}/write", resource_proxy.addr()),
+        etcd_lease: cfg.etcd_lease.clone(),
+        tick_interval_ms: cfg.tick_interval_ms,
+        resource_timeout_ms: cfg.resource_timeout_ms,
+        peers: vec![],
+        clock_offset_us: 0,
+        clock_drift_ppm: 0,
+        seed: cfg.seed,
+        incarnation: 0,
+        start_delay_ms_max: cfg.start_delay_ms_max,
+    };
+    Ok(NodeSlot {
+        config_path: cfg.run_dir.join(format!("{name}.json")),
+        cfg: ncfg,
+        child: Arc::new(Mutex::new(None)),
+        addr: None,
+        etcd_proxies,
+        resource_proxy,
+        client_proxy,
+        incarnation: Arc::new(AtomicU64::new(0)),
+    })
+}
+
+/// The fleet as clients reach it: each node's name and client-facing (proxied) address.
+pub(super) fn peers(slots: &[NodeSlot]) -> Vec<Peer> {
+    slots
+        .iter()
+        .map(|s| Peer {
+            name: s.cfg.name.clone(),
+            url: format!("http://{}", s.client_proxy.addr()),
+        })
+        .collect()
+}
+
+/// Starts a fresh process for `s` and points its client proxy at it; the new process's
+/// pid and port go to `pids` and `ports`.
+pub(super) fn start_node(
+    cfg: &RealConfig,
+    s: &mut NodeSlot,
+    pids: &Mutex<Vec<u32>>,
+    ports: &mut Vec<u16>,
+) -> Result<(), RealError> {
+    s.cfg.incarnation = s.incarnation.load(Ordering::SeqCst) + 1;
+    write_json(&s.config_path, &s.cfg)?;
+    let (child, addr) = spawn_child(cfg, &s.cfg.name, "node", &s.config_path)?;
+    pids.lock().unwrap().push(child.pid());
+    ports.push(addr.port());
+    s.client_proxy.set_upstream(addr);
+    s.addr = Some(addr);
+    s.incarnation.fetch_add(1, Ordering::SeqCst);
+    *s.child.lock().unwrap() = Some(child);
+    Ok(())
+}
+
+/// Starts the load client against `peers`, unless the run has no load (`rate_per_s`
+/// 0).
+pub(super) fn start_load(
+    cfg: &RealConfig,
+    clock: RunClock,
+    peers: Vec<Peer>,
+) -> Result<Option<ManagedChild>, RealError> {
+    if cfg.rate_per_s == 0 {
+        return Ok(None);
+    }
+    let lcfg = LoadConfig {
+        nodes: peers,
+        rate_per_s: cfg.rate_per_s,
+        quantum_ms: cfg.client_quantum_ms,
+        client_timeout_ms: cfg.client_timeout_ms,
+        stats_path: cfg.run_dir.join("load-stats.json"),
+        epoch_us: clock.epoch_us(),
+    };
+    let lpath = cfg.run_dir.join("load.json");
+    write_json(&lpath, &lcfg)?;
+    spawn_load(cfg, &lpath).map(Some)
+}

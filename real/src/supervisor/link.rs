@@ -1,0 +1,38 @@
+//! Which of a node's links a fault verb acts on, and which way: [`Link`], [`Direction`].
+
+use crate::proxy::Flow;
+
+/// A node's link that a proxy carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// The node and etcd (all members).
+    Backend,
+    /// The node and the fenced resource.
+    Resource,
+    /// The load client and the node.
+    Client,
+}
+
+/// Which way, seen from the node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// What the node sends.
+    FromNode,
+    /// What the node receives.
+    ToNode,
+    /// Both.
+    Both,
+}
+
+impl Direction {
+    /// The proxy flow: the node connects out to the backend and the resource (so what it
+    /// sends flows forward), and the client connects in to it (what it sends flows back).
+    pub(super) fn flow(self, link: Link) -> Flow {
+        let node_is_client = link != Link::Client;
+        match (self, node_is_client) {
+            (Direction::Both, _) => Flow::Both,
+            (Direction::FromNode, true) | (Direction::ToNode, false) => Flow::Forward,
+            (Direction::FromNode, false) | (Direction::ToNode, true) => Flow::Backward,
+        }
+    }
+}
