@@ -253,7 +253,7 @@ impl FaultPlan {
                         *index == prev
                     }
                     Event::FaultApplied { index, kind, .. } => {
-                        *index == prev && !FaultKind::parse(kind).is_some_and(FaultKind::lasts)
+                        *index == prev && !kind.lasts()
                     }
                     _ => false,
                 })
@@ -344,7 +344,7 @@ impl FaultPlan {
                 let mut out = vec![
                     Step::Record(Event::FaultApplied {
                         index,
-                        kind: fault.kind().name().into(),
+                        kind: fault.kind(),
                         target,
                     }),
                     Step::Act(index, verb),
@@ -426,13 +426,13 @@ impl FaultPlan {
     fn heal_all(&mut self, index: usize) -> Vec<Step> {
         let mut out = vec![Step::Record(Event::FaultApplied {
             index,
-            kind: FaultKind::Heal.name().into(),
+            kind: FaultKind::Heal,
             target: "all".into(),
         })];
         for (i, o) in std::mem::take(&mut self.open) {
             out.push(Step::Record(Event::FaultHealed {
                 index: i,
-                kind: FaultKind::Partition.name().into(),
+                kind: FaultKind::Partition,
                 target: o.label,
             }));
         }
@@ -461,7 +461,7 @@ impl FaultPlan {
         let healed = |kind: FaultKind, target: String| {
             Step::Record(Event::FaultHealed {
                 index,
-                kind: kind.name().into(),
+                kind,
                 target,
             })
         };

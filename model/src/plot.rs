@@ -90,17 +90,11 @@ fn fault_marks(findings: &Findings, end_s: f64) -> Vec<FaultMark> {
         .iter()
         .filter(|r| !r.skipped)
         .map(|r| FaultMark {
-            kind: r.kind.clone(),
+            kind: r.kind.map_or("skipped", |k| k.name()).to_string(),
             from_s: seconds(r.at_us),
             to_s: match r.healed_us {
                 Some(h) => Some(seconds(h)),
-                None if matches!(
-                    r.kind.as_str(),
-                    "pause" | "partition" | "network" | "slow-link"
-                ) =>
-                {
-                    Some(end_s)
-                }
+                None if r.kind.is_some_and(|k| k.lasts()) => Some(end_s),
                 None => None,
             },
         })
@@ -457,7 +451,7 @@ mod tests {
             19_000,
             Event::FaultApplied {
                 index: 4,
-                kind: "clock-step".into(),
+                kind: crate::fault::FaultKind::ClockStep,
                 target: "n2".into(),
             },
         ));

@@ -4,6 +4,7 @@
 //! Events are recorded in the order the single-threaded simulation produced them, with
 //! the global simulated time, so a timeline is a pure function of scenario, seed and code.
 
+use crate::fault::FaultKind;
 use serde::{Deserialize, Serialize};
 
 /// A node's role, by its own belief.
@@ -52,7 +53,7 @@ pub enum Event {
         /// Index of the fault in the scenario's `faults` list.
         index: usize,
         /// The fault's kind.
-        kind: String,
+        kind: FaultKind,
         /// What it hit, resolved (a node name, or `a->b` for a link).
         target: String,
     },
@@ -61,7 +62,7 @@ pub enum Event {
         /// Index of the fault in the scenario's `faults` list.
         index: usize,
         /// The fault's kind.
-        kind: String,
+        kind: FaultKind,
         /// What it had hit.
         target: String,
     },

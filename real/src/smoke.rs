@@ -109,7 +109,7 @@ pub async fn clean_kill(opts: CleanKillOptions) -> Result<CleanKillReport, RealE
     let killed_token = sup.status(&killed).await.and_then(|s| s.fence_token);
     sup.record(Event::FaultApplied {
         index: 0,
-        kind: "kill".into(),
+        kind: baton_model::fault::FaultKind::Kill,
         target: killed.clone(),
     });
     sup.kill(&killed)?;
@@ -122,7 +122,7 @@ pub async fn clean_kill(opts: CleanKillOptions) -> Result<CleanKillReport, RealE
     tokio::time::sleep(Duration::from_millis(opts.restart_after_ms)).await;
     sup.record(Event::FaultApplied {
         index: 1,
-        kind: "restart".into(),
+        kind: baton_model::fault::FaultKind::Restart,
         target: killed.clone(),
     });
     sup.restart(&killed).await?;

@@ -258,7 +258,7 @@ fn strike_armed_pause(ctx: &WorkCtx) {
     };
     ctx.log.record(Event::FaultApplied {
         index,
-        kind: "pause".into(),
+        kind: baton_model::fault::FaultKind::Pause,
         target: ctx.node.clone(),
     });
     ctx.log.record(Event::NodePaused {

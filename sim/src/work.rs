@@ -552,7 +552,7 @@ async fn strike_armed_pause(ctl: &Arc<NodeControl>, env: &NodeEnv) {
     let name = ctl.name.clone();
     timeline.record(Event::FaultApplied {
         index,
-        kind: "pause".into(),
+        kind: crate::fault::FaultKind::Pause,
         target: name.clone(),
     });
     timeline.record(Event::NodePaused { node: name.clone() });
@@ -569,7 +569,7 @@ async fn strike_armed_pause(ctl: &Arc<NodeControl>, env: &NodeEnv) {
             timeline.record(Event::NodeResumed { node: name.clone() });
             timeline.record(Event::FaultHealed {
                 index,
-                kind: "pause".into(),
+                kind: crate::fault::FaultKind::Pause,
                 target: name,
             });
         });

@@ -77,12 +77,10 @@ impl FalseFailovers {
         match &e.event {
             Event::FaultApplied { index, kind, .. } => {
                 self.last_scripted_us = Some(e.at_us);
-                match kind.as_str() {
-                    "pause" | "partition" | "network" | "slow-link" => {
-                        *self.open.entry(*index).or_default() += 1;
-                    }
-                    k if k.starts_with("clock-") => self.for_good = true,
-                    _ => {}
+                if kind.lasts() {
+                    *self.open.entry(*index).or_default() += 1;
+                } else if kind.is_clock() {
+                    self.for_good = true;
                 }
             }
             Event::FaultHealed { index, .. } => {

@@ -3,6 +3,7 @@
 //! property: no violation comes from it.
 
 use super::Entry;
+use crate::fault::FaultKind;
 use crate::scenario::Resolved;
 use crate::timeline::Event;
 use std::collections::{BTreeMap, VecDeque};
@@ -12,8 +13,8 @@ use std::collections::{BTreeMap, VecDeque};
 pub struct FaultRecord {
     /// Its index in the scenario's `faults`.
     pub index: usize,
-    /// Its kind (`skipped` for one that could not be applied).
-    pub kind: String,
+    /// Its kind (`None` for one that could not be applied).
+    pub kind: Option<FaultKind>,
     /// What it hit, or why it was skipped.
     pub target: String,
     /// When it was applied (or skipped).
@@ -51,7 +52,7 @@ impl Faults {
                     .push_back(self.records.len());
                 self.records.push(FaultRecord {
                     index: *index,
-                    kind: kind.clone(),
+                    kind: Some(*kind),
                     target: target.clone(),
                     at_us: e.at_us,
                     healed_us: None,
@@ -70,7 +71,7 @@ impl Faults {
             Event::FaultSkipped { index, reason } => {
                 self.records.push(FaultRecord {
                     index: *index,
-                    kind: "skipped".into(),
+                    kind: None,
                     target: reason.clone(),
                     at_us: e.at_us,
                     healed_us: None,
@@ -97,7 +98,7 @@ impl Faults {
                         .and_then(|f| f.fault.duration_ms());
                     match duration_ms {
                         Some(d) => r.at_us.saturating_add(d as i64 * 1000),
-                        None if r.kind == "partition" => end_us,
+                        None if r.kind == Some(FaultKind::Partition) => end_us,
                         None => r.at_us,
                     }
                 });

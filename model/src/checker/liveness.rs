@@ -25,6 +25,7 @@
 //! from the last one to the end of the run, may exceed the bound.
 
 use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Violation};
+use crate::fault::FaultKind;
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event};
 use serde::Serialize;
@@ -64,7 +65,7 @@ pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> LivenessSummary {
 pub(crate) struct Liveness {
     /// Applications not healed yet, by fault index, oldest first: (time, kind, planned
     /// end if it has a duration, or None).
-    open: BTreeMap<usize, VecDeque<(i64, String, Option<i64>)>>,
+    open: BTreeMap<usize, VecDeque<(i64, FaultKind, Option<i64>)>>,
     /// The latest heal.
     healed_end_us: i64,
     /// The last fault's end as it stands (`i64::MAX`: a partition that may never heal).
@@ -83,7 +84,7 @@ impl Liveness {
                 // Without a typed fault (a hand-built timeline), fall back on the kind.
                 let duration_ms = match typed {
                     Some(f) => f.duration_ms(),
-                    None if kind == "partition" => None,
+                    None if *kind == FaultKind::Partition => None,
                     None => Some(0),
                 };
                 let planned =
@@ -91,7 +92,7 @@ impl Liveness {
                 self.open
                     .entry(*index)
                     .or_default()
-                    .push_back((e.at_us, kind.clone(), planned));
+                    .push_back((e.at_us, *kind, planned));
             }
             Event::FaultHealed { index, .. } => {
                 if let Some(queue) = self.open.get_mut(index) {
@@ -118,7 +119,7 @@ impl Liveness {
         for (at_us, kind, planned) in self.open.values().flatten() {
             end_us = end_us.max(match planned {
                 Some(p) => *p,
-                None if kind == "partition" => i64::MAX,
+                None if *kind == FaultKind::Partition => i64::MAX,
                 None => *at_us,
             });
         }
@@ -186,7 +187,7 @@ impl Liveness {
             .iter()
             .flat_map(|(&i, q)| {
                 q.iter()
-                    .filter(|(_, kind, planned)| planned.is_none() && kind == "partition")
+                    .filter(|(_, kind, planned)| planned.is_none() && *kind == FaultKind::Partition)
                     .map(move |(at, _, _)| (i, *at))
             })
             .collect();

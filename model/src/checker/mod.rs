@@ -578,7 +578,7 @@ pub(crate) mod testing {
             at_ms,
             Event::FaultApplied {
                 index,
-                kind: kind.into(),
+                kind: crate::fault::FaultKind::parse(kind).expect("a fault kind"),
                 target: "n1".into(),
             },
         )
@@ -589,7 +589,7 @@ pub(crate) mod testing {
             at_ms,
             Event::FaultHealed {
                 index,
-                kind: kind.into(),
+                kind: crate::fault::FaultKind::parse(kind).expect("a fault kind"),
                 target: "n1".into(),
             },
         )

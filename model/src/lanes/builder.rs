@@ -4,6 +4,7 @@
 //! [`LaneBuilder::finish`] (in `order.rs`) orders the lanes and turns names into
 //! indices.
 
+use crate::fault::FaultKind;
 use super::clock::{ClockChange, Clocks};
 use super::{
     Mark, OpCounts, Rejection, Span, Window, WriteBucket, MAX_EVENTS_PER_KIND, MAX_ITEMS,
@@ -146,7 +147,7 @@ impl LaneBuilder {
                 index,
                 kind,
                 target,
-            } => self.fault_applied(*index, kind, target, at),
+            } => self.fault_applied(*index, *kind, target, at),
             Event::FaultHealed { index, .. } => self.fault_healed(*index, at),
             Event::FaultSkipped { .. } => self.keep_event(None, e),
             Event::RoleChanged { node, role, token } => self.role_changed(node, *role, *token, e),
@@ -197,19 +198,22 @@ impl LaneBuilder {
 
     /// A scripted fault fired: a mark for an instant, a window per end for a link, a window
     /// over every lane for the network.
-    fn fault_applied(&mut self, index: usize, kind: &str, target: &str, at_us: i64) {
+    fn fault_applied(&mut self, index: usize, kind: FaultKind, target: &str, at_us: i64) {
+        let name = kind.name();
         match kind {
-            "kill" | "resign" => self.mark(target, kind, at_us, kind.to_string(), Some(index)),
-            "clock-offset" | "clock-drift" | "clock-step" => {
-                let label = self.clocks.fault(target, index, kind, at_us);
-                self.mark(target, kind, at_us, label, Some(index));
+            FaultKind::Kill | FaultKind::Resign => {
+                self.mark(target, name, at_us, name.to_string(), Some(index))
             }
-            "partition" | "slow-link" => self.link_fault(index, kind, target, at_us),
-            "network" => self.network_fault(index, kind, at_us),
+            FaultKind::ClockOffset | FaultKind::ClockDrift | FaultKind::ClockStep => {
+                let label = self.clocks.fault(target, index, name, at_us);
+                self.mark(target, name, at_us, label, Some(index));
+            }
+            FaultKind::Partition | FaultKind::SlowLink => self.link_fault(index, name, target, at_us),
+            FaultKind::Network => self.network_fault(index, name, at_us),
             // A pause is drawn from the node's own `node_paused` (an armed pause strikes
             // later than its fault fires), a restart from `node_restarted`, and a heal by
             // the windows it closes.
-            _ => {}
+            FaultKind::Pause | FaultKind::Restart | FaultKind::Heal => {}
         }
     }
 
@@ -607,7 +611,7 @@ mod tests {
                 20_000,
                 Event::FaultApplied {
                     index: 1,
-                    kind: "partition".into(),
+                    kind: crate::fault::FaultKind::Partition,
                     target: "n3<->backend".into(),
                 },
             ),

@@ -131,7 +131,7 @@ mod tests {
             10_000,
             Event::FaultApplied {
                 index: 1,
-                kind: "clock-drift".into(),
+                kind: crate::fault::FaultKind::ClockDrift,
                 target: "n2".into(),
             },
         )];

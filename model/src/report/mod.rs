@@ -99,7 +99,7 @@ fn backend_load(f: &Findings, buckets: &[u64]) -> Option<BackendLoad> {
         .max(first + bucket_us);
     let kills: Vec<u64> = applied
         .iter()
-        .filter(|r| r.kind == "kill")
+        .filter(|r| r.kind == Some(crate::fault::FaultKind::Kill))
         .map(|r| count(r.at_us, r.at_us + 1_000_000))
         .collect();
     Some(BackendLoad {

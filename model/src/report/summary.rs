@@ -133,7 +133,7 @@ fn fault_lines(f: &Findings) -> Vec<String> {
             format!(
                 "fault {}: {} {} at {}",
                 r.index,
-                r.kind,
+                r.kind.map_or("skipped", |k| k.name()),
                 r.target,
                 ms(us_to_ms(r.at_us))
             )

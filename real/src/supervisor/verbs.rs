@@ -280,7 +280,7 @@ async fn resume_after_pause(
     log.record(Event::NodeResumed { node: name.clone() });
     log.record(Event::FaultHealed {
         index,
-        kind: "pause".into(),
+        kind: baton_model::fault::FaultKind::Pause,
         target: name,
     });
 }
