@@ -8,16 +8,6 @@ use baton_real::supervisor::RealError;
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
-const REAL_EXIT_CODES: &str = "\
-Exit codes:
-  0  every trial passed
-  1  a trial failed a checked property
-  2  bad input (the scenario, a --set, a fault real mode cannot apply, the output
-     directory), found before anything starts; or the world could not start (etcd
-     missing or not healthy, a port, a process): one line on stderr
-  3  a trial started and then broke: stderr names its logs
-130  interrupted (Ctrl-C): every process stopped, the finished trials written";
-
 /// Baton's real-network mode: the etcd-lease protocol against a live etcd, as processes.
 #[derive(Parser)]
 #[command(name = "baton-real", version)]
@@ -36,33 +26,8 @@ enum Cmd {
     /// processes' logs and the SQLite ledger in DIR/trial-<k>/run/; DIR/trials.json lists
     /// every trial. Runs etcd-lease only; a fault real mode cannot apply is refused
     /// before anything starts.
-    #[command(after_help = REAL_EXIT_CODES)]
-    Real {
-        /// The scenario file.
-        scenario: PathBuf,
-        /// How many trials, one after another.
-        #[arg(long, default_value_t = 1)]
-        trials: usize,
-        /// The first trial's seed (fault jitter, boot delays, a swarm's draw); trial k
-        /// uses seed + k - 1. Default: the file's `seed`, else 0.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Where the trials go (default reports/<scenario>/real/, or
-        /// reports/<scenario>+<overrides>/real/ with --set).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Override a scenario key, as `sim run` does (e.g. etcd-lease.lease_ttl_ms=2000).
-        /// Repeatable.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Write into a directory that holds files Baton did not write (only Baton's own
-        /// file names are written).
-        #[arg(long)]
-        force: bool,
-        /// Print one line per trial instead of its summary.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    #[command(after_help = baton_model::flags::exit_codes::REAL)]
+    Real(baton_model::flags::RealArgs),
     /// Run clean-kill trials: start etcd, 3 nodes, the resource and the load client,
     /// kill -9 the leader, restart it, and report the failover (last old-leader write
     /// accepted -> first new-leader write accepted).
@@ -270,23 +235,7 @@ pub fn main() -> i32 {
             run_child(&config, |c: ResourceConfig| Box::pin(resource::run(c)))
         }
         Cmd::Load { config } => run_child(&config, |c: LoadConfig| Box::pin(load::run(c))),
-        Cmd::Real {
-            scenario,
-            trials,
-            seed,
-            out,
-            set,
-            force,
-            quiet,
-        } => supervisor_runtime().block_on(baton_real::trials::run(baton_real::trials::RealArgs {
-            scenario,
-            trials,
-            seed,
-            out,
-            set,
-            force,
-            quiet,
-        })),
+        Cmd::Real(args) => supervisor_runtime().block_on(baton_real::trials::run(args)),
         Cmd::Smoke {
             lease_ttl_ms,
             trials,

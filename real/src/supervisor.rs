@@ -28,7 +28,8 @@
 //! everything too; a supervisor killed outright leaves nothing running either (see
 //! [`crate::process`]).
 //!
-//! Files in the run directory: `supervisor.jsonl`, `resource.jsonl`, `n<i>.jsonl` (the
+//! Files in the run directory: `nodes.txt` (each node's name and the URL of its HTTP
+//! interface, `/status` and `/metrics`, through its client proxy), `supervisor.jsonl`, `resource.jsonl`, `n<i>.jsonl` (the
 //! event logs), `timeline.jsonl` (merged), `ledger.db` (the SQLite ledger),
 //! `load-stats.json`, the processes' configs (`*.json`) and stderr (`*.stderr`), and
 //! the etcd members' logs (`etcd-m<i>.log`).
@@ -162,7 +163,15 @@ impl Supervisor {
         for i in 0..sup.nodes.len() {
             sup.start_node(i)?;
         }
-        sup.load = fleet::start_load(&sup.cfg, sup.clock, fleet::peers(&sup.nodes))?;
+        let peers = fleet::peers(&sup.nodes);
+        // Where a person points curl: each node's HTTP address through its client proxy,
+        // which outlives its processes (a restarted node is behind the same one).
+        let urls: String = peers
+            .iter()
+            .map(|p| format!("{} {}\n", p.name, p.url))
+            .collect();
+        std::fs::write(sup.cfg.run_dir.join("nodes.txt"), urls)?;
+        sup.load = fleet::start_load(&sup.cfg, sup.clock, peers)?;
         if let Some(l) = &sup.load {
             sup.pids.lock().unwrap().push(l.pid());
         }

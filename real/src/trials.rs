@@ -38,24 +38,7 @@ pub const EXIT_BROKE: i32 = 3;
 /// Interrupted.
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// The `real` command's arguments.
-#[derive(Clone, Debug)]
-pub struct RealArgs {
-    /// The scenario file.
-    pub scenario: PathBuf,
-    /// How many trials, one after another.
-    pub trials: usize,
-    /// The first trial's seed (default: the file's, else 0).
-    pub seed: Option<u64>,
-    /// Where the trials go.
-    pub out: Option<PathBuf>,
-    /// `--set` overrides, as `sim run` takes them.
-    pub set: Vec<String>,
-    /// Write into a directory that holds files Baton did not write.
-    pub force: bool,
-    /// One line per trial instead of each summary.
-    pub quiet: bool,
-}
+pub use baton_model::flags::RealArgs;
 
 /// One trial's line in trials.json.
 #[derive(Serialize)]
@@ -157,13 +140,13 @@ fn prepare(args: &RealArgs) -> Result<Prepared, i32> {
     if args.trials == 0 {
         return Err(bad("--trials must be at least 1"));
     }
-    let base = scenario::load(&args.scenario, &args.set).map_err(bad)?;
+    let base = scenario::load(&args.scenario.scenario, &args.scenario.set.set).map_err(bad)?;
     let text =
-        std::fs::read_to_string(&args.scenario).map_err(|e| bad(format!("{}: {e}", base.path)))?;
-    let first_seed = args.seed.unwrap_or_else(|| base.default_seed());
+        std::fs::read_to_string(&args.scenario.scenario).map_err(|e| bad(format!("{}: {e}", base.path)))?;
+    let first_seed = args.scenario.seed.seed.unwrap_or_else(|| base.default_seed());
     let binary = std::env::current_exe()
         .map_err(|e| bad(format!("cannot find the baton-real binary: {e}")))?;
-    let dir = match &args.out {
+    let dir = match &args.out.out {
         Some(d) => d.clone(),
         None => {
             let origin = base.origin();
@@ -175,7 +158,7 @@ fn prepare(args: &RealArgs) -> Result<Prepared, i32> {
             d
         }
     };
-    output::check_writable(&dir, args.force).map_err(bad)?;
+    output::check_writable(&dir, args.out.force).map_err(bad)?;
     let mut specs = vec![];
     for k in 1..=args.trials {
         let seed = first_seed.wrapping_add(k as u64 - 1);
@@ -184,18 +167,18 @@ fn prepare(args: &RealArgs) -> Result<Prepared, i32> {
             &drawn,
             &Source {
                 text: &text,
-                overrides: &args.set,
+                overrides: &args.scenario.set.set,
                 base: &base,
                 swarm_seed: base.scenario.swarm.as_ref().map(|_| seed),
             },
         )
         .map_err(bad)?;
         let tdir = dir.join(format!("trial-{k}"));
-        check_trial_dir(&tdir, args.force).map_err(bad)?;
+        check_trial_dir(&tdir, args.out.force).map_err(bad)?;
         specs.push(TrialSpec {
             plan,
             seed,
-            trial: k,
+            trial: k as usize,
             run_dir: tdir.join("run"),
             binary: binary.clone(),
             command: rerun_command(&base, seed),
@@ -244,7 +227,7 @@ pub async fn run(args: RealArgs) -> i32 {
     }
     let mut lines: Vec<TrialLine> = vec![];
     for spec in &p.specs {
-        if let Err(code) = run_trial(&p, spec, args.quiet, &mut sigint, &mut lines).await {
+        if let Err(code) = run_trial(&p, spec, args.quiet.quiet, &mut sigint, &mut lines).await {
             return code;
         }
     }

@@ -73,7 +73,7 @@ async fn a_before_write_pause_is_fenced_out_with_both_tokens_logged() {
         .position(|e| matches!(&e.event, Event::NodePaused { node } if *node == old))
         .expect("the node logged its pause");
     assert!(matches!(&t[paused - 1].event,
-        Event::FaultApplied { index: 0, kind, target } if kind == "pause" && *target == old));
+        Event::FaultApplied { index: 0, kind, target } if *kind == baton_model::fault::FaultKind::Pause && *target == old));
     assert!(t[paused..]
         .iter()
         .any(|e| matches!(&e.event, Event::NodeResumed { node } if *node == old)));
