@@ -159,9 +159,17 @@ fn prepare(args: &RealArgs) -> Result<Prepared, i32> {
         }
     };
     output::check_writable(&dir, args.out.force).map_err(bad)?;
+    if first_seed > baton_model::seed::MAX - (args.trials - 1) {
+        return Err(bad(format!(
+            "--seed {first_seed} with --trials {}: the last trial's seed would pass {}; seeds are {}",
+            args.trials,
+            baton_model::seed::MAX,
+            baton_model::seed::ALLOWED
+        )));
+    }
     let mut specs = vec![];
     for k in 1..=args.trials {
-        let seed = first_seed.wrapping_add(k as u64 - 1);
+        let seed = first_seed + (k - 1);
         let drawn = baton_model::swarm::materialize(&base, seed).map_err(bad)?;
         let plan = support::check(
             &drawn,
