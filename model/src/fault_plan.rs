@@ -232,7 +232,11 @@ impl FaultPlan {
 
     /// Whether `trigger` holds for the next fault, by what `seen` says the timeline
     /// holds since a moment (µs).
-    pub fn triggered(&self, trigger: Trigger, mut seen: impl FnMut(i64, &dyn Fn(&Event) -> bool) -> bool) -> bool {
+    pub fn triggered(
+        &self,
+        trigger: Trigger,
+        mut seen: impl FnMut(i64, &dyn Fn(&Event) -> bool) -> bool,
+    ) -> bool {
         let since = self.prev_fired_us;
         match trigger {
             Trigger::LeaderElected => seen(since, &|e| {
@@ -252,9 +256,7 @@ impl FaultPlan {
                     Event::FaultHealed { index, .. } | Event::FaultSkipped { index, .. } => {
                         *index == prev
                     }
-                    Event::FaultApplied { index, kind, .. } => {
-                        *index == prev && !kind.lasts()
-                    }
+                    Event::FaultApplied { index, kind, .. } => *index == prev && !kind.lasts(),
                     _ => false,
                 })
             }
@@ -322,7 +324,12 @@ impl FaultPlan {
     }
 
     /// The steps of fault `index` hitting `ends`, and the node it hit.
-    fn steps(&mut self, index: usize, fault: &Fault, ends: &[String]) -> (Vec<Step>, Option<String>) {
+    fn steps(
+        &mut self,
+        index: usize,
+        fault: &Fault,
+        ends: &[String],
+    ) -> (Vec<Step>, Option<String>) {
         let node = ends.first().cloned().unwrap_or_default();
         match fault {
             Fault::Pause {
@@ -359,7 +366,12 @@ impl FaultPlan {
 
     /// What fault `index` hits (as its `fault_applied` names it), the verb that applies
     /// it, and the node it hit. A partition is kept open until it heals.
-    fn applied(&mut self, index: usize, fault: &Fault, ends: &[String]) -> (String, Verb, Option<String>) {
+    fn applied(
+        &mut self,
+        index: usize,
+        fault: &Fault,
+        ends: &[String],
+    ) -> (String, Verb, Option<String>) {
         let node = ends.first().cloned().unwrap_or_default();
         let on_node = |v: Verb| (node.clone(), v, Some(node.clone()));
         let clock = |c: ClockChange| on_node(Verb::Clock(node.clone(), c));
@@ -384,7 +396,15 @@ impl FaultPlan {
                 let hit = self.node_end(&from, &to);
                 let label = format!("{from}->{to}");
                 let latency_ms = Some((*latency_ms_min, *latency_ms_max));
-                (label, Verb::Slow { from, to, latency_ms }, hit)
+                (
+                    label,
+                    Verb::Slow {
+                        from,
+                        to,
+                        latency_ms,
+                    },
+                    hit,
+                )
             }
             Fault::Network {
                 latency_ms_min,
@@ -404,7 +424,12 @@ impl FaultPlan {
     }
 
     /// A partition of `ends`, kept open until its duration or a `heal` ends it.
-    fn open_partition(&mut self, index: usize, ends: &[String], one_way: bool) -> (String, Verb, Option<String>) {
+    fn open_partition(
+        &mut self,
+        index: usize,
+        ends: &[String],
+        one_way: bool,
+    ) -> (String, Verb, Option<String>) {
         let (from, to) = (ends[0].clone(), ends[1].clone());
         let label = if one_way {
             format!("{from}->{to}")
@@ -467,7 +492,10 @@ impl FaultPlan {
         };
         let act = |v: Verb| Step::Act(index, v);
         match fault {
-            Fault::Kill { .. } => vec![act(Verb::Restart(node.clone())), healed(FaultKind::Kill, node)],
+            Fault::Kill { .. } => vec![
+                act(Verb::Restart(node.clone())),
+                healed(FaultKind::Kill, node),
+            ],
             Fault::Pause { .. } => vec![
                 act(Verb::Resume {
                     node: node.clone(),
@@ -558,7 +586,8 @@ pub trait FaultWorld {
     fn record(&mut self, event: Event);
 
     /// Carries out a verb for fault `index`.
-    fn act(&mut self, index: usize, verb: Verb) -> impl Future<Output = Result<Acted, Self::Error>>;
+    fn act(&mut self, index: usize, verb: Verb)
+        -> impl Future<Output = Result<Acted, Self::Error>>;
 
     /// Arranges for `plan.heal(index)` to be carried out `after_ms` from now (the
     /// world's own timer: a task, a queue).
@@ -582,7 +611,10 @@ pub async fn carry_out<W: FaultWorld>(world: &mut W, steps: Vec<Step>) -> Result
 }
 
 /// Fires the plan's faults in `world` until every fault fired or the run ended.
-pub async fn drive<W: FaultWorld>(world: &mut W, plan: &Arc<Mutex<FaultPlan>>) -> Result<(), W::Error> {
+pub async fn drive<W: FaultWorld>(
+    world: &mut W,
+    plan: &Arc<Mutex<FaultPlan>>,
+) -> Result<(), W::Error> {
     loop {
         let next = plan.lock().expect("the plan's lock").next_wait();
         let Some((_, wait)) = next else {

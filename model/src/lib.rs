@@ -14,6 +14,7 @@ pub mod clock_model;
 pub mod fault;
 pub mod fault_plan;
 pub mod flags;
+pub mod key_error;
 pub mod lanes;
 pub mod lanes_plot;
 pub mod outcome;

@@ -215,7 +215,10 @@ mod tests {
         );
         std::fs::write(dir.join(COMMITTED), "made by nightly/x.sh\n").unwrap();
         let err = check_writable(&dir, false).unwrap_err();
-        assert!(err.contains("committed report (made by nightly/x.sh)"), "{err}");
+        assert!(
+            err.contains("committed report (made by nightly/x.sh)"),
+            "{err}"
+        );
         assert!(check_writable(&dir, true).is_ok(), "--force replaces it");
         std::fs::remove_dir_all(&dir).unwrap();
     }

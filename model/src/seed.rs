@@ -71,7 +71,9 @@ mod tests {
     #[test]
     fn seeds_stop_at_tomls_largest_integer() {
         assert_eq!(parse("9223372036854775807"), Ok(MAX));
-        assert!(parse("9223372036854775808").unwrap_err().contains("0 to 9223372036854775807"));
+        assert!(parse("9223372036854775808")
+            .unwrap_err()
+            .contains("0 to 9223372036854775807"));
         assert!(parse("18446744073709551615").is_err());
         assert!(parse("-1").is_err());
         assert_eq!(parse_range("0..9223372036854775808"), Ok(0..MAX + 1));

@@ -91,36 +91,6 @@ impl K8sLeaseConfig {
     pub fn max_retry_wait_ms(&self) -> u64 {
         (self.retry_period_ms as f64 * (1.0 + JITTER_FACTOR)).ceil() as u64
     }
-
-    /// `NewLeaderElector`'s checks: `Err((key, message))` names the offending key.
-    pub fn check(&self) -> Result<(), (String, String)> {
-        if self.retry_period_ms == 0 {
-            return Err(("retry_period_ms".into(), "must be at least 1".into()));
-        }
-        if self.rpc_timeout_ms == 0 {
-            return Err(("rpc_timeout_ms".into(), "must be at least 1".into()));
-        }
-        if self.lease_duration_ms <= self.renew_deadline_ms {
-            return Err((
-                "lease_duration_ms".into(),
-                format!(
-                    "{} must be greater than renew_deadline_ms {} (client-go)",
-                    self.lease_duration_ms, self.renew_deadline_ms
-                ),
-            ));
-        }
-        if self.renew_deadline_ms as f64 <= JITTER_FACTOR * self.retry_period_ms as f64 {
-            return Err((
-                "renew_deadline_ms".into(),
-                format!(
-                    "{} must be greater than retry_period_ms x 1.2 = {} (client-go)",
-                    self.renew_deadline_ms,
-                    JITTER_FACTOR * self.retry_period_ms as f64
-                ),
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// The Lease's spec (the leader election record).

@@ -235,7 +235,14 @@ pub fn main() -> i32 {
             run_child(&config, |c: ResourceConfig| Box::pin(resource::run(c)))
         }
         Cmd::Load { config } => run_child(&config, |c: LoadConfig| Box::pin(load::run(c))),
-        Cmd::Real(args) => supervisor_runtime().block_on(baton_real::trials::run(args)),
+        Cmd::Real(args) => match supervisor_runtime().block_on(baton_real::trials::run(args)) {
+            Ok(true) => baton_real::trials::EXIT_PASS,
+            Ok(false) => baton_real::trials::EXIT_FAIL,
+            Err(e) => {
+                eprintln!("{}", e.render());
+                e.code()
+            }
+        },
         Cmd::Smoke {
             lease_ttl_ms,
             trials,

@@ -209,7 +209,12 @@ impl<'a> Driver<'a> {
 
     /// Notes a verb that could not act on a node that is stopped or gone (the fault
     /// stays applied, as in the simulator); any other error breaks the run.
-    fn could_not(&mut self, index: usize, what: &str, r: Result<(), RealError>) -> Result<Acted, RealError> {
+    fn could_not(
+        &mut self,
+        index: usize,
+        what: &str,
+        r: Result<(), RealError>,
+    ) -> Result<Acted, RealError> {
         match r {
             Ok(()) => Ok(Acted::Done),
             Err(e @ (RealError::NotRunning(_) | RealError::Control { .. })) => {
@@ -287,7 +292,11 @@ impl FaultWorld for Driver<'_> {
                 node,
                 index,
                 duration_ms,
-            } => match self.sup.arm_pause_before_write(&node, index, duration_ms).await {
+            } => match self
+                .sup
+                .arm_pause_before_write(&node, index, duration_ms)
+                .await
+            {
                 Ok(()) => Ok(Acted::Done),
                 Err(e @ (RealError::NotRunning(_) | RealError::Control { .. })) => {
                     Ok(Acted::Skipped(format!("pause before write on {node}: {e}")))
@@ -329,9 +338,27 @@ impl FaultWorld for Driver<'_> {
             Verb::Clock(n, change) => {
                 use baton_model::fault_plan::ClockChange as C;
                 let (kind, c) = match change {
-                    C::Offset(ms) => ("clock-offset", ClockChange { offset_ms: Some(ms), ..Default::default() }),
-                    C::Drift(ppm) => ("clock-drift", ClockChange { drift_ppm: Some(ppm), ..Default::default() }),
-                    C::Step(ms) => ("clock-step", ClockChange { step_ms: Some(ms), ..Default::default() }),
+                    C::Offset(ms) => (
+                        "clock-offset",
+                        ClockChange {
+                            offset_ms: Some(ms),
+                            ..Default::default()
+                        },
+                    ),
+                    C::Drift(ppm) => (
+                        "clock-drift",
+                        ClockChange {
+                            drift_ppm: Some(ppm),
+                            ..Default::default()
+                        },
+                    ),
+                    C::Step(ms) => (
+                        "clock-step",
+                        ClockChange {
+                            step_ms: Some(ms),
+                            ..Default::default()
+                        },
+                    ),
                 };
                 let r = self.sup.skew_clock(&n, c).await.map(|_| ());
                 self.could_not(index, &format!("{kind} {n}"), r)

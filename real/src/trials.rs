@@ -110,9 +110,42 @@ fn say(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-fn bad(msg: impl std::fmt::Display) -> i32 {
-    eprintln!("error: {msg}");
-    EXIT_BAD_INPUT
+/// Why the `real` command stopped before every trial had its verdict: each with its exit
+/// code, printed once by `main`.
+#[derive(Debug, thiserror::Error)]
+pub enum RealCommandError {
+    /// Bad input, or a world that could not start, found before a trial ran (exit 2).
+    #[error("{0}")]
+    BadInput(String),
+    /// A trial started and then broke, or its report could not be written (exit 3).
+    #[error("{0}")]
+    Broke(String),
+    /// Ctrl-C (exit 130), after writing the trials that finished.
+    #[error("{0}")]
+    Interrupted(String),
+}
+
+impl RealCommandError {
+    /// The process exit code.
+    pub fn code(&self) -> i32 {
+        match self {
+            RealCommandError::BadInput(_) => EXIT_BAD_INPUT,
+            RealCommandError::Broke(_) => EXIT_BROKE,
+            RealCommandError::Interrupted(_) => EXIT_INTERRUPTED,
+        }
+    }
+
+    /// How it reads on stderr.
+    pub fn render(&self) -> String {
+        match self {
+            RealCommandError::Interrupted(m) => m.clone(),
+            e => format!("error: {e}"),
+        }
+    }
+}
+
+fn bad(msg: impl std::fmt::Display) -> RealCommandError {
+    RealCommandError::BadInput(msg.to_string())
 }
 
 /// A trial's directory may be written: Baton's own (its marker), new, or empty, or
@@ -136,24 +169,25 @@ struct Prepared {
     base: Resolved,
 }
 
-fn prepare(args: &RealArgs) -> Result<Prepared, i32> {
+fn prepare(args: &RealArgs) -> Result<Prepared, RealCommandError> {
     if args.trials == 0 {
         return Err(bad("--trials must be at least 1"));
     }
     let base = scenario::load(&args.scenario.scenario, &args.scenario.set.set).map_err(bad)?;
-    let text =
-        std::fs::read_to_string(&args.scenario.scenario).map_err(|e| bad(format!("{}: {e}", base.path)))?;
-    let first_seed = args.scenario.seed.seed.unwrap_or_else(|| base.default_seed());
+    let text = std::fs::read_to_string(&args.scenario.scenario)
+        .map_err(|e| bad(format!("{}: {e}", base.path)))?;
+    let first_seed = args
+        .scenario
+        .seed
+        .seed
+        .unwrap_or_else(|| base.default_seed());
     let binary = std::env::current_exe()
         .map_err(|e| bad(format!("cannot find the baton-real binary: {e}")))?;
     let dir = match &args.out.out {
         Some(d) => d.clone(),
         None => {
             let origin = base.origin();
-            let d = output::default_dir(&base.scenario.name, &origin.overrides, 0)
-                .parent()
-                .expect("reports/<name>/<seed> has a parent")
-                .join("real");
+            let d = output::default_dir_for(&base.scenario.name, &origin.overrides, "real");
             output::check_same_scenario(&d.join("trial-1"), &origin.file).map_err(bad)?;
             d
         }
@@ -211,51 +245,43 @@ fn write_trials(p: &Prepared, lines: &[TrialLine], interrupted: bool) -> std::io
     output::write_all(&p.dir, &[("trials.json", text.as_bytes())])
 }
 
-/// Runs the `real` command; returns the exit code.
-pub async fn run(args: RealArgs) -> i32 {
-    let p = match prepare(&args) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+/// Runs the `real` command: `Ok(true)` when every trial passed, `Ok(false)` when one
+/// failed a checked property.
+pub async fn run(args: RealArgs) -> Result<bool, RealCommandError> {
+    let p = prepare(&args)?;
     // Installed before the first trial starts: a Ctrl-C between trials is kept for the
     // next select, not lost.
     let mut sigint = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
     {
         Ok(s) => s,
-        Err(e) => return bad(format!("cannot watch for Ctrl-C: {e}")),
+        Err(e) => return Err(bad(format!("cannot watch for Ctrl-C: {e}"))),
     };
     crate::process::sweep_stale_dirs(crate::etcd_cluster::DATA_PREFIX);
     // The directory is Baton's from the first trial on (its marker, and trials.json
     // listing the trials so far), so that a run stopped half-way can be run again into it.
-    if let Err(e) = write_trials(&p, &[], false) {
-        return bad(format!(
+    write_trials(&p, &[], false).map_err(|e| {
+        bad(format!(
             "cannot write {}: {e}",
             p.dir.join("trials.json").display()
-        ));
-    }
+        ))
+    })?;
     let mut lines: Vec<TrialLine> = vec![];
     for spec in &p.specs {
-        if let Err(code) = run_trial(&p, spec, args.quiet.quiet, &mut sigint, &mut lines).await {
-            return code;
-        }
+        run_trial(&p, spec, args.quiet.quiet, &mut sigint, &mut lines).await?;
     }
     say_pooled(&p, &lines);
-    if lines.iter().all(|l| l.verdict == "pass") {
-        EXIT_PASS
-    } else {
-        EXIT_FAIL
-    }
+    Ok(lines.iter().all(|l| l.verdict == "pass"))
 }
 
 /// Runs one trial, writes its report, adds its line to `lines` and `trials.json`, and
-/// prints its summary; an `Err` is the command's exit code (it stops there).
+/// prints its summary; an `Err` stops the command there.
 async fn run_trial(
     p: &Prepared,
     spec: &TrialSpec,
     quiet: bool,
     sigint: &mut tokio::signal::unix::Signal,
     lines: &mut Vec<TrialLine>,
-) -> Result<(), i32> {
+) -> Result<(), RealCommandError> {
     if !quiet {
         eprintln!(
             "trial {}/{} (seed {}): etcd, {} nodes, the resource and the load client on 127.0.0.1 for {:.1} s of real time ...",
@@ -274,10 +300,12 @@ async fn run_trial(
     }
     let t = finish_trial(p, spec, sigint, lines).await?;
     let tdir = p.dir.join(format!("trial-{}", spec.trial));
-    if let Err(e) = output::write_run(&tdir, &t.artifacts) {
-        eprintln!("error: cannot write the report to {}: {e}", tdir.display());
-        return Err(EXIT_BROKE);
-    }
+    output::write_run(&tdir, &t.artifacts).map_err(|e| {
+        RealCommandError::Broke(format!(
+            "cannot write the report to {}: {e}",
+            tdir.display()
+        ))
+    })?;
     // The report holds the timeline; the merged copy in run/ would be a second one.
     let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
     let a = &t.artifacts;
@@ -290,13 +318,12 @@ async fn run_trial(
         report: tdir.join("report.json").display().to_string(),
         wall_ms: t.wall_ms,
     });
-    if let Err(e) = write_trials(p, lines, false) {
-        eprintln!(
-            "error: cannot write {}: {e}",
+    write_trials(p, lines, false).map_err(|e| {
+        RealCommandError::Broke(format!(
+            "cannot write {}: {e}",
             p.dir.join("trials.json").display()
-        );
-        return Err(EXIT_BROKE);
-    }
+        ))
+    })?;
     if quiet {
         say(&format!(
             "trial {} (seed {}): {}: {}\n",
@@ -311,26 +338,25 @@ async fn run_trial(
     Ok(())
 }
 
-/// Runs the trial to its end unless Ctrl-C comes first; an `Err` is the command's exit
-/// code, `trials.json` then listing the trials that finished (`lines`).
+/// Runs the trial to its end unless Ctrl-C comes first; on an `Err`, `trials.json` lists
+/// the trials that finished (`lines`).
 async fn finish_trial(
     p: &Prepared,
     spec: &TrialSpec,
     sigint: &mut tokio::signal::unix::Signal,
     lines: &[TrialLine],
-) -> Result<trial::Trial, i32> {
+) -> Result<trial::Trial, RealCommandError> {
     let r = tokio::select! {
         r = trial::run(spec) => r,
         _ = sigint.recv() => {
             // Dropping the trial stopped every process and removed etcd's data.
             let _ = write_trials(p, lines, true);
-            eprintln!(
+            return Err(RealCommandError::Interrupted(format!(
                 "interrupted during trial {}; the trials that finished are in {} (the interrupted one's logs in {})",
                 spec.trial,
                 p.dir.display(),
                 spec.run_dir.display()
-            );
-            return Err(EXIT_INTERRUPTED);
+            )));
         }
     };
     match r {
@@ -341,8 +367,10 @@ async fn finish_trial(
         }
         Err(e @ TrialError::Broke { .. }) => {
             let _ = write_trials(p, lines, false);
-            eprintln!("error: trial {} broke after it started: {e}", spec.trial);
-            Err(EXIT_BROKE)
+            Err(RealCommandError::Broke(format!(
+                "trial {} broke after it started: {e}",
+                spec.trial
+            )))
         }
     }
 }

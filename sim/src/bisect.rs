@@ -243,7 +243,10 @@ impl Workspace {
             .canonicalize()
             .unwrap_or(plan.target_dir.clone());
         let tree_arg = tree.to_string_lossy().into_owned();
-        git(&plan.repo, &["worktree", "add", "--detach", &tree_arg, &plan.bad])?;
+        git(
+            &plan.repo,
+            &["worktree", "add", "--detach", &tree_arg, &plan.bad],
+        )?;
         let _cleanup = Cleanup {
             repo: plan.repo.clone(),
             tree: tree.clone(),
@@ -269,7 +272,14 @@ impl Workspace {
 }
 
 /// Checks an end's verdict: `--bad` must fail (1), `--good` pass (0).
-fn check_end(flag: &str, rev: &str, want: i32, verdict: i32, said: &str, seed: u64) -> Result<(), BisectError> {
+fn check_end(
+    flag: &str,
+    rev: &str,
+    want: i32,
+    verdict: i32,
+    said: &str,
+    seed: u64,
+) -> Result<(), BisectError> {
     match verdict {
         v if v == want => Ok(()),
         125 => Err(BisectError::Failed(format!(
@@ -289,7 +299,12 @@ fn check_end(flag: &str, rev: &str, want: i32, verdict: i32, said: &str, seed: u
 }
 
 /// Runs `git bisect run` between the ends and reads what it named.
-fn run_bisect(plan: &Plan, ws: &Workspace, env: &[(&str, &Path)], script: &str) -> Result<Found, BisectError> {
+fn run_bisect(
+    plan: &Plan,
+    ws: &Workspace,
+    env: &[(&str, &Path)],
+    script: &str,
+) -> Result<Found, BisectError> {
     git(&ws.tree, &["bisect", "start", &plan.bad, &plan.good])?;
     let mut cmd = Command::new("git");
     cmd.arg("-C")

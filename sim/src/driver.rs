@@ -23,9 +23,19 @@ pub struct SimFaults {
 
 /// Fires `faults` in `world` under `seed` until the run ends (the task is dropped then).
 /// `base_network` is the scenario's network, which a `network` fault's end restores.
-pub async fn drive(world: Arc<World>, faults: Vec<Firing>, seed: u64, base_network: (u64, u64, u64)) {
+pub async fn drive(
+    world: Arc<World>,
+    faults: Vec<Firing>,
+    seed: u64,
+    base_network: (u64, u64, u64),
+) {
     let nodes = world.nodes.iter().map(|n| n.name.clone()).collect();
-    let plan = Arc::new(Mutex::new(FaultPlan::new(faults, seed, base_network, nodes)));
+    let plan = Arc::new(Mutex::new(FaultPlan::new(
+        faults,
+        seed,
+        base_network,
+        nodes,
+    )));
     let mut hands = SimFaults {
         world,
         plan: plan.clone(),

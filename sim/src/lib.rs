@@ -21,11 +21,11 @@ pub use baton_model::{
 pub mod bench;
 pub mod bisect;
 pub mod cli;
-pub mod error;
 pub mod client;
 pub mod clock;
 pub mod compare;
 pub mod driver;
+pub mod error;
 pub mod experiment;
 pub mod interrupt;
 pub mod matrix;

@@ -65,7 +65,9 @@ fn on_path(program: &str) -> bool {
 /// recommends has protoc and not its includes.
 pub fn missing_prerequisite() -> Option<String> {
     if !Path::new("/usr/bin/etcd").is_file() && !on_path("etcd") {
-        return Some("real mode needs etcd: apt-get install etcd-server (Debian's 3.4 package)".into());
+        return Some(
+            "real mode needs etcd: apt-get install etcd-server (Debian's 3.4 package)".into(),
+        );
     }
     let protoc = std::env::var_os("PROTOC")
         .map(PathBuf::from)

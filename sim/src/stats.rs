@@ -311,10 +311,20 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("report.json");
         std::fs::write(&path, reports()[0].to_string()).unwrap();
-        let err = run(std::slice::from_ref(&path), &[parse_get("nosuch.key:mean").unwrap()], "none")
-            .unwrap_err();
-        assert!(err.contains("no report holds the key `nosuch.key`"), "{err}");
-        assert!(err.contains("elections.starved") && err.contains("verdict"), "{err}");
+        let err = run(
+            std::slice::from_ref(&path),
+            &[parse_get("nosuch.key:mean").unwrap()],
+            "none",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("no report holds the key `nosuch.key`"),
+            "{err}"
+        );
+        assert!(
+            err.contains("elections.starved") && err.contains("verdict"),
+            "{err}"
+        );
         let ok = run(&[path], &[parse_get("reads.stale:sum").unwrap()], "none").unwrap();
         assert_eq!(ok, "0\n");
         std::fs::remove_dir_all(&dir).unwrap();

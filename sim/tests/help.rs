@@ -76,7 +76,11 @@ fn every_source_path_in_readme_and_help_exists() {
         }
     }
     assert!(seen > 10, "the scan found only {seen} paths: is it broken?");
-    assert!(missing.is_empty(), "paths that do not exist:\n{}", missing.join("\n"));
+    assert!(
+        missing.is_empty(),
+        "paths that do not exist:\n{}",
+        missing.join("\n")
+    );
 }
 
 /// Every source file of the workspace, as paths relative to the repository.
@@ -114,14 +118,20 @@ fn every_file_name_readme_mentions_exists_somewhere() {
             }
         }
     }
-    assert!(missing.is_empty(), "README names files that do not exist: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "README names files that do not exist: {missing:?}"
+    );
 }
 
 #[test]
 fn the_path_scan_catches_a_missing_file() {
     let found = source_paths("see sim/src/ttl.rs, and (model/src/ttl.rs).");
     assert_eq!(found, ["sim/src/ttl.rs", "model/src/ttl.rs"]);
-    assert!(!root().join(&found[0]).exists(), "the canary must not exist");
+    assert!(
+        !root().join(&found[0]).exists(),
+        "the canary must not exist"
+    );
 }
 
 #[test]
@@ -153,10 +163,16 @@ fn each_command_lists_its_own_exit_codes() {
             .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
             .collect();
         for c in has {
-            assert!(listed.contains(c), "sim {command}: exit {c} not listed:\n{codes}");
+            assert!(
+                listed.contains(c),
+                "sim {command}: exit {c} not listed:\n{codes}"
+            );
         }
         for c in lacks {
-            assert!(!listed.contains(c), "sim {command}: lists exit {c}:\n{codes}");
+            assert!(
+                !listed.contains(c),
+                "sim {command}: lists exit {c}:\n{codes}"
+            );
         }
     }
 }
@@ -171,8 +187,17 @@ fn sim_real_help_answers_without_building() {
         .current_dir(root())
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let h = String::from_utf8(o.stdout).unwrap();
     assert!(h.contains("--trials") && h.contains("Exit codes:"), "{h}");
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

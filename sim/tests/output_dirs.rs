@@ -32,7 +32,11 @@ fn workdir(tag: &str, names: &[&str]) -> PathBuf {
     std::fs::create_dir_all(&m).unwrap();
     std::fs::write(m.join("matrix.md"), "the committed matrix\n").unwrap();
     std::fs::write(m.join(".baton-report"), "Written by `sim`.\n").unwrap();
-    std::fs::write(m.join(".baton-committed"), "made by bash nightly/matrix.sh\n").unwrap();
+    std::fs::write(
+        m.join(".baton-committed"),
+        "made by bash nightly/matrix.sh\n",
+    )
+    .unwrap();
     d
 }
 
@@ -48,7 +52,14 @@ fn err(o: &std::process::Output) -> String {
 fn a_trial_matrix_never_replaces_the_committed_one() {
     let d = workdir("out-matrix", &["gc-pause"]);
     let committed = || std::fs::read_to_string(d.join("reports/matrix/matrix.md")).unwrap();
-    let args = ["matrix", "scenarios/gc-pause.toml", "--protocols", "etcd-lease", "--seeds", "0..2"];
+    let args = [
+        "matrix",
+        "scenarios/gc-pause.toml",
+        "--protocols",
+        "etcd-lease",
+        "--seeds",
+        "0..2",
+    ];
     let o = sim(&args, &d);
     assert_eq!(code(&o), Some(0), "{}", err(&o));
     assert!(d.join("reports/matrix-latest/matrix.md").is_file());
@@ -56,12 +67,22 @@ fn a_trial_matrix_never_replaces_the_committed_one() {
     // Aimed at the committed one: refused, unless told.
     let o = sim(&[&args[..], &["--out", "reports/matrix"]].concat(), &d);
     assert_eq!(code(&o), Some(2), "{}", err(&o));
-    assert!(err(&o).contains("holds a committed report (made by bash nightly/matrix.sh)"), "{}", err(&o));
+    assert!(
+        err(&o).contains("holds a committed report (made by bash nightly/matrix.sh)"),
+        "{}",
+        err(&o)
+    );
     assert_eq!(committed(), "the committed matrix\n");
-    let o = sim(&[&args[..], &["--out", "reports/matrix", "--force"]].concat(), &d);
+    let o = sim(
+        &[&args[..], &["--out", "reports/matrix", "--force"]].concat(),
+        &d,
+    );
     assert_eq!(code(&o), Some(0), "{}", err(&o));
     assert!(committed().starts_with("# Baton protocol matrix"));
-    assert!(d.join("reports/matrix/.baton-committed").is_file(), "the marker stays");
+    assert!(
+        d.join("reports/matrix/.baton-committed").is_file(),
+        "the marker stays"
+    );
 }
 
 #[test]
@@ -71,23 +92,64 @@ fn every_command_gives_a_counterfactual_its_own_directory() {
     let ok = |o: std::process::Output, want: &[i32]| {
         assert!(want.contains(&code(&o).unwrap_or(-1)), "{}", err(&o));
     };
-    ok(sim(&["search", "scenarios/gc-pause.toml", "--seeds", "0..2"], &d), &[0]);
-    ok(sim(&["search", "scenarios/gc-pause.toml", "--seeds", "0..2", "--set", set], &d), &[0]);
+    ok(
+        sim(
+            &["search", "scenarios/gc-pause.toml", "--seeds", "0..2"],
+            &d,
+        ),
+        &[0],
+    );
+    ok(
+        sim(
+            &[
+                "search",
+                "scenarios/gc-pause.toml",
+                "--seeds",
+                "0..2",
+                "--set",
+                set,
+            ],
+            &d,
+        ),
+        &[0],
+    );
     assert!(d.join("reports/gc-pause/search/search.md").is_file());
-    assert!(d.join(format!("reports/gc-pause+{set}/search/search.md")).is_file());
+    assert!(d
+        .join(format!("reports/gc-pause+{set}/search/search.md"))
+        .is_file());
 
-    let sweep = ["sweep", "scenarios/gc-pause.toml", "--grid", "ttl_ms=3000", "--seeds", "0..1", "-q"];
+    let sweep = [
+        "sweep",
+        "scenarios/gc-pause.toml",
+        "--grid",
+        "ttl_ms=3000",
+        "--seeds",
+        "0..1",
+        "-q",
+    ];
     ok(sim(&sweep, &d), &[0]);
     ok(sim(&[&sweep[..], &["--set", set]].concat(), &d), &[0]);
     assert!(d.join("reports/gc-pause/sweep/sweep.md").is_file());
-    assert!(d.join(format!("reports/gc-pause+{set}/sweep/sweep.md")).is_file());
+    assert!(d
+        .join(format!("reports/gc-pause+{set}/sweep/sweep.md"))
+        .is_file());
 
-    let shrink = ["shrink", "scenarios/gc-pause-unfenced.toml", "--seed", "42", "-q"];
+    let shrink = [
+        "shrink",
+        "scenarios/gc-pause-unfenced.toml",
+        "--seed",
+        "42",
+        "-q",
+    ];
     ok(sim(&shrink, &d), &[0]);
     ok(sim(&[&shrink[..], &["--set", set]].concat(), &d), &[0]);
-    assert!(d.join("reports/gc-pause-unfenced/shrink/gc-pause-unfenced.min.toml").is_file());
     assert!(d
-        .join(format!("reports/gc-pause-unfenced+{set}/shrink/gc-pause-unfenced.min.toml"))
+        .join("reports/gc-pause-unfenced/shrink/gc-pause-unfenced.min.toml")
+        .is_file());
+    assert!(d
+        .join(format!(
+            "reports/gc-pause-unfenced+{set}/shrink/gc-pause-unfenced.min.toml"
+        ))
         .is_file());
 }
 
@@ -105,18 +167,39 @@ fn compare_as_documented_runs_on_a_fresh_clone_beside_the_committed_case() {
     }
     for t in ["trial-1", "trial-2", "trial-3"] {
         std::fs::create_dir_all(case.join("real").join(t)).unwrap();
-        std::fs::copy(src.join("real").join(t).join("report.json"), case.join("real").join(t).join("report.json")).unwrap();
+        std::fs::copy(
+            src.join("real").join(t).join("report.json"),
+            case.join("real").join(t).join("report.json"),
+        )
+        .unwrap();
     }
     let before = std::fs::read(case.join("compare.md")).unwrap();
     let o = sim(
-        &["compare", "scenarios/clean-kill.toml", "--sim-seeds", "0..4", "--real-dir", "reports/fidelity/clean-kill/real", "-q"],
+        &[
+            "compare",
+            "scenarios/clean-kill.toml",
+            "--sim-seeds",
+            "0..4",
+            "--real-dir",
+            "reports/fidelity/clean-kill/real",
+            "-q",
+        ],
         &d,
     );
     assert!(matches!(code(&o), Some(0 | 1)), "{}", err(&o));
     assert!(d.join("reports/clean-kill/compare/compare.md").is_file());
     assert_eq!(std::fs::read(case.join("compare.md")).unwrap(), before);
     let o = sim(
-        &["compare", "scenarios/clean-kill.toml", "--sim-seeds", "0..4", "--real-dir", "reports/fidelity/clean-kill/real", "--out", "reports/fidelity/clean-kill"],
+        &[
+            "compare",
+            "scenarios/clean-kill.toml",
+            "--sim-seeds",
+            "0..4",
+            "--real-dir",
+            "reports/fidelity/clean-kill/real",
+            "--out",
+            "reports/fidelity/clean-kill",
+        ],
         &d,
     );
     assert_eq!(code(&o), Some(2), "{}", err(&o));
@@ -129,21 +212,60 @@ fn seeds_up_to_tomls_largest_integer_run_and_beyond_it_exit_2() {
     let max = "9223372036854775807";
     let o = sim(&["run", "scenarios/gc-pause.toml", "--seed", max, "-q"], &d);
     assert!(matches!(code(&o), Some(0 | 1)), "{}", err(&o));
-    let toml = std::fs::read_to_string(d.join(format!("reports/gc-pause/{max}/scenario.toml"))).unwrap();
+    let toml =
+        std::fs::read_to_string(d.join(format!("reports/gc-pause/{max}/scenario.toml"))).unwrap();
     assert!(toml.contains(&format!("seed = {max}")), "{toml}");
     for args in [
-        vec!["run", "scenarios/gc-pause.toml", "--seed", "9223372036854775808"],
-        vec!["run", "scenarios/gc-pause.toml", "--seed", "18446744073709551615"],
-        vec!["check-determinism", "scenarios/gc-pause.toml", "--seed", "18446744073709551615"],
-        vec!["matrix", "scenarios/gc-pause.toml", "--seeds", "0..18446744073709551615"],
-        vec!["search", "scenarios/gc-pause.toml", "--seeds", "9223372036854775808..9223372036854775809"],
-        vec!["shrink", "scenarios/gc-pause.toml", "--seed", "18446744073709551615"],
+        vec![
+            "run",
+            "scenarios/gc-pause.toml",
+            "--seed",
+            "9223372036854775808",
+        ],
+        vec![
+            "run",
+            "scenarios/gc-pause.toml",
+            "--seed",
+            "18446744073709551615",
+        ],
+        vec![
+            "check-determinism",
+            "scenarios/gc-pause.toml",
+            "--seed",
+            "18446744073709551615",
+        ],
+        vec![
+            "matrix",
+            "scenarios/gc-pause.toml",
+            "--seeds",
+            "0..18446744073709551615",
+        ],
+        vec![
+            "search",
+            "scenarios/gc-pause.toml",
+            "--seeds",
+            "9223372036854775808..9223372036854775809",
+        ],
+        vec![
+            "shrink",
+            "scenarios/gc-pause.toml",
+            "--seed",
+            "18446744073709551615",
+        ],
     ] {
         let o = sim(&args, &d);
         assert_eq!(code(&o), Some(2), "{args:?}: {}", err(&o));
-        assert!(err(&o).contains("9223372036854775807"), "{args:?}: {}", err(&o));
+        assert!(
+            err(&o).contains("9223372036854775807"),
+            "{args:?}: {}",
+            err(&o)
+        );
     }
-    std::fs::write(d.join("scenarios/big.toml"), "name = \"big\"\nseed = 9223372036854775808\n").unwrap();
+    std::fs::write(
+        d.join("scenarios/big.toml"),
+        "name = \"big\"\nseed = 9223372036854775808\n",
+    )
+    .unwrap();
     let o = sim(&["run", "scenarios/big.toml"], &d);
     assert_eq!(code(&o), Some(2), "{}", err(&o));
 }

@@ -110,7 +110,10 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
     let urls = std::fs::read_to_string(trial.join("run/nodes.txt")).unwrap();
     let names: Vec<&str> = urls.lines().filter_map(|l| l.split(' ').next()).collect();
     assert_eq!(names, ["n1", "n2", "n3"], "{urls}");
-    assert!(urls.lines().all(|l| l.contains(" http://127.0.0.1:")), "{urls}");
+    assert!(
+        urls.lines().all(|l| l.contains(" http://127.0.0.1:")),
+        "{urls}"
+    );
     // Nothing of the run is left: its processes name files under the output directory.
     std::thread::sleep(std::time::Duration::from_millis(500));
     let left = processes_mentioning(&d.join("out").to_string_lossy());

@@ -308,5 +308,5 @@ impl Fault {
     }
 }
 
-/// A fault table that does not fit its kind: (key, message).
-pub type FaultError = (String, String);
+/// A fault table that does not fit its kind.
+pub type FaultError = crate::key_error::KeyError;

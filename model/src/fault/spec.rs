@@ -87,8 +87,8 @@ pub const MAX_REPETITIONS: u64 = 100_000;
 /// `min..=max` as a latency range, or the error naming `latency_ms_min`.
 fn latency_range(min: u64, max: u64) -> Result<(u64, u64), FaultError> {
     if min > max {
-        return Err((
-            "latency_ms_min".into(),
+        return Err(FaultError::new(
+            "latency_ms_min",
             format!("{min} is above latency_ms_max {max}"),
         ));
     }
@@ -164,31 +164,37 @@ impl FaultSpec {
             } else {
                 "until_ms"
             };
-            (key.to_string(), "repeats only with every_ms".to_string())
+            FaultError::new(key, "repeats only with every_ms")
         })?;
         if every == 0 {
-            return Err(("every_ms".into(), "must be at least 1".into()));
+            return Err(FaultError::new("every_ms", "must be at least 1"));
         }
         let Some(first) = self.at_ms else {
-            return Err((
-                "every_ms".into(),
-                "a repeating fault needs at_ms (when it first fires), not after".into(),
+            return Err(FaultError::new(
+                "every_ms",
+                "a repeating fault needs at_ms (when it first fires), not after",
             ));
         };
         let n = match (self.count, self.until_ms) {
             (Some(_), Some(_)) => {
-                return Err(("until_ms".into(), "give count or until_ms, not both".into()))
-            }
-            (None, None) => {
-                return Err((
-                    "every_ms".into(),
-                    "needs count (how many times) or until_ms (until when)".into(),
+                return Err(FaultError::new(
+                    "until_ms",
+                    "give count or until_ms, not both",
                 ))
             }
-            (Some(0), None) => return Err(("count".into(), "must be at least 1".into())),
+            (None, None) => {
+                return Err(FaultError::new(
+                    "every_ms",
+                    "needs count (how many times) or until_ms (until when)",
+                ))
+            }
+            (Some(0), None) => return Err(FaultError::new("count", "must be at least 1")),
             (Some(c), None) => c,
             (None, Some(u)) if u < first => {
-                return Err(("until_ms".into(), format!("{u} is before at_ms {first}")))
+                return Err(FaultError::new(
+                    "until_ms",
+                    format!("{u} is before at_ms {first}"),
+                ))
             }
             (None, Some(u)) => (u - first) / every + 1,
         };
@@ -199,15 +205,15 @@ impl FaultSpec {
             "until_ms"
         };
         if n > MAX_REPETITIONS {
-            return Err((
-                key.into(),
+            return Err(FaultError::new(
+                key,
                 format!("{n} repetitions: at most {MAX_REPETITIONS}"),
             ));
         }
         let last = first.saturating_add((n - 1).saturating_mul(every));
         if last >= duration_ms {
-            return Err((
-                key.into(),
+            return Err(FaultError::new(
+                key,
                 format!("the last repetition would fire at {last} ms, not before duration_ms {duration_ms}"),
             ));
         }
@@ -233,7 +239,7 @@ impl FaultSpec {
         let when = self.when()?;
         let fault = self.fault(base_latency_ms, base_loss_ppm)?;
         if let Fault::Pause { duration_ms: 0, .. } = fault {
-            return Err(("duration_ms".into(), "must be at least 1".into()));
+            return Err(FaultError::new("duration_ms", "must be at least 1"));
         }
         self.check_limits()?;
         Ok((when, fault))
@@ -250,13 +256,19 @@ impl FaultSpec {
             } else {
                 names.join(", ")
             };
-            return Err((
+            return Err(FaultError::new(
                 key.to_string(),
-                format!("not a key of kind `{}` (it takes: {takes})", self.kind.name()),
+                format!(
+                    "not a key of kind `{}` (it takes: {takes})",
+                    self.kind.name()
+                ),
             ));
         }
-        match allowed.iter().find(|(k, required)| *required && !present.contains(k)) {
-            Some((key, _)) => Err((
+        match allowed
+            .iter()
+            .find(|(k, required)| *required && !present.contains(k))
+        {
+            Some((key, _)) => Err(FaultError::new(
                 key.to_string(),
                 format!("missing: kind `{}` requires it", self.kind.name()),
             )),
@@ -267,16 +279,19 @@ impl FaultSpec {
     /// When it fires: `at_ms`, or `delay_ms` after its trigger.
     fn when(&self) -> Result<When, FaultError> {
         match (self.at_ms, self.after) {
-            (Some(_), None) if self.delay_ms.is_some() => Err((
-                "delay_ms".into(),
-                "only with `after` (use `at_ms` alone for a fixed time)".into(),
+            (Some(_), None) if self.delay_ms.is_some() => Err(FaultError::new(
+                "delay_ms",
+                "only with `after` (use `at_ms` alone for a fixed time)",
             )),
             (Some(at), None) => Ok(When::At(at)),
             (None, Some(t)) => Ok(When::After(t, self.delay_ms.unwrap_or(0))),
-            (Some(_), Some(_)) => Err(("after".into(), "give `at_ms` or `after`, not both".into())),
-            (None, None) => Err((
-                "at_ms".into(),
-                "missing: give `at_ms` or `after` (leader-elected, previous-fault-ended)".into(),
+            (Some(_), Some(_)) => Err(FaultError::new(
+                "after",
+                "give `at_ms` or `after`, not both",
+            )),
+            (None, None) => Err(FaultError::new(
+                "at_ms",
+                "missing: give `at_ms` or `after` (leader-elected, previous-fault-ended)",
             )),
         }
     }
@@ -320,7 +335,10 @@ impl FaultSpec {
                 step_ms: self.step_ms.unwrap_or(0),
             },
             FaultKind::SlowLink => {
-                let (min, max) = latency_range(self.latency_ms_min.unwrap_or(0), self.latency_ms_max.unwrap_or(0))?;
+                let (min, max) = latency_range(
+                    self.latency_ms_min.unwrap_or(0),
+                    self.latency_ms_max.unwrap_or(0),
+                )?;
                 Fault::SlowLink {
                     from: from(),
                     to: to(),
@@ -336,8 +354,8 @@ impl FaultSpec {
                 )?;
                 let loss_ppm = self.loss_ppm.unwrap_or(base_loss_ppm);
                 if loss_ppm > 1_000_000 {
-                    return Err((
-                        "loss_ppm".into(),
+                    return Err(FaultError::new(
+                        "loss_ppm",
                         format!("{loss_ppm} is above 1000000 (all packets)"),
                     ));
                 }
@@ -360,11 +378,29 @@ impl FaultSpec {
         let signed = |v: Option<i64>| v.map(i128::from);
         let limits: [(&str, Option<i128>, i128, i128, &str); 9] = [
             ("duration_ms", ms(self.duration_ms), 0, MAX_MS, HOUR),
-            ("restart_after_ms", ms(self.restart_after_ms), 0, MAX_MS, HOUR),
+            (
+                "restart_after_ms",
+                ms(self.restart_after_ms),
+                0,
+                MAX_MS,
+                HOUR,
+            ),
             ("delay_ms", ms(self.delay_ms), 0, MAX_MS, HOUR),
             ("jitter_ms", ms(self.jitter_ms), 0, MAX_MS, HOUR),
-            ("offset_ms", signed(self.offset_ms), -MAX_SKEW_MS, MAX_SKEW_MS, DAY),
-            ("step_ms", signed(self.step_ms), -MAX_SKEW_MS, MAX_SKEW_MS, DAY),
+            (
+                "offset_ms",
+                signed(self.offset_ms),
+                -MAX_SKEW_MS,
+                MAX_SKEW_MS,
+                DAY,
+            ),
+            (
+                "step_ms",
+                signed(self.step_ms),
+                -MAX_SKEW_MS,
+                MAX_SKEW_MS,
+                DAY,
+            ),
             (
                 "drift_ppm",
                 signed(self.drift_ppm),
@@ -372,12 +408,27 @@ impl FaultSpec {
                 1_000_000,
                 "-999999 to 1000000 (a clock must run forwards)",
             ),
-            ("latency_ms_min", ms(self.latency_ms_min), 0, MAX_LATENCY_MS, "0 to 60000"),
-            ("latency_ms_max", ms(self.latency_ms_max), 0, MAX_LATENCY_MS, "0 to 60000"),
+            (
+                "latency_ms_min",
+                ms(self.latency_ms_min),
+                0,
+                MAX_LATENCY_MS,
+                "0 to 60000",
+            ),
+            (
+                "latency_ms_max",
+                ms(self.latency_ms_max),
+                0,
+                MAX_LATENCY_MS,
+                "0 to 60000",
+            ),
         ];
         for (key, v, lo, hi, allowed) in limits {
             if let Some(v) = v.filter(|v| *v < lo || *v > hi) {
-                return Err((key.into(), format!("{v} is out of range: {allowed}")));
+                return Err(FaultError::new(
+                    key,
+                    format!("{v} is out of range: {allowed}"),
+                ));
             }
         }
         Ok(())
@@ -461,7 +512,7 @@ mod tests {
 
     #[test]
     fn bad_repetitions_name_their_key() {
-        let key = |f: FaultSpec| f.repetitions(10_000).unwrap_err().0;
+        let key = |f: FaultSpec| f.repetitions(10_000).unwrap_err().key;
         let rep = |every_ms, count, until_ms, at_ms| FaultSpec {
             every_ms,
             count,

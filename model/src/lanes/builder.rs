@@ -4,12 +4,12 @@
 //! [`LaneBuilder::finish`] (in `order.rs`) orders the lanes and turns names into
 //! indices.
 
-use crate::fault::FaultKind;
 use super::clock::{ClockChange, Clocks};
 use super::{
     Mark, OpCounts, Rejection, Span, Window, WriteBucket, MAX_EVENTS_PER_KIND, MAX_ITEMS,
     WRITE_BUCKETS_PER_RUN,
 };
+use crate::fault::FaultKind;
 use crate::timeline::{Entry, Event, Role, WriteOp};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -208,7 +208,9 @@ impl LaneBuilder {
                 let label = self.clocks.fault(target, index, name, at_us);
                 self.mark(target, name, at_us, label, Some(index));
             }
-            FaultKind::Partition | FaultKind::SlowLink => self.link_fault(index, name, target, at_us),
+            FaultKind::Partition | FaultKind::SlowLink => {
+                self.link_fault(index, name, target, at_us)
+            }
             FaultKind::Network => self.network_fault(index, name, at_us),
             // A pause is drawn from the node's own `node_paused` (an armed pause strikes
             // later than its fault fires), a restart from `node_restarted`, and a heal by

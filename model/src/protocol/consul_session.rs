@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::consul_session::ConsulSessionConfig;
 
 /// The longest session TTL Consul accepts (24 h).
@@ -16,7 +17,7 @@ impl ProtocolModel for ConsulSession {
         ProtocolName::ConsulSession
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[
             ("session_ttl_ms", c.session_ttl_ms),
@@ -28,8 +29,8 @@ impl ProtocolModel for ConsulSession {
         ])?;
         // Consul refuses lock-delays above 60 s.
         if c.lock_delay_ms > 60_000 {
-            return Err((
-                "lock_delay_ms".into(),
+            return Err(KeyError::new(
+                "lock_delay_ms",
                 format!(
                     "{} is above Consul's maximum lock-delay 60000",
                     c.lock_delay_ms
@@ -38,8 +39,8 @@ impl ProtocolModel for ConsulSession {
         }
         // The server would refuse every session: no campaign could ever start.
         if c.session_ttl_ms < c.session_ttl_min_ms || c.session_ttl_ms > MAX_TTL_MS {
-            return Err((
-                "session_ttl_ms".into(),
+            return Err(KeyError::new(
+                "session_ttl_ms",
                 format!(
                     "{} is outside [session_ttl_min_ms {}, 86400000]: Consul refuses such a session",
                     c.session_ttl_ms, c.session_ttl_min_ms
@@ -47,7 +48,7 @@ impl ProtocolModel for ConsulSession {
             ));
         }
         if c.key.is_empty() {
-            return Err(("key".into(), "must not be empty".into()));
+            return Err(KeyError::new("key", "must not be empty"));
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::db_row::DbRowConfig;
 
 /// The db-row protocol with its scenario table and the fleet its bounds are for.
@@ -13,7 +14,7 @@ impl ProtocolModel for DbRow {
         ProtocolName::DbRow
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[
             ("lease_ttl_ms", c.lease_ttl_ms),

@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 
 /// The etcd-lease protocol with its scenario table and the fleet its bounds are for.
@@ -13,7 +14,7 @@ impl ProtocolModel for EtcdLease {
         ProtocolName::EtcdLease
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[
             ("lease_ttl_ms", c.lease_ttl_ms),
@@ -29,8 +30,8 @@ impl ProtocolModel for EtcdLease {
         ];
         for (key, v) in bounded {
             if i128::from(v) > crate::fault::MAX_MS {
-                return Err((
-                    key.into(),
+                return Err(KeyError::new(
+                    key,
                     format!("{v} is out of range: 0 to 3600000 (one simulated hour)"),
                 ));
             }

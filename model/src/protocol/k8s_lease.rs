@@ -2,7 +2,8 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
-use baton_protocols::k8s_lease::K8sLeaseConfig;
+use crate::key_error::KeyError;
+use baton_protocols::k8s_lease::{K8sLeaseConfig, JITTER_FACTOR};
 
 /// The k8s-lease protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
@@ -13,10 +14,36 @@ impl ProtocolModel for K8sLease {
         ProtocolName::K8sLease
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
-        self.0.check()?;
+    /// client-go's `NewLeaderElector` checks, then the lease's name.
+    fn validate(&self) -> Result<(), KeyError> {
+        let c = &self.0;
+        if c.retry_period_ms == 0 {
+            return Err(KeyError::new("retry_period_ms", "must be at least 1"));
+        }
+        if c.rpc_timeout_ms == 0 {
+            return Err(KeyError::new("rpc_timeout_ms", "must be at least 1"));
+        }
+        if c.lease_duration_ms <= c.renew_deadline_ms {
+            return Err(KeyError::new(
+                "lease_duration_ms",
+                format!(
+                    "{} must be greater than renew_deadline_ms {} (client-go)",
+                    c.lease_duration_ms, c.renew_deadline_ms
+                ),
+            ));
+        }
+        if c.renew_deadline_ms as f64 <= JITTER_FACTOR * c.retry_period_ms as f64 {
+            return Err(KeyError::new(
+                "renew_deadline_ms",
+                format!(
+                    "{} must be greater than retry_period_ms x 1.2 = {} (client-go)",
+                    c.renew_deadline_ms,
+                    JITTER_FACTOR * c.retry_period_ms as f64
+                ),
+            ));
+        }
         if self.0.lease_name.is_empty() {
-            return Err(("lease_name".into(), "must not be empty".into()));
+            return Err(KeyError::new("lease_name", "must not be empty"));
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ pub mod redis_lock;
 pub mod ring;
 pub mod zk_sequential;
 
+use crate::key_error::KeyError;
 use baton_protocols::bully::BullyConfig;
 use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
@@ -110,9 +111,9 @@ pub struct Bound {
 
 /// Checks a protocol table's durations and counts that must not be 0: the first one that
 /// is comes back as `(key, "must be at least 1")`, for [`ProtocolModel::validate`].
-pub fn require_positive(fields: &[(&str, u64)]) -> Result<(), (String, String)> {
+pub fn require_positive(fields: &[(&str, u64)]) -> Result<(), KeyError> {
     match fields.iter().find(|(_, v)| *v == 0) {
-        Some((key, _)) => Err((key.to_string(), "must be at least 1".into())),
+        Some((key, _)) => Err(KeyError::new(key.to_string(), "must be at least 1")),
         None => Ok(()),
     }
 }
@@ -124,8 +125,8 @@ pub trait ProtocolModel: Send + Sync + std::fmt::Debug {
     /// The protocol's name.
     fn name(&self) -> ProtocolName;
 
-    /// Checks the protocol's table; `Err((key, message))` names a key inside it.
-    fn validate(&self) -> Result<(), (String, String)>;
+    /// Checks the protocol's table; `Err(KeyError::new(key, message))` names a key inside it.
+    fn validate(&self) -> Result<(), KeyError>;
 
     /// The failover bound the protocol promises under a clean kill on its [`Fleet`], with
     /// its formula.

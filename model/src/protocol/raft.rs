@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::raft_config::{RaftConfig, SequencerPath};
 
 /// The raft protocol with its scenario table and the fleet its bounds are for.
@@ -13,7 +14,7 @@ impl ProtocolModel for RaftProtocol {
         ProtocolName::Raft
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[
             ("election_timeout_min_ms", c.election_timeout_min_ms),
@@ -23,8 +24,8 @@ impl ProtocolModel for RaftProtocol {
         // openraft's own Config::validate rules, checked here so a scenario fails with a
         // key instead of a panic inside a node.
         if c.election_timeout_max_ms <= c.election_timeout_min_ms {
-            return Err((
-                "election_timeout_max_ms".into(),
+            return Err(KeyError::new(
+                "election_timeout_max_ms",
                 format!(
                     "{} must be above election_timeout_min_ms {}",
                     c.election_timeout_max_ms, c.election_timeout_min_ms
@@ -32,8 +33,8 @@ impl ProtocolModel for RaftProtocol {
             ));
         }
         if c.election_timeout_min_ms <= c.heartbeat_interval_ms {
-            return Err((
-                "election_timeout_min_ms".into(),
+            return Err(KeyError::new(
+                "election_timeout_min_ms",
                 format!(
                     "{} must be above heartbeat_interval_ms {}",
                     c.election_timeout_min_ms, c.heartbeat_interval_ms
@@ -41,8 +42,8 @@ impl ProtocolModel for RaftProtocol {
             ));
         }
         if c.leader_lease_ms >= c.election_timeout_min_ms {
-            return Err((
-                "leader_lease_ms".into(),
+            return Err(KeyError::new(
+                "leader_lease_ms",
                 format!(
                     "{} must be below election_timeout_min_ms {}: the leader's lease must end before any follower can vote for another",
                     c.leader_lease_ms, c.election_timeout_min_ms

@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::redis_lock::{Fencing, RedisLockConfig};
 
 /// `redis-naive`: the lock without a fencing token (every leadership carries 0).
@@ -13,7 +14,7 @@ impl ProtocolModel for RedisNaive {
         ProtocolName::RedisNaive
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         validate(&self.0)
     }
 
@@ -35,7 +36,7 @@ impl ProtocolModel for RedisFenced {
         ProtocolName::RedisFenced
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         validate(&self.0)
     }
 
@@ -48,14 +49,14 @@ impl ProtocolModel for RedisFenced {
     }
 }
 
-fn validate(c: &RedisLockConfig) -> Result<(), (String, String)> {
+fn validate(c: &RedisLockConfig) -> Result<(), KeyError> {
     require_positive(&[
         ("lock_ttl_ms", c.lock_ttl_ms),
         ("retry_interval_ms", c.retry_interval_ms),
         ("rpc_timeout_ms", c.rpc_timeout_ms),
     ])?;
     if c.key.is_empty() {
-        return Err(("key".into(), "must not be empty".into()));
+        return Err(KeyError::new("key", "must not be empty"));
     }
     Ok(())
 }

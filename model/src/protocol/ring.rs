@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::ring::RingConfig;
 
 /// The ring protocol with its scenario table and the fleet its bounds are for.
@@ -13,7 +14,7 @@ impl ProtocolModel for Ring {
         ProtocolName::Ring
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[
             ("heartbeat_interval_ms", c.heartbeat_interval_ms),
@@ -22,8 +23,8 @@ impl ProtocolModel for Ring {
             ("election_timeout_ms", c.election_timeout_ms),
         ])?;
         if c.failure_timeout_ms <= c.heartbeat_interval_ms {
-            return Err((
-                "failure_timeout_ms".into(),
+            return Err(KeyError::new(
+                "failure_timeout_ms",
                 format!(
                     "{} must be above heartbeat_interval_ms {}, or every coordinator is suspected between heartbeats",
                     c.failure_timeout_ms, c.heartbeat_interval_ms

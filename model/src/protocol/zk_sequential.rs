@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
+use crate::key_error::KeyError;
 use baton_protocols::zk_sequential::ZkSequentialConfig;
 
 /// The zk-sequential protocol with its scenario table and the fleet its bounds are for.
@@ -13,7 +14,7 @@ impl ProtocolModel for ZkSequential {
         ProtocolName::ZkSequential
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
+    fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[
             ("session_timeout_ms", c.session_timeout_ms),
@@ -21,8 +22,8 @@ impl ProtocolModel for ZkSequential {
             ("tick_time_ms", c.tick_time_ms),
         ])?;
         if c.effective_min_session_timeout_ms() > c.effective_max_session_timeout_ms() {
-            return Err((
-                "min_session_timeout_ms".into(),
+            return Err(KeyError::new(
+                "min_session_timeout_ms",
                 format!(
                     "{} is above max_session_timeout_ms {}",
                     c.effective_min_session_timeout_ms(),
@@ -31,9 +32,9 @@ impl ProtocolModel for ZkSequential {
             ));
         }
         if !c.election_path.starts_with('/') || c.election_path.len() < 2 {
-            return Err((
-                "election_path".into(),
-                "must be an absolute znode path below the root, like /election".into(),
+            return Err(KeyError::new(
+                "election_path",
+                "must be an absolute znode path below the root, like /election",
             ));
         }
         Ok(())

@@ -107,9 +107,9 @@ pub(super) fn expect(cx: &Cx, e: &Expect) -> Result<(), ScenarioError> {
 
 /// `[swarm]`, and the faults beside it: a swarm fires every fault in time order.
 pub(super) fn swarm(cx: &Cx, sw: &Swarm, s: &Scenario) -> Result<(), ScenarioError> {
-    sw.validate(s.duration_ms).map_err(|(key, m)| {
-        let path: Vec<&str> = std::iter::once("swarm").chain(key.split('.')).collect();
-        cx.fail(&path, m)
+    sw.validate(s.duration_ms).map_err(|e| {
+        let path: Vec<&str> = std::iter::once("swarm").chain(e.key.split('.')).collect();
+        cx.fail(&path, e.message.clone())
     })?;
     match s.faults.iter().position(|f| f.at_ms.is_none()) {
         Some(i) => Err(cx.fail(
@@ -212,7 +212,7 @@ pub(super) fn protocol(
     let table = proto.name().name();
     proto
         .validate()
-        .map_err(|(key, m)| cx.fail(&[table, &key], m))?;
+        .map_err(|e| cx.fail(&[table, &e.key], e.message))?;
     if work.read_rate_per_s > 0 && !proto.has_replicated_log() {
         return Err(cx.fail(
             &["work", "read_rate_per_s"],

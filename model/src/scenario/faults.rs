@@ -40,7 +40,7 @@ pub(super) fn check(cx: &Cx, s: &Scenario, nodes: &[String]) -> Result<Faults, S
                 (s.network.latency_ms_min, s.network.latency_ms_max),
                 s.network.loss_ppm,
             )
-            .map_err(|(key, m)| cx.fail(&["faults", &idx, &key], m))?;
+            .map_err(|e| cx.fail(&["faults", &idx, &e.key], e.message))?;
         previous(cx, &idx, spec, nodes, &mut before.node)?;
         targets(cx, &idx, &fault, nodes)?;
         let jitter_ms = spec.jitter_ms.unwrap_or(0);
@@ -65,7 +65,7 @@ fn firings(cx: &Cx, s: &Scenario) -> Result<Vec<(usize, FaultSpec)>, ScenarioErr
     for (i, spec) in s.faults.iter().enumerate() {
         let reps = spec
             .repetitions(s.duration_ms)
-            .map_err(|(key, m)| cx.fail(&["faults", &i.to_string(), &key], m))?;
+            .map_err(|e| cx.fail(&["faults", &i.to_string(), &e.key], e.message))?;
         firings.extend(reps.into_iter().map(|r| (i, r)));
     }
     if s.faults.iter().any(FaultSpec::repeats) {

@@ -1,6 +1,7 @@
 //! The `[swarm]` table: which fault kinds a swarm may draw, their weights and ranges,
 //! and its checks. A section of the scenario like any other; [`super::draw`] reads it.
 
+use crate::key_error::KeyError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -79,10 +80,10 @@ impl Default for Swarm {
 
 impl Swarm {
     /// Checks the table: (key, message) for the first problem.
-    pub fn validate(&self, duration_ms: u64) -> Result<(), (String, String)> {
+    pub fn validate(&self, duration_ms: u64) -> Result<(), KeyError> {
         for k in self.weights.keys() {
             if !KINDS.contains(&k.as_str()) {
-                return Err((
+                return Err(KeyError::new(
                     format!("weights.{k}"),
                     format!(
                         "unknown fault kind `{k}`: expected one of {}",
@@ -96,21 +97,21 @@ impl Swarm {
             .iter()
             .find(|(_, w)| !w.is_finite() || **w < 0.0)
         {
-            return Err((
+            return Err(KeyError::new(
                 format!("weights.{k}"),
                 format!("{w} is out of range: 0 or more"),
             ));
         }
         if self.weights.values().sum::<f64>() <= 0.0 {
-            return Err((
-                "weights".into(),
-                "the weights sum to zero: give at least one kind a weight above 0".into(),
+            return Err(KeyError::new(
+                "weights",
+                "the weights sum to zero: give at least one kind a weight above 0",
             ));
         }
         let end = self.end(duration_ms);
         if self.start_ms >= end || end > duration_ms {
-            return Err((
-                "end_ms".into(),
+            return Err(KeyError::new(
+                "end_ms",
                 format!(
                     "the window {}..{end} ms is empty or past duration_ms {duration_ms}",
                     self.start_ms
@@ -118,8 +119,8 @@ impl Swarm {
             ));
         }
         if !(self.faults_per_minute > 0.0 && self.faults_per_minute <= 6_000.0) {
-            return Err((
-                "faults_per_minute".into(),
+            return Err(KeyError::new(
+                "faults_per_minute",
                 format!(
                     "{} is out of range: above 0, at most 6000",
                     self.faults_per_minute
@@ -131,7 +132,7 @@ impl Swarm {
             ("leader_probability", self.leader_probability),
         ] {
             if !(0.0..=1.0).contains(&p) {
-                return Err((k.into(), format!("{p} is out of range: 0 to 1")));
+                return Err(KeyError::new(k, format!("{p} is out of range: 0 to 1")));
             }
         }
         let ranges_u: [(&str, [u64; 2], u64, u64); 8] = [
@@ -146,8 +147,8 @@ impl Swarm {
         ];
         for (k, [lo, hi], min, max) in ranges_u {
             if lo > hi || lo < min || hi > max {
-                return Err((
-                    k.into(),
+                return Err(KeyError::new(
+                    k,
                     format!("[{lo}, {hi}] is not a range [low, high] within {min} to {max}"),
                 ));
             }
@@ -157,8 +158,8 @@ impl Swarm {
             ("drift_ppm", self.drift_ppm, 999_999),
         ] {
             if lo > hi || lo < -lim || hi > lim {
-                return Err((
-                    k.into(),
+                return Err(KeyError::new(
+                    k,
                     format!("[{lo}, {hi}] is not a range [low, high] within -{lim} to {lim}"),
                 ));
             }
@@ -188,17 +189,21 @@ mod tests {
         assert!(sw
             .validate(60_000)
             .unwrap_err()
-            .1
+            .message
             .contains("unknown fault kind `meteor`"));
         let mut sw = Swarm::default();
         for w in sw.weights.values_mut() {
             *w = 0.0;
         }
-        assert!(sw.validate(60_000).unwrap_err().1.contains("sum to zero"));
+        assert!(sw
+            .validate(60_000)
+            .unwrap_err()
+            .message
+            .contains("sum to zero"));
         let sw = Swarm {
             pause_ms: [5_000, 100],
             ..Swarm::default()
         };
-        assert_eq!(sw.validate(60_000).unwrap_err().0, "pause_ms");
+        assert_eq!(sw.validate(60_000).unwrap_err().key, "pause_ms");
     }
 }

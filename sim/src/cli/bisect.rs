@@ -50,7 +50,10 @@ pub(super) fn bisect(args: BisectArgs) -> Result {
             eprintln!("bisect: {line}");
         }
     })?;
-    sayln(format!("first bad commit: {} {}", found.commit, found.subject));
+    sayln(format!(
+        "first bad commit: {} {}",
+        found.commit, found.subject
+    ));
     for (property, detail) in &found.failed {
         sayln(format!("fails: {property} ({detail})"));
     }

@@ -42,10 +42,17 @@ pub(super) fn compare(args: CompareArgs) -> Result {
     write_files(
         &dir,
         "comparison",
-        &[("compare.md", md.as_bytes()), ("compare.json", json.as_bytes())],
+        &[
+            ("compare.md", md.as_bytes()),
+            ("compare.json", json.as_bytes()),
+        ],
     )?;
     if args.quiet.quiet {
-        let verdict = if c.within_targets { "WITHIN TARGETS" } else { "OFF TARGET" };
+        let verdict = if c.within_targets {
+            "WITHIN TARGETS"
+        } else {
+            "OFF TARGET"
+        };
         sayln(format!("{verdict}: {}", dir.display()));
     } else {
         say(&md);

@@ -1,6 +1,8 @@
 //! `sim matrix`.
 
-use super::common::{out_dir, progress, protocols, refuse_protocol_set, say, sayln, write_files, Words};
+use super::common::{
+    out_dir, progress, protocols, refuse_protocol_set, say, sayln, write_files, Words,
+};
 use super::MatrixArgs;
 use crate::error::{Error, Outcome, Result};
 use crate::protocol::ProtocolName;
@@ -28,13 +30,17 @@ pub(super) fn matrix(args: MatrixArgs) -> Result {
     let bar = progress(total, "runs", args.quiet.quiet);
     let outcome = crate::matrix::run(&plan, &resolved, &bar);
     bar.finish();
-    let outcome = outcome.map_err(|message| Error::Internal(format!("the simulation failed: {message}")))?;
+    let outcome =
+        outcome.map_err(|message| Error::Internal(format!("the simulation failed: {message}")))?;
     let mut words = Words::new("matrix");
     for p in &args.scenarios {
         words = words.path(p);
     }
     let command = words
-        .flag("--protocols", args.protocols.protocols.as_deref().unwrap_or("all"))
+        .flag(
+            "--protocols",
+            args.protocols.protocols.as_deref().unwrap_or("all"),
+        )
         .seeds("--seeds", &plan.seeds)
         .sets(&plan.set)
         .line();
@@ -43,7 +49,10 @@ pub(super) fn matrix(args: MatrixArgs) -> Result {
     write_files(
         &dir,
         "matrix",
-        &[("matrix.md", md.as_bytes()), ("matrix.json", json.as_bytes())],
+        &[
+            ("matrix.md", md.as_bytes()),
+            ("matrix.json", json.as_bytes()),
+        ],
     )?;
     say(&md);
     sayln(format!("matrix: {}", dir.display()));

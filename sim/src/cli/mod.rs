@@ -6,6 +6,7 @@
 
 mod bench;
 mod bisect;
+mod common;
 mod compare;
 mod matrix;
 mod real;
@@ -14,7 +15,6 @@ mod search;
 mod shrink;
 mod stats;
 mod sweep;
-mod common;
 
 use crate::error::{Error, Outcome};
 use baton_model::flags::{

@@ -2,7 +2,7 @@
 
 use super::common::{say, sayln, sim_hint};
 use super::RunArgs;
-use crate::error::{internal, input, Error, Outcome, Result};
+use crate::error::{input, internal, Error, Outcome, Result};
 use crate::experiment::{self, Artifacts};
 use crate::output;
 use crate::scenario::{self, Resolved};
@@ -42,12 +42,8 @@ pub(super) fn run(args: RunArgs) -> Result {
     // Refuse before simulating: bad input never leaves a partial report behind.
     output::check_writable(&dir, args.out.force).map_err(input)?;
     let artifacts = simulate(&resolved, seed)?;
-    output::write_run(&dir, &artifacts).map_err(|e| {
-        internal(format!(
-            "cannot write the report to {}: {e}",
-            dir.display()
-        ))
-    })?;
+    output::write_run(&dir, &artifacts)
+        .map_err(|e| internal(format!("cannot write the report to {}: {e}", dir.display())))?;
     if args.quiet.quiet {
         let verdict = if artifacts.passed { "PASS" } else { "FAIL" };
         sayln(format!("{verdict}: {}", dir.display()));

@@ -31,7 +31,9 @@ pub(super) fn search(args: SearchArgs) -> Result {
     let found = search::run(&plan, &bar);
     bar.finish();
     let found = found.map_err(|e| internal(format!("the simulation failed: {e}")))?;
-    let mut words = Words::new("search").path(&path).seeds("--seeds", &plan.seeds);
+    let mut words = Words::new("search")
+        .path(&path)
+        .seeds("--seeds", &plan.seeds);
     if partition != Partition::All {
         words = words.flag("--partition", partition.label());
     }
@@ -97,8 +99,7 @@ impl Written<'_> {
             self.merged,
             self.interrupted,
         );
-        let mut all: Vec<(&str, &[u8])> =
-            outputs.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
+        let mut all: Vec<(&str, &[u8])> = outputs.iter().map(|(n, t)| (*n, t.as_bytes())).collect();
         all.extend(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())));
         write_files(self.dir, "search", &all)?;
         say(&outputs[1].1);

@@ -28,8 +28,7 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         crate::output::check_writable(dir, true).map_err(input)?;
     }
     let started = std::time::Instant::now();
-    let base =
-        crate::swarm::materialize(&resolved, args.seed).map_err(|e| input(e.to_string()))?;
+    let base = crate::swarm::materialize(&resolved, args.seed).map_err(|e| input(e.to_string()))?;
     let show = !args.quiet.quiet && std::io::stderr().is_terminal();
     let min = crate::shrink::minimize(&base, args.seed, args.max_runs, |runs, n| {
         if show {

@@ -1,6 +1,8 @@
 //! `sim sweep`.
 
-use super::common::{out_dir, progress, protocols, refuse_protocol_set, say, sayln, write_files, Words};
+use super::common::{
+    out_dir, progress, protocols, refuse_protocol_set, say, sayln, write_files, Words,
+};
 use super::SweepArgs;
 use crate::error::{input, internal, Outcome, Result};
 use crate::sweep_output::Finished;
