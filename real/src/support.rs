@@ -21,7 +21,7 @@
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
 //! sends at most every 10 ms.
 
-use baton_model::fault::{Fault, FaultKind};
+use baton_model::fault::Fault;
 use baton_model::protocol::ProtocolName;
 use baton_model::scenario::{line_of_key, Resolved, Scenario};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
@@ -50,12 +50,7 @@ pub struct Refusal {
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(set) = &self.set {
-            write!(f, ": --set {set}")?;
-        } else if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
+        baton_model::scenario::write_location(f, &self.file, self.set.as_deref(), self.line)?;
         write!(f, ": key `{}`", self.key)?;
         if let Some(fault) = &self.fault {
             write!(f, " ({fault})")?;
@@ -300,7 +295,7 @@ fn fault_key_base(
             let weight = match &resolved.faults[i].fault {
                 Fault::Partition { one_way: true, .. } => "one-way-partition",
                 Fault::Partition { .. } => "partition",
-                f => kind_of(f).name(),
+                f => f.kind().name(),
             };
             (
                 format!("swarm.weights.{weight}"),
@@ -344,22 +339,6 @@ fn plan(resolved: &Resolved) -> Plan {
         resolved: plan,
         client_quantum_ms,
         notes,
-    }
-}
-
-fn kind_of(f: &Fault) -> FaultKind {
-    match f {
-        Fault::Kill { .. } => FaultKind::Kill,
-        Fault::Restart { .. } => FaultKind::Restart,
-        Fault::Pause { .. } => FaultKind::Pause,
-        Fault::Partition { .. } => FaultKind::Partition,
-        Fault::Heal => FaultKind::Heal,
-        Fault::ClockOffset { .. } => FaultKind::ClockOffset,
-        Fault::ClockDrift { .. } => FaultKind::ClockDrift,
-        Fault::ClockStep { .. } => FaultKind::ClockStep,
-        Fault::Network { .. } => FaultKind::Network,
-        Fault::Resign { .. } => FaultKind::Resign,
-        Fault::SlowLink { .. } => FaultKind::SlowLink,
     }
 }
 

@@ -21,12 +21,7 @@ pub struct ScenarioError {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(set) = &self.set {
-            write!(f, ": --set {set}")?;
-        } else if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
+        write_location(f, &self.file, self.set.as_deref(), self.line)?;
         if let Some(key) = &self.key {
             write!(f, ": key `{key}`")?;
         }
@@ -35,3 +30,20 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+/// Where a bad value is, as every error about a scenario starts: `file`, then `: --set
+/// KEY=V` when an override gave it, or `:line` when the file did.
+pub fn write_location(
+    f: &mut fmt::Formatter<'_>,
+    file: &str,
+    set: Option<&str>,
+    line: Option<usize>,
+) -> fmt::Result {
+    write!(f, "{file}")?;
+    if let Some(set) = set {
+        write!(f, ": --set {set}")?;
+    } else if let Some(line) = line {
+        write!(f, ":{line}")?;
+    }
+    Ok(())
+}

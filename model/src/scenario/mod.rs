@@ -20,7 +20,7 @@ mod sections;
 mod types;
 mod words;
 
-pub use error::ScenarioError;
+pub use error::{write_location, ScenarioError};
 pub use lines::line_of_key;
 pub use load::{display_path, load, load_str, resolve};
 pub use sections::{
