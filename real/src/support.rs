@@ -21,7 +21,7 @@
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
 //! sends at most every 10 ms.
 
-use baton_model::fault::{Fault, FaultKind};
+use baton_model::fault::Fault;
 use baton_model::protocol::ProtocolName;
 use baton_model::scenario::{line_of_key, Resolved, Scenario};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
@@ -261,6 +261,34 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
 fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
+    let member = |t: &str| {
+        baton_model::etcd_cluster::member_index(t).is_some()
+            || [
+                baton_model::etcd_cluster::ETCD_LEADER,
+                baton_model::etcd_cluster::CLIENTS,
+                baton_model::etcd_cluster::PEERS,
+            ]
+            .contains(&t)
+    };
+    let ends: Vec<&String> = match fault {
+        Fault::Kill { target, .. }
+        | Fault::Restart { target }
+        | Fault::Pause { target, .. }
+        | Fault::ClockOffset { target, .. }
+        | Fault::ClockDrift { target, .. }
+        | Fault::ClockStep { target, .. }
+        | Fault::SlowDisk { target, .. } => vec![target],
+        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => vec![from, to],
+        _ => vec![],
+    };
+    if let Some(t) = ends.iter().find(|t| member(t)) {
+        let key = if matches!(fault, Fault::Partition { .. } | Fault::SlowLink { .. }) {
+            "to"
+        } else {
+            "target"
+        };
+        return Some((key, format!("`{t}`: real mode does not carry out faults on etcd members yet (the simulator does; allowed here: a node, leader, follower, previous, backend, resource, client)")));
+    }
     match fault {
         Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
             match (is_node(from), is_node(to)) {
@@ -300,7 +328,7 @@ fn fault_key_base(
             let weight = match &resolved.faults[i].fault {
                 Fault::Partition { one_way: true, .. } => "one-way-partition",
                 Fault::Partition { .. } => "partition",
-                f => kind_of(f).name(),
+                f => f.kind().name(),
             };
             (
                 format!("swarm.weights.{weight}"),
@@ -344,22 +372,6 @@ fn plan(resolved: &Resolved) -> Plan {
         resolved: plan,
         client_quantum_ms,
         notes,
-    }
-}
-
-fn kind_of(f: &Fault) -> FaultKind {
-    match f {
-        Fault::Kill { .. } => FaultKind::Kill,
-        Fault::Restart { .. } => FaultKind::Restart,
-        Fault::Pause { .. } => FaultKind::Pause,
-        Fault::Partition { .. } => FaultKind::Partition,
-        Fault::Heal => FaultKind::Heal,
-        Fault::ClockOffset { .. } => FaultKind::ClockOffset,
-        Fault::ClockDrift { .. } => FaultKind::ClockDrift,
-        Fault::ClockStep { .. } => FaultKind::ClockStep,
-        Fault::Network { .. } => FaultKind::Network,
-        Fault::Resign { .. } => FaultKind::Resign,
-        Fault::SlowLink { .. } => FaultKind::SlowLink,
     }
 }
 
