@@ -358,6 +358,34 @@ impl FaultWorld for Driver<'_> {
     }
 }
 
+/// A plan's clock change as the supervisor's, with its fault kind's name.
+fn clock_change(change: baton_model::fault_plan::ClockChange) -> (&'static str, ClockChange) {
+    use baton_model::fault_plan::ClockChange as C;
+    match change {
+        C::Offset(ms) => (
+            "clock-offset",
+            ClockChange {
+                offset_ms: Some(ms),
+                ..Default::default()
+            },
+        ),
+        C::Drift(ppm) => (
+            "clock-drift",
+            ClockChange {
+                drift_ppm: Some(ppm),
+                ..Default::default()
+            },
+        ),
+        C::Step(ms) => (
+            "clock-step",
+            ClockChange {
+                step_ms: Some(ms),
+                ..Default::default()
+            },
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,33 +439,5 @@ mod tests {
         let applied = |e: &Event| matches!(e, Event::FaultApplied { index: 0, .. });
         assert!(tail.any_since(9, applied));
         assert!(!tail.any_since(10, applied));
-    }
-}
-
-/// A plan's clock change as the supervisor's, with its fault kind's name.
-fn clock_change(change: baton_model::fault_plan::ClockChange) -> (&'static str, ClockChange) {
-    use baton_model::fault_plan::ClockChange as C;
-    match change {
-        C::Offset(ms) => (
-            "clock-offset",
-            ClockChange {
-                offset_ms: Some(ms),
-                ..Default::default()
-            },
-        ),
-        C::Drift(ppm) => (
-            "clock-drift",
-            ClockChange {
-                drift_ppm: Some(ppm),
-                ..Default::default()
-            },
-        ),
-        C::Step(ms) => (
-            "clock-step",
-            ClockChange {
-                step_ms: Some(ms),
-                ..Default::default()
-            },
-        ),
     }
 }
