@@ -18,7 +18,8 @@
 //!   `fault_skipped`, or its `fault_applied` when its kind does not last
 //!   ([`FaultKind::lasts`]).
 //! - Targets resolve when the fault fires: `leader` (the world's answer), `follower`,
-//!   `previous` (the node an earlier fault hit), or a name. A fault whose target cannot be
+//!   `etcd-leader` (the etcd member that leads), `previous` (the node an earlier fault
+//!   hit), or a name. A fault whose target cannot be
 //!   resolved is skipped, with the reason recorded.
 //! - A fault with a duration heals after it (a kill's `restart_after_ms` restarts the
 //!   node). A partition ends at its duration or at the next `heal`, whichever is first;
@@ -119,8 +120,10 @@ pub enum Verb {
         /// Loss in parts per million.
         loss_ppm: u64,
     },
-    /// Change a node's (or the backend's) clock.
+    /// Change a node's (or the backend's, or an etcd member's) clock.
     Clock(String, ClockChange),
+    /// Stall (`true`) an etcd member's disk, or end the stall (`false`).
+    StallDisk(String, bool),
 }
 
 /// What the plan asks of a world, in order.
@@ -273,12 +276,13 @@ impl FaultPlan {
                 | Fault::Pause { target, .. }
                 | Fault::ClockOffset { target, .. }
                 | Fault::ClockDrift { target, .. }
-                | Fault::ClockStep { target, .. },
+                | Fault::ClockStep { target, .. }
+                | Fault::SlowDisk { target, .. },
             ) => vec![target.clone()],
             Some(Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. }) => {
                 vec![from.clone(), to.clone()]
             }
-            _ => vec![],
+            Some(Fault::Heal | Fault::Network { .. }) | None => vec![],
         }
     }
 
@@ -292,6 +296,9 @@ impl FaultPlan {
     ) -> Result<String, String> {
         match end {
             "leader" => leader.ok_or_else(|| "target `leader`: no node believes it leads".into()),
+            crate::etcd_cluster::ETCD_LEADER => {
+                leader.ok_or_else(|| "target `etcd-leader`: no etcd member leads".into())
+            }
             "follower" => follower
                 .ok_or_else(|| "target `follower`: every running node believes it leads".into()),
             "previous" => self
@@ -383,6 +390,7 @@ impl FaultPlan {
                 node: node.clone(),
                 index,
             }),
+            Fault::SlowDisk { .. } => on_node(Verb::StallDisk(node.clone(), true)),
             Fault::ClockOffset { offset_ms, .. } => clock(ClockChange::Offset(*offset_ms)),
             Fault::ClockDrift { drift_ppm, .. } => clock(ClockChange::Drift(*drift_ppm)),
             Fault::ClockStep { step_ms, .. } => clock(ClockChange::Step(*step_ms)),
@@ -503,6 +511,10 @@ impl FaultPlan {
                 }),
                 healed(FaultKind::Pause, node),
             ],
+            Fault::SlowDisk { .. } => vec![
+                act(Verb::StallDisk(node.clone(), false)),
+                healed(FaultKind::SlowDisk, node),
+            ],
             Fault::Partition { .. } => match self.open.remove(&index) {
                 Some(o) => vec![
                     act(Verb::Mend {
@@ -549,7 +561,9 @@ fn heal_after(fault: &Fault) -> Option<u64> {
         Fault::Kill {
             restart_after_ms, ..
         } => *restart_after_ms,
-        Fault::Pause { duration_ms, .. } => Some(*duration_ms),
+        Fault::Pause { duration_ms, .. } | Fault::SlowDisk { duration_ms, .. } => {
+            Some(*duration_ms)
+        }
         Fault::Partition { duration_ms, .. }
         | Fault::SlowLink { duration_ms, .. }
         | Fault::Network { duration_ms, .. } => *duration_ms,
@@ -577,6 +591,9 @@ pub trait FaultWorld {
 
     /// A running node that does not believe it leads, if any.
     fn follower(&mut self) -> impl Future<Output = Option<String>>;
+
+    /// The etcd member that leads the lease service now, if any.
+    fn etcd_leader(&mut self) -> impl Future<Output = Option<String>>;
 
     /// Whether the timeline holds an event satisfying `pred` stamped at or after
     /// `since_us`.
@@ -650,6 +667,7 @@ pub async fn drive<W: FaultWorld>(
         for end in &ends {
             let (leader, follower) = match end.as_str() {
                 "leader" => (world.leader().await, None),
+                crate::etcd_cluster::ETCD_LEADER => (world.etcd_leader().await, None),
                 "follower" => (None, world.follower().await),
                 _ => (None, None),
             };

@@ -11,6 +11,7 @@ pub mod artifacts;
 pub mod checker;
 pub mod client_stats;
 pub mod clock_model;
+pub mod etcd_cluster;
 pub mod fault;
 pub mod fault_plan;
 pub mod flags;

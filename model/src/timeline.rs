@@ -316,6 +316,54 @@ pub enum Event {
         /// What it tried to write.
         op: WriteOp,
     },
+    /// An etcd member won an election: it leads the lease service from now on.
+    EtcdLeaderElected {
+        /// The member (`etcd-2`).
+        member: String,
+        /// Its Raft term.
+        term: u64,
+    },
+    /// An etcd leader stepped down: it saw a higher term, or lost touch with a majority.
+    EtcdLeaderLost {
+        /// The member.
+        member: String,
+        /// The term it led.
+        term: u64,
+    },
+    /// A new etcd leader promoted its lessor (its first entry committed): every lease now
+    /// expires one election timeout plus its full TTL from now.
+    EtcdLessorPromoted {
+        /// The member.
+        member: String,
+        /// How many leases it extended.
+        leases: usize,
+    },
+    /// An etcd member's process was killed.
+    MemberKilled {
+        /// The member.
+        member: String,
+    },
+    /// An etcd member's process started again (its term, vote and log kept on disk).
+    MemberRestarted {
+        /// The member.
+        member: String,
+    },
+    /// An etcd member was stopped (a pause); its clock runs on.
+    MemberPaused {
+        /// The member.
+        member: String,
+    },
+    /// A paused etcd member runs again.
+    MemberResumed {
+        /// The member.
+        member: String,
+    },
+    /// The lease service's lessor renewed a lease (a keepalive it answered): a lease's
+    /// overrun is measured from its last renewal.
+    LeaseRenewed {
+        /// The lease id.
+        lease_id: i64,
+    },
 }
 
 /// One timeline line: when, and what.

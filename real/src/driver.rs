@@ -258,6 +258,12 @@ impl FaultWorld for Driver<'_> {
         self.sup.follower().await
     }
 
+    // Faults on etcd members are refused before a real run starts (support.rs): no
+    // fault that reaches here names one.
+    async fn etcd_leader(&mut self) -> Option<String> {
+        None
+    }
+
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
         self.tail.poll();
         self.tail.any_since(since_us, pred)
@@ -335,31 +341,11 @@ impl FaultWorld for Driver<'_> {
                 self.sup.set_latency_ms_all(latency_ms_min, latency_ms_max);
                 Ok(Acted::Done)
             }
+            Verb::StallDisk(member, _) => Ok(Acted::Skipped(format!(
+                "real mode cannot stall {member}'s disk (refused before the run)"
+            ))),
             Verb::Clock(n, change) => {
-                use baton_model::fault_plan::ClockChange as C;
-                let (kind, c) = match change {
-                    C::Offset(ms) => (
-                        "clock-offset",
-                        ClockChange {
-                            offset_ms: Some(ms),
-                            ..Default::default()
-                        },
-                    ),
-                    C::Drift(ppm) => (
-                        "clock-drift",
-                        ClockChange {
-                            drift_ppm: Some(ppm),
-                            ..Default::default()
-                        },
-                    ),
-                    C::Step(ms) => (
-                        "clock-step",
-                        ClockChange {
-                            step_ms: Some(ms),
-                            ..Default::default()
-                        },
-                    ),
-                };
+                let (kind, c) = clock_change(change);
                 let r = self.sup.skew_clock(&n, c).await.map(|_| ());
                 self.could_not(index, &format!("{kind} {n}"), r)
             }
@@ -369,6 +355,34 @@ impl FaultWorld for Driver<'_> {
     fn heal_later(&mut self, index: usize, after_ms: u64) {
         self.pending
             .push((self.clock.now_us() + after_ms as i64 * 1000, index));
+    }
+}
+
+/// A plan's clock change as the supervisor's, with its fault kind's name.
+fn clock_change(change: baton_model::fault_plan::ClockChange) -> (&'static str, ClockChange) {
+    use baton_model::fault_plan::ClockChange as C;
+    match change {
+        C::Offset(ms) => (
+            "clock-offset",
+            ClockChange {
+                offset_ms: Some(ms),
+                ..Default::default()
+            },
+        ),
+        C::Drift(ppm) => (
+            "clock-drift",
+            ClockChange {
+                drift_ppm: Some(ppm),
+                ..Default::default()
+            },
+        ),
+        C::Step(ms) => (
+            "clock-step",
+            ClockChange {
+                step_ms: Some(ms),
+                ..Default::default()
+            },
+        ),
     }
 }
 

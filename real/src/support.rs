@@ -256,6 +256,34 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
 fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
+    let member = |t: &str| {
+        baton_model::etcd_cluster::member_index(t).is_some()
+            || [
+                baton_model::etcd_cluster::ETCD_LEADER,
+                baton_model::etcd_cluster::CLIENTS,
+                baton_model::etcd_cluster::PEERS,
+            ]
+            .contains(&t)
+    };
+    let ends: Vec<&String> = match fault {
+        Fault::Kill { target, .. }
+        | Fault::Restart { target }
+        | Fault::Pause { target, .. }
+        | Fault::ClockOffset { target, .. }
+        | Fault::ClockDrift { target, .. }
+        | Fault::ClockStep { target, .. }
+        | Fault::SlowDisk { target, .. } => vec![target],
+        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => vec![from, to],
+        _ => vec![],
+    };
+    if let Some(t) = ends.iter().find(|t| member(t)) {
+        let key = if matches!(fault, Fault::Partition { .. } | Fault::SlowLink { .. }) {
+            "to"
+        } else {
+            "target"
+        };
+        return Some((key, format!("`{t}`: real mode does not carry out faults on etcd members yet (the simulator does; allowed here: a node, leader, follower, previous, backend, resource, client)")));
+    }
     match fault {
         Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
             match (is_node(from), is_node(to)) {

@@ -73,6 +73,10 @@ impl FaultWorld for SimFaults {
         self.world.follower()
     }
 
+    async fn etcd_leader(&mut self) -> Option<String> {
+        self.world.etcd_leader()
+    }
+
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
         self.world.timeline.any_since(since_us, pred)
     }
@@ -123,6 +127,7 @@ impl FaultWorld for SimFaults {
                 latency_ms_max,
                 loss_ppm,
             } => w.set_network(latency_ms_min, latency_ms_max, loss_ppm),
+            Verb::StallDisk(n, stalled) => w.stall_disk(&n, stalled),
             Verb::Clock(n, change) => match change {
                 ClockChange::Offset(ms) => w.clock(&n).set_offset_ms(ms),
                 ClockChange::Drift(ppm) => w.clock(&n).set_drift_ppm(ppm),

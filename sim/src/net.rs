@@ -214,6 +214,12 @@ impl Net {
         };
     }
 
+    /// Whether a connection to `dst` is refused: nothing listens there (its process is
+    /// dead), so a TCP client would get a reset at once rather than silence.
+    pub fn refuses(&self, dst: SocketAddr) -> bool {
+        !self.routing.lock().unwrap().bound.contains_key(&dst)
+    }
+
     /// Messages that entered the network so far (not counting those cut or lost).
     pub fn messages(&self) -> u64 {
         self.routing.lock().unwrap().messages

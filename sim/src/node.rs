@@ -52,6 +52,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         timeline: env.timeline.clone(),
         disk: &ctl.disk,
         requests: env.backend_requests.clone(),
+        etcd_cluster: env.etcd_cluster.as_ref(),
     });
     let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
     serve_clients(&ep, &elector, &work, &env.timeline, &ctl.name);

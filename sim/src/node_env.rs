@@ -26,6 +26,9 @@ pub struct NodeEnv {
     pub resource_timeout_ms: u64,
     /// The most a node waits before it boots (see [`crate::node::run`]).
     pub start_delay_ms_max: u64,
+    /// The lease service's cluster, when it has more than one member (the protocol's
+    /// clients then talk to its members, not to `backend`).
+    pub etcd_cluster: Option<baton_model::etcd_cluster::EtcdCluster>,
     /// The leader's long-running job, if the scenario has one.
     pub job: Option<crate::scenario::JobConfig>,
     /// The node that runs the world's own timers (pause ends), never paused or killed.

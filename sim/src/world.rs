@@ -8,8 +8,9 @@ use crate::node::{self, NodeControl, NodeEnv};
 use crate::protocol::BackendCtx;
 use crate::rpc::{node_addr, CLIENT_ADDR, RESOURCE_ADDR};
 use crate::scenario::Resolved;
-use crate::service::resource;
+use crate::service::{etcd_cluster, resource};
 use crate::timeline::{Event, Role, Timeline};
+use baton_model::etcd_cluster::{CLIENTS, PEERS};
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
 use std::collections::BTreeSet;
@@ -26,6 +27,8 @@ pub struct World {
     backend: (Option<NodeId>, NodeClock),
     /// Requests the backend served.
     pub backend_requests: Arc<crate::requests::RequestCounter>,
+    /// The lease service's members, when it is a cluster (then `backend` is none).
+    cluster: Option<Arc<etcd_cluster::Cluster>>,
     resource: NodeId,
     client: NodeId,
     chaos: NodeId,
@@ -57,6 +60,7 @@ impl World {
             resource_timeout_ms: s.work.resource_timeout_ms,
             start_delay_ms_max: s.start_delay_ms_max,
             job: s.work.job.clone(),
+            etcd_cluster: (!s.etcd_members().is_empty()).then(|| s.etcd_cluster()),
             chaos_node: OnceLock::new(),
         });
         // A node of the world's own, for timers that must run while a node is paused.
@@ -69,13 +73,7 @@ impl World {
 
         let backend_clock = NodeClock::new();
 
-        let backend = env.protocol.start_backend(BackendCtx {
-            handle: &handle,
-            timeline: timeline.clone(),
-            clock: backend_clock.clone(),
-            requests: backend_requests.clone(),
-            seed,
-        });
+        let (cluster, backend) = start_lease_service(&env, resolved, &handle, &backend_clock, seed);
         let (tl, fencing) = (timeline.clone(), s.fencing);
         let res = handle
             .create_node()
@@ -117,6 +115,7 @@ impl World {
             nodes,
             backend: (backend, backend_clock),
             backend_requests,
+            cluster,
             resource: res.id(),
             client: client.id(),
             chaos: chaos.id(),
@@ -133,6 +132,28 @@ impl World {
     /// `backend` is the protocol's service; a peer-to-peer protocol has none, and there
     /// its election runs among the nodes themselves, so `backend` means every other node.
     fn ids_of(&self, name: &str, peer: &str) -> Vec<NodeId> {
+        if let Some(c) = &self.cluster {
+            let member_ids = |keep: &dyn Fn(&str) -> bool| -> Vec<NodeId> {
+                c.members
+                    .iter()
+                    .filter(|m| keep(m.name()))
+                    .map(|m| *m.node.get().expect("built"))
+                    .collect()
+            };
+            match name {
+                "backend" => return member_ids(&|_| true),
+                PEERS => return member_ids(&|m| m != peer),
+                CLIENTS => {
+                    return self
+                        .nodes
+                        .iter()
+                        .map(|n| *n.id.get().expect("built"))
+                        .collect()
+                }
+                m if c.by_name(m).is_some() => return member_ids(&|x| x == m),
+                _ => {}
+            }
+        }
         match name {
             "backend" => match self.backend.0 {
                 Some(id) => vec![id],
@@ -158,6 +179,9 @@ impl World {
             .map(|n| *n.id.get().expect("built"))
             .collect();
         ids.extend(self.backend.0);
+        if let Some(c) = &self.cluster {
+            ids.extend(c.members.iter().map(|m| *m.node.get().expect("built")));
+        }
         ids.extend([self.resource, self.client, self.chaos]);
         for id in ids {
             self.handle.kill(id);
@@ -187,8 +211,36 @@ impl World {
             .map(|n| n.name.clone())
     }
 
-    /// Kills a node: its tasks are dropped and its sockets closed.
+    /// The etcd member that leads now, when the lease service is a cluster.
+    pub fn etcd_leader(&self) -> Option<String> {
+        self.cluster.as_ref()?.leader()
+    }
+
+    /// The etcd member named `name`, when the lease service is a cluster and it is one.
+    fn member(&self, name: &str) -> Option<(&etcd_cluster::Cluster, &etcd_cluster::Member)> {
+        let c = self.cluster.as_ref()?;
+        c.by_name(name).map(|m| (c.as_ref(), m.as_ref()))
+    }
+
+    /// Stalls (or un-stalls) an etcd member's disk.
+    pub fn stall_disk(&self, name: &str, stalled: bool) {
+        if let Some((c, _)) = self.member(name) {
+            c.stall_disk(name, stalled);
+        }
+    }
+
+    /// Kills a node (or an etcd member): its tasks are dropped and its sockets closed.
     pub fn kill(&self, name: &str) {
+        if let Some((c, m)) = self.member(name) {
+            if m.up.load(std::sync::atomic::Ordering::SeqCst) {
+                self.handle.kill(*m.node.get().expect("built"));
+                c.killed(name);
+                self.timeline.record(Event::MemberKilled {
+                    member: name.to_string(),
+                });
+            }
+            return;
+        }
         let n = self.node(name).expect("validated node name");
         self.handle.kill(*n.id.get().expect("built"));
         n.clear_holds();
@@ -202,8 +254,15 @@ impl World {
         });
     }
 
-    /// Starts a node again from scratch (killing it first if it still runs).
+    /// Starts a node (or an etcd member) again from scratch (killing it first if it
+    /// still runs).
     pub fn restart(&self, name: &str) {
+        if let Some((_, m)) = self.member(name) {
+            self.kill(name);
+            // The member records its own start, once its process runs.
+            self.handle.restart(*m.node.get().expect("built"));
+            return;
+        }
         let n = self.node(name).expect("validated node name");
         let id = *n.id.get().expect("built");
         // madsim's restart does not close the old sockets; a kill does. Restarting a live
@@ -225,6 +284,13 @@ impl World {
     /// Stops the world on a node (a scripted pause) until [`World::resume`] with what
     /// this returns.
     pub fn pause(&self, name: &str) -> Option<u64> {
+        if let Some((_, m)) = self.member(name) {
+            self.handle.pause(*m.node.get().expect("built"));
+            self.timeline.record(Event::MemberPaused {
+                member: name.to_string(),
+            });
+            return None;
+        }
         let held = self.hold(name);
         self.timeline.record(Event::NodePaused {
             node: name.to_string(),
@@ -234,6 +300,13 @@ impl World {
 
     /// Ends a scripted pause.
     pub fn resume(&self, name: &str, held: Option<u64>) {
+        if let Some((_, m)) = self.member(name) {
+            self.handle.resume(*m.node.get().expect("built"));
+            self.timeline.record(Event::MemberResumed {
+                member: name.to_string(),
+            });
+            return;
+        }
         if let Some(incarnation) = held {
             self.release(name, incarnation);
         }
@@ -310,6 +383,9 @@ impl World {
 
     /// The clock of a node or of the backend. (The resource judges no time.)
     pub fn clock(&self, name: &str) -> &NodeClock {
+        if let Some((_, m)) = self.member(name) {
+            return &m.clock;
+        }
         match name {
             "backend" => &self.backend.1,
             _ => &self.node(name).expect("validated node name").clock,
@@ -328,6 +404,38 @@ impl World {
             .store(true, std::sync::atomic::Ordering::SeqCst);
         n.resign_notify.notify_waiters();
     }
+}
+
+/// Starts the protocol's service: a lease service of several members is the world's to
+/// build (its members are processes that faults address by name); otherwise the
+/// protocol starts its own backend, if it has one.
+fn start_lease_service(
+    env: &NodeEnv,
+    resolved: &Resolved,
+    handle: &Handle,
+    backend_clock: &NodeClock,
+    seed: u64,
+) -> (Option<Arc<etcd_cluster::Cluster>>, Option<NodeId>) {
+    if let Some(c) = &env.etcd_cluster {
+        let lease = resolved.scenario.etcd_lease.clone().unwrap_or_default();
+        let cluster = etcd_cluster::start(
+            handle,
+            c,
+            env.timeline.clone(),
+            env.backend_requests.clone(),
+            seed,
+            (lease.min_lease_ttl_ms, lease.expiry_check_interval_ms),
+        );
+        return (Some(cluster), None);
+    }
+    let backend = env.protocol.start_backend(BackendCtx {
+        handle,
+        timeline: env.timeline.clone(),
+        clock: backend_clock.clone(),
+        requests: env.backend_requests.clone(),
+        seed,
+    });
+    (None, backend)
 }
 
 /// The network's latency range (`min..=max` ms) and loss.

@@ -25,6 +25,7 @@ pub mod failover;
 pub mod false_failover;
 pub mod faults;
 pub mod job;
+pub mod lease_service;
 pub mod lease_ttl;
 pub mod liveness;
 pub mod load;
@@ -287,6 +288,9 @@ pub struct Findings {
     /// The lease TTLs the backend granted (`lease_ttl_granted_ms`; `None` when the
     /// protocol grants no leases).
     pub lease_ttl_granted_ms: Option<lease_ttl::LeaseTtlGranted>,
+    /// The lease service's leader changes and lease overruns (`lease_service`; `None`
+    /// when the service is not a cluster).
+    pub lease_service: Option<lease_service::LeaseServiceSummary>,
 }
 
 impl Findings {
@@ -347,6 +351,7 @@ pub struct Checks {
     wins: wins::Wins,
     faults: faults::Faults,
     lease_ttl: lease_ttl::LeaseTtl,
+    lease_service: lease_service::LeaseService,
 }
 
 impl Checks {
@@ -377,6 +382,7 @@ impl Checks {
             wins: wins::Wins::new(&nodes),
             faults: faults::Faults::default(),
             lease_ttl: lease_ttl::LeaseTtl::default(),
+            lease_service: lease_service::LeaseService::default(),
         }
     }
 
@@ -396,6 +402,7 @@ impl Checks {
         self.wins.entry(e);
         self.faults.entry(e);
         self.lease_ttl.entry(e);
+        self.lease_service.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -464,6 +471,7 @@ impl Checks {
             faults: self.faults.finish(),
             events: self.next_idx,
             lease_ttl_granted_ms: self.lease_ttl.finish(),
+            lease_service: self.lease_service.finish(),
         }
     }
 }

@@ -44,11 +44,15 @@ pub enum FaultKind {
     /// from `latency_ms_min..=latency_ms_max` instead of the network's, for `duration_ms`
     /// or for good (answers slower than requests, a congested path).
     SlowLink,
+    /// Stall an etcd member's disk for `duration_ms`: every fsync it starts meanwhile
+    /// ends only after the stall (a slow or saturated disk), so the writes it must
+    /// persist wait, and as leader it commits nothing.
+    SlowDisk,
 }
 
 impl FaultKind {
     /// Every kind, in the order of the enum.
-    pub const ALL: [FaultKind; 11] = [
+    pub const ALL: [FaultKind; 12] = [
         FaultKind::Kill,
         FaultKind::Restart,
         FaultKind::Pause,
@@ -60,6 +64,7 @@ impl FaultKind {
         FaultKind::Network,
         FaultKind::Resign,
         FaultKind::SlowLink,
+        FaultKind::SlowDisk,
     ];
 
     /// The kind a scenario file (or a timeline event) names.
@@ -75,7 +80,11 @@ impl FaultKind {
     pub fn lasts(self) -> bool {
         matches!(
             self,
-            FaultKind::Pause | FaultKind::Partition | FaultKind::Network | FaultKind::SlowLink
+            FaultKind::Pause
+                | FaultKind::Partition
+                | FaultKind::Network
+                | FaultKind::SlowLink
+                | FaultKind::SlowDisk
         )
     }
 
@@ -101,6 +110,7 @@ impl FaultKind {
             FaultKind::Network => "network",
             FaultKind::Resign => "resign",
             FaultKind::SlowLink => "slow-link",
+            FaultKind::SlowDisk => "slow-disk",
         }
     }
 
@@ -124,6 +134,7 @@ impl FaultKind {
                 ("latency_ms_max", true),
                 ("duration_ms", false),
             ],
+            FaultKind::SlowDisk => &[("target", true), ("duration_ms", true)],
             FaultKind::Heal => &[],
             FaultKind::ClockOffset => &[("target", true), ("offset_ms", true)],
             FaultKind::ClockDrift => &[("target", true), ("drift_ppm", true)],
@@ -271,6 +282,13 @@ pub enum Fault {
         /// Restored after this long; `None` for good.
         duration_ms: Option<u64>,
     },
+    /// See [`FaultKind::SlowDisk`].
+    SlowDisk {
+        /// The etcd member.
+        target: String,
+        /// How long its disk stalls.
+        duration_ms: u64,
+    },
 }
 
 impl Fault {
@@ -288,6 +306,7 @@ impl Fault {
             Fault::Network { .. } => FaultKind::Network,
             Fault::Resign { .. } => FaultKind::Resign,
             Fault::SlowLink { .. } => FaultKind::SlowLink,
+            Fault::SlowDisk { .. } => FaultKind::SlowDisk,
         }
     }
 
@@ -295,7 +314,9 @@ impl Fault {
     /// lasts until something else ends it).
     pub fn duration_ms(&self) -> Option<u64> {
         match self {
-            Fault::Pause { duration_ms, .. } => Some(*duration_ms),
+            Fault::Pause { duration_ms, .. } | Fault::SlowDisk { duration_ms, .. } => {
+                Some(*duration_ms)
+            }
             Fault::Kill {
                 restart_after_ms: Some(d),
                 ..

@@ -238,7 +238,8 @@ impl FaultSpec {
         self.check_keys()?;
         let when = self.when()?;
         let fault = self.fault(base_latency_ms, base_loss_ppm)?;
-        if let Fault::Pause { duration_ms: 0, .. } = fault {
+        if let Fault::Pause { duration_ms: 0, .. } | Fault::SlowDisk { duration_ms: 0, .. } = fault
+        {
             return Err(FaultError::new("duration_ms", "must be at least 1"));
         }
         self.check_limits()?;
@@ -320,6 +321,10 @@ impl FaultSpec {
                 to: to(),
                 one_way: self.one_way.unwrap_or(false),
                 duration_ms: self.duration_ms,
+            },
+            FaultKind::SlowDisk => Fault::SlowDisk {
+                target: target(),
+                duration_ms: self.duration_ms.unwrap_or(0),
             },
             FaultKind::Heal => Fault::Heal,
             FaultKind::ClockOffset => Fault::ClockOffset {

@@ -76,6 +76,14 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::ReadServed { .. } => "read_served",
         Event::SeqRefused { .. } => "seq_refused",
         Event::WriteRejected { .. } => "write_rejected",
+        Event::EtcdLeaderElected { .. } => "etcd_leader_elected",
+        Event::EtcdLeaderLost { .. } => "etcd_leader_lost",
+        Event::EtcdLessorPromoted { .. } => "etcd_lessor_promoted",
+        Event::MemberKilled { .. } => "member_killed",
+        Event::MemberRestarted { .. } => "member_restarted",
+        Event::MemberPaused { .. } => "member_paused",
+        Event::MemberResumed { .. } => "member_resumed",
+        Event::LeaseRenewed { .. } => "lease_renewed",
     }
 }
 
@@ -162,6 +170,21 @@ impl LaneBuilder {
             Event::NodeResumed { node } => self.close_state(node, "pause", at),
             Event::GcPaused { node, .. } => self.open_state(node, "gc-pause", at, node),
             Event::GcResumed { node } => self.close_state(node, "gc-pause", at),
+            // The lease service's members have lanes of their own: who leads etcd, when,
+            // and what hit each member.
+            Event::EtcdLeaderElected { member, term } => self.open_state(
+                member,
+                "etcd-leader",
+                at,
+                &format!("etcd leader, term {term}"),
+            ),
+            Event::EtcdLeaderLost { member, .. } => self.close_state(member, "etcd-leader", at),
+            Event::MemberKilled { member } => self.killed(member, at),
+            Event::MemberRestarted { member } => self.restarted(member, at),
+            Event::MemberPaused { member } => self.open_state(member, "pause", at, member),
+            Event::MemberResumed { member } => self.close_state(member, "pause", at),
+            Event::EtcdLessorPromoted { member, .. } => self.keep_event(Some(member.clone()), e),
+            Event::LeaseRenewed { .. } => self.not_drawn(&e.event),
             Event::WriteAccepted {
                 node, token, op, ..
             } => self.accepted(node, at, *token, *op),
@@ -212,6 +235,13 @@ impl LaneBuilder {
                 self.link_fault(index, name, target, at_us)
             }
             FaultKind::Network => self.network_fault(index, name, at_us),
+            FaultKind::SlowDisk => {
+                let opened = self.open_window(target, name, at_us, target, Some(index));
+                self.open_fault
+                    .entry(index)
+                    .or_default()
+                    .push_back(opened.into_iter().collect());
+            }
             // A pause is drawn from the node's own `node_paused` (an armed pause strikes
             // later than its fault fires), a restart from `node_restarted`, and a heal by
             // the windows it closes.

@@ -133,6 +133,8 @@ struct Report<'a> {
     election_latencies_ms: &'a [f64],
     #[serde(skip_serializing_if = "Option::is_none")]
     lease_ttl_granted_ms: Option<crate::checker::lease_ttl::LeaseTtlGranted>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease_service: Option<&'a crate::checker::lease_service::LeaseServiceSummary>,
     leaders_acting: LeadersActing,
     double_leader_acting_incidents: u64,
     stale_token_accepts: u64,
@@ -217,6 +219,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         election_latency_ms: &f.election_latency_ms,
         election_latencies_ms: &f.election_latencies_ms,
         lease_ttl_granted_ms: f.lease_ttl_granted_ms,
+        lease_service: f.lease_service.as_ref(),
         leaders_acting: LeadersActing {
             by_belief_max: f.belief.max,
             by_effect_max: f.effect.max,

@@ -47,7 +47,7 @@ struct Run<'a> {
 type Section = fn(&mut String, &Run);
 
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 20] = [
+const SECTIONS: [Section; 21] = [
     header,
     faults,
     leaders_acting,
@@ -63,6 +63,7 @@ const SECTIONS: [Section; 20] = [
     job,
     gc_noise,
     liveness,
+    lease_service,
     backend,
     client,
     violations,
@@ -451,6 +452,35 @@ fn liveness(w: &mut String, run: &Run) {
             "sometimes {}: {}",
             so.name,
             if so.met { "met" } else { "NEVER MET" }
+        );
+    }
+}
+
+/// The lease service's leader changes and lease overruns, when it is a cluster.
+fn lease_service(w: &mut String, run: &Run) {
+    let Some(s) = &run.f.lease_service else {
+        return;
+    };
+    let who: Vec<String> = s
+        .leaders
+        .iter()
+        .map(|(at, m, term)| format!("{m} (term {term}) at {at:.1} ms"))
+        .collect();
+    let _ = writeln!(
+        w,
+        "lease service: {} etcd leader changes; led by {}",
+        s.leader_changes,
+        who.join(", ")
+    );
+    let o = &s.lease_overrun_ms;
+    if o.count > 0 {
+        let _ = writeln!(
+            w,
+            "lease overrun (expired after last renewal + TTL): p50 {} p99 {} max {} over {} expired leases",
+            ms(o.p50),
+            ms(o.p99),
+            ms(o.max),
+            o.count
         );
     }
 }

@@ -31,6 +31,12 @@ pub(super) fn top_level(cx: &Cx, s: &Scenario) -> Result<(), ScenarioError> {
     cx.at_most(s.start_delay_ms_max, &["start_delay_ms_max"], MAX_MS)
 }
 
+/// `[etcd]`.
+pub(super) fn etcd(cx: &Cx, c: &crate::etcd_cluster::EtcdCluster) -> Result<(), ScenarioError> {
+    c.validate()
+        .map_err(|e| cx.fail(&["etcd", &e.key], e.message))
+}
+
 /// `[network]`.
 pub(super) fn network(cx: &Cx, n: &NetworkConfig) -> Result<(), ScenarioError> {
     cx.check(

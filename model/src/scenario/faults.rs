@@ -5,6 +5,7 @@
 use super::context::Cx;
 use super::error::ScenarioError;
 use super::types::Scenario;
+use crate::etcd_cluster::{CLIENTS, ETCD_LEADER, PEERS};
 use crate::fault::{Fault, FaultSpec, Firing, When};
 
 /// The checked faults.
@@ -42,7 +43,7 @@ pub(super) fn check(cx: &Cx, s: &Scenario, nodes: &[String]) -> Result<Faults, S
             )
             .map_err(|e| cx.fail(&["faults", &idx, &e.key], e.message))?;
         previous(cx, &idx, spec, nodes, &mut before.node)?;
-        targets(cx, &idx, &fault, nodes)?;
+        targets(cx, &idx, &fault, nodes, &s.etcd_members())?;
         let jitter_ms = spec.jitter_ms.unwrap_or(0);
         if let When::At(t) = when {
             time(cx, (i, t), jitter_ms, s.duration_ms, &mut before.last_at)?;
@@ -114,26 +115,66 @@ fn previous(
     Ok(())
 }
 
-/// The fault's targets: nodes of the fleet (or `leader`, `follower`, `previous`), and the
+/// The fault's targets: nodes of the fleet (or `leader`, `follower`, `previous`), the
+/// etcd members when the lease service is a cluster (`etcd-1`.., `etcd-leader`), and the
 /// ends its kind also takes.
-fn targets(cx: &Cx, idx: &str, fault: &Fault, nodes: &[String]) -> Result<(), ScenarioError> {
+fn targets(
+    cx: &Cx,
+    idx: &str,
+    fault: &Fault,
+    nodes: &[String],
+    members: &[String],
+) -> Result<(), ScenarioError> {
     let one = |t: &str, key: &str, extra: &[&str]| target(cx, idx, nodes, (t, key), extra);
+    let mut member_ends: Vec<&str> = members.iter().map(String::as_str).collect();
+    if !members.is_empty() {
+        member_ends.push(ETCD_LEADER);
+    }
+    let with = |base: &[&'static str]| -> Vec<&str> {
+        base.iter()
+            .copied()
+            .chain(member_ends.iter().copied())
+            .collect()
+    };
     match fault {
+        Fault::Resign { target: t } => one(t, "target", &[]),
         Fault::Kill { target: t, .. }
         | Fault::Restart { target: t }
-        | Fault::Resign { target: t }
-        | Fault::Pause { target: t, .. } => one(t, "target", &[]),
+        | Fault::Pause { target: t, .. } => one(t, "target", &with(&[])),
         Fault::ClockOffset { target: t, .. }
         | Fault::ClockDrift { target: t, .. }
-        | Fault::ClockStep { target: t, .. } => one(t, "target", &["backend"]),
+        | Fault::ClockStep { target: t, .. } => one(t, "target", &with(&["backend"])),
+        Fault::SlowDisk { target: t, .. } => {
+            let ok = member_ends.contains(&t.as_str());
+            let allowed = if members.is_empty() {
+                "an etcd member, and this scenario has none: the protocol must run on etcd with [etcd] members of 2 or more".to_string()
+            } else {
+                format!("one of {}", member_ends.join(", "))
+            };
+            cx.check(
+                ok,
+                &["faults", idx, "target"],
+                format!("unknown target `{t}`: expected {allowed}"),
+            )
+        }
         Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
-            let ends = ["backend", "resource", "client"];
+            let mut ends = with(&["backend", "resource", "client"]);
+            if !members.is_empty() {
+                ends.extend([CLIENTS, PEERS]);
+            }
             one(from, "from", &ends)?;
             one(to, "to", &ends)?;
             cx.check(
                 from != to,
                 &["faults", idx, "to"],
                 format!("`{to}` is also `from`: a link needs two ends"),
+            )?;
+            let group = |e: &str| e == CLIENTS || e == PEERS;
+            let is_member = |e: &str| member_ends.contains(&e);
+            cx.check(
+                (!group(to) || is_member(from)) && (!group(from) || is_member(to)),
+                &["faults", idx, if group(to) { "to" } else { "from" }],
+                format!("`{CLIENTS}` and `{PEERS}` are seen from an etcd member: the other end must be one (etcd-1.., etcd-leader)"),
             )
         }
         Fault::Heal | Fault::Network { .. } => Ok(()),

@@ -65,6 +65,10 @@ pub struct Scenario {
     /// The availability objective a sweep's findings judge TTLs by (`sim sweep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
+    /// The lease service's members and timing, for the protocols that run on etcd
+    /// (`[etcd]`; one member when absent).
+    #[serde(rename = "etcd", skip_serializing_if = "Option::is_none")]
+    pub etcd: Option<crate::etcd_cluster::EtcdCluster>,
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
@@ -118,6 +122,7 @@ impl Default for Scenario {
             noise: Noise::default(),
             slo: None,
             swarm: None,
+            etcd: None,
             etcd_lease: None,
             redis_naive: None,
             redis_fenced: None,
@@ -243,6 +248,22 @@ impl Scenario {
             ProtocolConfig::Bully(c) => self.bully = Some(c),
             ProtocolConfig::Ring(c) => self.ring = Some(c),
             ProtocolConfig::Raft(c) => self.raft = Some(c),
+        }
+    }
+
+    /// The lease service's cluster (`[etcd]`, defaults when absent).
+    pub fn etcd_cluster(&self) -> crate::etcd_cluster::EtcdCluster {
+        self.etcd.clone().unwrap_or_default()
+    }
+
+    /// The etcd members that faults may address: those of a cluster, when the protocol
+    /// runs on etcd (none otherwise).
+    pub fn etcd_members(&self) -> Vec<String> {
+        let c = self.etcd_cluster();
+        if self.protocol == ProtocolName::EtcdLease && c.is_cluster() {
+            c.member_names()
+        } else {
+            vec![]
         }
     }
 

@@ -11,29 +11,58 @@ use baton_protocols::etcd_api::{
 };
 use std::sync::Arc;
 
+use super::etcd_cluster_client::ClusterClient;
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::service::etcd;
+use crate::service::etcd_cluster::{Op, Reply};
 pub use baton_model::protocol::etcd_lease::EtcdLease;
 use baton_protocols::etcd_lease::EtcdLeaseElector;
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 
-/// An etcd client for one node; every call is bounded by `rpc_timeout_ms`.
+/// An etcd client for one node; every call is bounded by `rpc_timeout_ms`. It talks to
+/// the one service at `backend`, or to a cluster's members.
 pub struct SimEtcdClient {
     ep: Arc<Endpoint>,
     node: String,
     rpc_timeout_ms: u64,
+    cluster: Option<ClusterClient>,
 }
 
 impl SimEtcdClient {
-    /// A client sending from `ep` on behalf of `node`.
+    /// A client sending from `ep` on behalf of `node`, to the one service.
     pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64) -> Self {
         SimEtcdClient {
             ep,
             node: node.to_string(),
             rpc_timeout_ms,
+            cluster: None,
         }
     }
+
+    /// The same client, to a cluster's members instead.
+    pub fn to_cluster(mut self, client: ClusterClient) -> Self {
+        self.cluster = Some(client);
+        self
+    }
+
+    /// `op` to the cluster, when there is one.
+    async fn cluster_op(&self, op: Op) -> Option<Result<Reply, EtcdError>> {
+        let c = self.cluster.as_ref()?;
+        Some(c.op(op, self.rpc_timeout_ms).await.map_err(cluster_error))
+    }
+}
+
+fn cluster_error(e: Option<String>) -> EtcdError {
+    match e {
+        None => EtcdError::Timeout,
+        Some(text) => EtcdError::Server(text),
+    }
+}
+
+/// A reply of the wrong kind cannot come: each op has its own.
+fn unexpected(r: Reply) -> EtcdError {
+    EtcdError::Server(format!("unexpected reply {r:?}"))
 }
 
 fn timeout<T>(r: Result<T, crate::rpc::TimedOut>) -> Result<T, EtcdError> {
@@ -43,6 +72,16 @@ fn timeout<T>(r: Result<T, crate::rpc::TimedOut>) -> Result<T, EtcdError> {
 #[async_trait]
 impl EtcdApi for SimEtcdClient {
     async fn lease_grant(&self, ttl_ms: u64) -> Result<LeaseGrant, EtcdError> {
+        let op = Op::Grant {
+            node: self.node.clone(),
+            ttl_ms,
+        };
+        if let Some(r) = self.cluster_op(op).await {
+            return match r? {
+                Reply::Granted(g) => Ok(g),
+                other => Err(unexpected(other)),
+            };
+        }
         timeout(
             call(
                 &self.ep,
@@ -58,6 +97,12 @@ impl EtcdApi for SimEtcdClient {
     }
 
     async fn lease_keep_alive(&self, id: i64) -> Result<Option<u64>, EtcdError> {
+        if let Some(r) = self.cluster_op(Op::KeepAlive(id)).await {
+            return match r? {
+                Reply::KeptAlive(t) => Ok(t),
+                other => Err(unexpected(other)),
+            };
+        }
         timeout(
             call(
                 &self.ep,
@@ -70,6 +115,9 @@ impl EtcdApi for SimEtcdClient {
     }
 
     async fn lease_revoke(&self, id: i64) -> Result<(), EtcdError> {
+        if let Some(r) = self.cluster_op(Op::Revoke(id)).await {
+            return r.map(|_| ());
+        }
         timeout(
             call(
                 &self.ep,
@@ -82,11 +130,25 @@ impl EtcdApi for SimEtcdClient {
     }
 
     async fn txn(&self, txn: Txn) -> Result<TxnResponse, EtcdError> {
+        if self.cluster.is_some() {
+            let r = self.cluster_op(Op::Txn(txn)).await;
+            return match r.expect("a cluster")? {
+                Reply::Txn(t) => t.map_err(EtcdError::Server),
+                other => Err(unexpected(other)),
+            };
+        }
         timeout(call(&self.ep, BACKEND_ADDR, EtcdTxn(txn), self.rpc_timeout_ms).await)?
             .map_err(EtcdError::Server)
     }
 
     async fn range(&self, req: RangeRequest) -> Result<RangeResponse, EtcdError> {
+        if self.cluster.is_some() {
+            let r = self.cluster_op(Op::Range(req)).await;
+            return match r.expect("a cluster")? {
+                Reply::Range(t) => Ok(t),
+                other => Err(unexpected(other)),
+            };
+        }
         timeout(call(&self.ep, BACKEND_ADDR, EtcdRange(req), self.rpc_timeout_ms).await)
     }
 
@@ -101,6 +163,12 @@ impl EtcdApi for SimEtcdClient {
             start_revision,
             wait_ms,
         };
+        if let Some(c) = &self.cluster {
+            return c
+                .watch(req, wait_ms + self.rpc_timeout_ms)
+                .await
+                .map_err(cluster_error);
+        }
         timeout(call(&self.ep, BACKEND_ADDR, req, wait_ms + self.rpc_timeout_ms).await)
     }
 }
@@ -140,7 +208,16 @@ impl Protocol for EtcdLease {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let api = Arc::new(SimEtcdClient::new(ctx.ep, ctx.node, self.0.rpc_timeout_ms));
+        let mut client = SimEtcdClient::new(ctx.ep.clone(), ctx.node, self.0.rpc_timeout_ms);
+        if let Some(c) = ctx.etcd_cluster {
+            client = client.to_cluster(ClusterClient::new(
+                ctx.ep,
+                ctx.index,
+                c.members,
+                c.client_retry_ms,
+            ));
+        }
+        let api = Arc::new(client);
         Arc::new(EtcdLeaseElector::new(
             ctx.node,
             api,

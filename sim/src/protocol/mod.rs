@@ -14,6 +14,7 @@
 pub mod bully;
 pub mod consul_session;
 pub mod db_row;
+pub mod etcd_cluster_client;
 pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod peer;
@@ -74,6 +75,8 @@ pub struct ElectorCtx<'a> {
     /// peer-to-peer protocol whose peers are its backend may count the election requests
     /// they serve here (raft does; bully and ring count nothing).
     pub requests: Arc<crate::requests::RequestCounter>,
+    /// The lease service's cluster, when it has more than one member.
+    pub etcd_cluster: Option<&'a baton_model::etcd_cluster::EtcdCluster>,
 }
 
 /// A node's durable storage, owned by the world's [`crate::node::NodeControl`] so that

@@ -41,14 +41,14 @@ struct Lease {
 /// are therefore large, not consecutive (other requests draw ids in between), and only
 /// ordered by grant time within one member: nothing may rely on their order.
 #[derive(Default)]
-struct IdGen {
+pub(crate) struct IdGen {
     prefix: u64,
     suffix: u64,
 }
 
 impl IdGen {
     /// The generator of member `member_id` started at `start_unix_ms`.
-    fn new(member_id: u16, start_unix_ms: u64) -> Self {
+    pub(crate) fn new(member_id: u16, start_unix_ms: u64) -> Self {
         const TS_BITS: u32 = 40;
         const COUNT_BITS: u32 = 8;
         IdGen {
@@ -58,7 +58,7 @@ impl IdGen {
     }
 
     /// The next id (etcd's `Generator.Next`).
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.suffix += 1;
         self.prefix | (self.suffix & ((1 << 48) - 1))
     }
@@ -66,7 +66,7 @@ impl IdGen {
 
 /// The wall-clock epoch the simulated member's id generator starts from (2026-01-01 UTC,
 /// in Unix milliseconds), plus the service clock's reading at start.
-const START_EPOCH_UNIX_MS: u64 = 1_767_225_600_000;
+pub(crate) const START_EPOCH_UNIX_MS: u64 = 1_767_225_600_000;
 
 #[derive(Default)]
 struct Store {
@@ -78,8 +78,9 @@ struct Store {
     events: Vec<WatchEvent>,
 }
 
-/// The service state shared by its handlers.
-struct Service {
+/// The service state shared by its handlers (and, for a cluster, the replicated state
+/// machine every member applies: see `etcd_cluster.rs`).
+pub(crate) struct Service {
     store: Mutex<Store>,
     clock: NodeClock,
     timeline: Timeline,
@@ -102,20 +103,13 @@ pub async fn serve(
     lessor_phase_us: u64,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
-    let start_unix_ms = START_EPOCH_UNIX_MS + (clock.now_us().max(0) / 1000) as u64;
-    let svc = Arc::new(Service {
-        store: Mutex::new(Store {
-            revision: 1,
-            ids: IdGen::new(member_id, start_unix_ms),
-            ..Default::default()
-        }),
-        clock,
+    let svc = Arc::new(Service::new(
         timeline,
-        min_lease_ttl_ms,
-        expiry_check_interval_ms,
+        clock,
         requests,
-        changed: Notify::new(),
-    });
+        (min_lease_ttl_ms, expiry_check_interval_ms),
+        member_id,
+    ));
     let s = svc.clone();
     ep.add_rpc_handler(move |r: EtcdGrant| {
         s.requests.fetch_add(1, Ordering::Relaxed);
@@ -165,6 +159,99 @@ pub async fn serve(
 }
 
 impl Service {
+    /// The service of member `member_id`, started now on `clock`, with etcd's minimum
+    /// TTL and expiry check interval (`lessor`, ms).
+    pub(crate) fn new(
+        timeline: Timeline,
+        clock: NodeClock,
+        requests: Arc<crate::requests::RequestCounter>,
+        lessor: (u64, u64),
+        member_id: u16,
+    ) -> Service {
+        let start_unix_ms = START_EPOCH_UNIX_MS + (clock.now_us().max(0) / 1000) as u64;
+        Service {
+            store: Mutex::new(Store {
+                revision: 1,
+                ids: IdGen::new(member_id, start_unix_ms),
+                ..Default::default()
+            }),
+            clock,
+            timeline,
+            min_lease_ttl_ms: lessor.0,
+            expiry_check_interval_ms: lessor.1,
+            requests,
+            changed: Notify::new(),
+        }
+    }
+
+    /// Counts a request served.
+    pub(crate) fn count_request(&self) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A cluster's grant, applied once it committed: lease `id` (drawn by the leader's
+    /// id generator) expires at `now_us` on the leader's clock plus its TTL.
+    pub(crate) fn grant_as(
+        &self,
+        node: &str,
+        requested_ms: u64,
+        id: i64,
+        now_us: i64,
+    ) -> LeaseGrant {
+        let ttl_ms = requested_ms.max(self.min_lease_ttl_ms);
+        let mut st = self.store.lock().unwrap();
+        st.leases.insert(
+            id,
+            Lease {
+                ttl_ms,
+                expires_at_us: now_us + ttl_ms as i64 * 1000,
+                keys: BTreeSet::new(),
+            },
+        );
+        self.timeline.record(Event::LeaseGranted {
+            node: node.to_string(),
+            lease_id: id,
+            ttl_requested_ms: requested_ms,
+            ttl_granted_ms: ttl_ms,
+        });
+        LeaseGrant { id, ttl_ms }
+    }
+
+    /// A cluster leader's lessor renews a lease at `now_us` on its clock; `None` when the
+    /// lease is gone or already past its expiry (the expiry loop revokes it).
+    pub(crate) fn renew(&self, id: i64, now_us: i64) -> Option<u64> {
+        let mut st = self.store.lock().unwrap();
+        let lease = st.leases.get_mut(&id)?;
+        if lease.expires_at_us <= now_us {
+            return None;
+        }
+        lease.expires_at_us = now_us + lease.ttl_ms as i64 * 1000;
+        let ttl = lease.ttl_ms;
+        drop(st);
+        self.timeline.record(Event::LeaseRenewed { lease_id: id });
+        Some(ttl)
+    }
+
+    /// The leases past their expiry at `now_us` on the leader's clock, by id.
+    pub(crate) fn expired_at(&self, now_us: i64) -> Vec<i64> {
+        let st = self.store.lock().unwrap();
+        st.leases
+            .iter()
+            .filter(|(_, l)| l.expires_at_us <= now_us)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    /// etcd's `lessor.Promote(extend)`: every lease expires `extend_ms` plus its full TTL
+    /// after `now_us` (the new leader's clock). Returns how many leases it extended.
+    pub(crate) fn promote(&self, now_us: i64, extend_ms: u64) -> usize {
+        let mut st = self.store.lock().unwrap();
+        for l in st.leases.values_mut() {
+            l.expires_at_us = now_us + (extend_ms + l.ttl_ms) as i64 * 1000;
+        }
+        st.leases.len()
+    }
+
     fn grant(&self, node: &str, requested_ms: u64) -> LeaseGrant {
         let ttl_ms = requested_ms.max(self.min_lease_ttl_ms);
         let mut st = self.store.lock().unwrap();
@@ -220,7 +307,7 @@ impl Service {
     }
 
     /// Ends a lease and deletes its keys in one revision.
-    fn revoke(&self, id: i64, cause: &str) {
+    pub(crate) fn revoke(&self, id: i64, cause: &str) {
         let mut st = self.store.lock().unwrap();
         // A revocation (asked for, or the lessor's on expiry) is a raft request.
         st.ids.next();
@@ -265,7 +352,7 @@ impl Service {
         true
     }
 
-    fn txn(&self, txn: Txn) -> Result<TxnResponse, String> {
+    pub(crate) fn txn(&self, txn: Txn) -> Result<TxnResponse, String> {
         let mut st = self.store.lock().unwrap();
         st.ids.next();
         let holds = txn.compare.iter().all(|c| {
@@ -358,7 +445,7 @@ impl Service {
         })
     }
 
-    fn range(&self, r: &baton_protocols::etcd_api::RangeRequest) -> RangeResponse {
+    pub(crate) fn range(&self, r: &baton_protocols::etcd_api::RangeRequest) -> RangeResponse {
         let mut st = self.store.lock().unwrap();
         // A linearizable read asks the leader for a read index, with an id of its own.
         st.ids.next();
@@ -388,7 +475,12 @@ impl Service {
     }
 
     async fn watch(&self, w: EtcdWatch) -> Vec<WatchEvent> {
-        let deadline = self.clock.now_us() + w.wait_ms as i64 * 1000;
+        self.watch_on(&self.clock, w).await
+    }
+
+    /// A watch served by a member whose clock is `clock`.
+    pub(crate) async fn watch_on(&self, clock: &NodeClock, w: EtcdWatch) -> Vec<WatchEvent> {
+        let deadline = clock.now_us() + w.wait_ms as i64 * 1000;
         loop {
             let notified = self.changed.notified();
             tokio::pin!(notified);
@@ -401,7 +493,7 @@ impl Service {
                     .cloned()
                     .collect()
             };
-            let now = self.clock.now_us();
+            let now = clock.now_us();
             if !found.is_empty() || now >= deadline {
                 return found;
             }
@@ -411,7 +503,7 @@ impl Service {
                 // madsim does not seed; polling in written order keeps runs deterministic.
                 biased;
                 _ = notified => {}
-                _ = sleep_local(&self.clock, left) => {}
+                _ = sleep_local(clock, left) => {}
             }
         }
     }

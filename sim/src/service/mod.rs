@@ -7,6 +7,7 @@
 pub mod consul;
 pub mod db;
 pub mod etcd;
+pub mod etcd_cluster;
 pub mod k8s;
 pub mod redis;
 pub mod resource;
