@@ -93,6 +93,37 @@ impl Tail {
     }
 }
 
+/// Whether a fault's end names an etcd member (`etcd-<i>`).
+fn is_member(end: &str) -> bool {
+    baton_model::etcd_cluster::member_index(end).is_some()
+}
+
+/// The node-side proxies that carry `from -> to`: a node's own link, or, when one end is
+/// an etcd member, each node's proxy to that member (`clients`: every node's). Other
+/// member links (to its peers) are refused before the run (see crate::support).
+fn links_of(
+    nodes: &[String],
+    from: &str,
+    to: &str,
+    one_way: bool,
+) -> Vec<(String, Link, Direction)> {
+    let member = |e: &str| baton_model::etcd_cluster::member_index(e).map(|i| i as usize - 1);
+    let (m, other, dir) = match (member(from), member(to)) {
+        (Some(m), None) => (m, to, Direction::ToNode),
+        (None, Some(m)) => (m, from, Direction::FromNode),
+        _ => return vec![link_of(nodes, from, to, one_way)],
+    };
+    let dir = if one_way { dir } else { Direction::Both };
+    let hit: Vec<&String> = if other == baton_model::etcd_cluster::CLIENTS {
+        nodes.iter().collect()
+    } else {
+        nodes.iter().filter(|n| *n == other).collect()
+    };
+    hit.into_iter()
+        .map(|n| (n.clone(), Link::Member(m), dir))
+        .collect()
+}
+
 /// Which end of a link is the node, which link, and which way: the proxy that carries it.
 fn link_of(nodes: &[String], from: &str, to: &str, one_way: bool) -> (String, Link, Direction) {
     let link = |t: &str| match t {
@@ -228,9 +259,9 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// The node-side proxy that carries `from -> to` (both ways unless `one_way`).
-    fn link(&self, from: &str, to: &str, one_way: bool) -> (String, Link, Direction) {
-        link_of(&self.nodes, from, to, one_way)
+    /// The node-side proxies that carry `from -> to` (both ways unless `one_way`).
+    fn links(&self, from: &str, to: &str, one_way: bool) -> Vec<(String, Link, Direction)> {
+        links_of(&self.nodes, from, to, one_way)
     }
 }
 
@@ -258,10 +289,8 @@ impl FaultWorld for Driver<'_> {
         self.sup.follower().await
     }
 
-    // Faults on etcd members are refused before a real run starts (support.rs): no
-    // fault that reaches here names one.
     async fn etcd_leader(&mut self) -> Option<String> {
-        None
+        self.sup.etcd_leader().await
     }
 
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
@@ -275,6 +304,19 @@ impl FaultWorld for Driver<'_> {
 
     async fn act(&mut self, index: usize, verb: Verb) -> Result<Acted, RealError> {
         match verb {
+            Verb::Kill(m) if is_member(&m) => {
+                let r = self.sup.kill_member(&m);
+                self.could_not(index, &format!("kill {m}"), r)
+            }
+            Verb::Restart(m) if is_member(&m) => self.sup.restart_member(&m).map(|()| Acted::Done),
+            Verb::Pause { node: m, .. } if is_member(&m) => {
+                let r = self.sup.pause_member(&m);
+                self.could_not(index, &format!("pause {m}"), r)
+            }
+            Verb::Resume { node: m, .. } if is_member(&m) => {
+                let _ = self.sup.resume_member(&m);
+                Ok(Acted::Done)
+            }
             Verb::Kill(n) => {
                 let r = self.sup.kill(&n);
                 self.could_not(index, &format!("kill {n}"), r)
@@ -310,12 +352,16 @@ impl FaultWorld for Driver<'_> {
                 Err(e) => Err(e),
             },
             Verb::Cut { from, to, one_way } => {
-                let (node, link, dir) = self.link(&from, &to, one_way);
-                self.sup.cut(&node, link, dir).map(|()| Acted::Done)
+                for (node, link, dir) in self.links(&from, &to, one_way) {
+                    self.sup.cut(&node, link, dir)?;
+                }
+                Ok(Acted::Done)
             }
             Verb::Mend { from, to, one_way } => {
-                let (node, link, dir) = self.link(&from, &to, one_way);
-                self.sup.mend(&node, link, dir).map(|()| Acted::Done)
+                for (node, link, dir) in self.links(&from, &to, one_way) {
+                    self.sup.mend(&node, link, dir)?;
+                }
+                Ok(Acted::Done)
             }
             Verb::MendAll => {
                 self.sup.mend_all();
@@ -326,11 +372,11 @@ impl FaultWorld for Driver<'_> {
                 to,
                 latency_ms,
             } => {
-                let (node, link, dir) = self.link(&from, &to, true);
                 let (lo, hi) = latency_ms.unwrap_or(self.latency_ms);
-                self.sup
-                    .set_latency_ms(&node, link, dir, lo, hi)
-                    .map(|()| Acted::Done)
+                for (node, link, dir) in self.links(&from, &to, true) {
+                    self.sup.set_latency_ms(&node, link, dir, lo, hi)?;
+                }
+                Ok(Acted::Done)
             }
             Verb::Network {
                 latency_ms_min,
@@ -405,6 +451,22 @@ mod tests {
         assert_eq!(
             link_of(&nodes, "client", "n1", false),
             ("n1".into(), Link::Client, Direction::Both)
+        );
+    }
+
+    #[test]
+    fn a_member_cut_from_the_clients_is_every_node_s_proxy_to_it() {
+        let nodes = vec!["n1".to_string(), "n2".to_string()];
+        assert_eq!(
+            links_of(&nodes, "etcd-2", "clients", true),
+            vec![
+                ("n1".into(), Link::Member(1), Direction::ToNode),
+                ("n2".into(), Link::Member(1), Direction::ToNode)
+            ]
+        );
+        assert_eq!(
+            links_of(&nodes, "n2", "etcd-1", false),
+            vec![("n2".into(), Link::Member(0), Direction::Both)]
         );
     }
 

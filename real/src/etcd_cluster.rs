@@ -82,9 +82,19 @@ pub struct Member {
     pub peer_port: u16,
     /// Its metrics and health port.
     pub metrics_port: u16,
-    /// Its log file.
+    /// Its log file (a restart appends to it).
     pub log: PathBuf,
-    child: ManagedChild,
+    data_dir: PathBuf,
+    /// Its process; `None` while killed.
+    child: Option<ManagedChild>,
+}
+
+/// What every member's command line shares.
+#[derive(Debug)]
+struct Spec {
+    binary: PathBuf,
+    initial_cluster: String,
+    token: String,
 }
 
 impl Member {
@@ -93,9 +103,37 @@ impl Member {
         format!("http://127.0.0.1:{}", self.client_port)
     }
 
-    /// The member's process id.
+    /// The member's process id (0 while killed).
     pub fn pid(&self) -> u32 {
-        self.child.pid()
+        self.child.as_ref().map_or(0, ManagedChild::pid)
+    }
+
+    /// Starts the member's process on its data directory (a restart finds its data
+    /// there and rejoins; the `--initial-*` flags only matter to a new member).
+    fn spawn(&mut self, spec: &Spec) -> std::io::Result<()> {
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)?;
+        let url = |port: u16| format!("http://127.0.0.1:{port}");
+        let mut cmd = Command::new(&spec.binary);
+        cmd.args(["--name", &self.name])
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .args(["--listen-client-urls", &url(self.client_port)])
+            .args(["--advertise-client-urls", &url(self.client_port)])
+            .args(["--listen-peer-urls", &url(self.peer_port)])
+            .args(["--initial-advertise-peer-urls", &url(self.peer_port)])
+            .args(["--listen-metrics-urls", &url(self.metrics_port)])
+            .args(["--initial-cluster", &spec.initial_cluster])
+            .args(["--initial-cluster-state", "new"])
+            .args(["--initial-cluster-token", &spec.token])
+            .args(["--logger", "zap", "--log-outputs", "stderr"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file);
+        self.child = Some(ManagedChild::spawn(&format!("etcd {}", self.name), cmd)?);
+        Ok(())
     }
 }
 
@@ -103,6 +141,7 @@ impl Member {
 #[derive(Debug)]
 pub struct EtcdCluster {
     members: Vec<Member>,
+    spec: Spec,
     // Dropped after the members (fields drop in order): the data goes once nothing
     // writes to it.
     data: tempfile::TempDir,
@@ -156,50 +195,31 @@ impl EtcdCluster {
             std::process::id(),
             data.path().file_name().unwrap().to_string_lossy()
         );
+        let spec = Spec {
+            binary: cfg.binary.clone(),
+            initial_cluster,
+            token,
+        };
         let mut members = vec![];
         for (i, name) in names.iter().enumerate() {
             let (client, peer, metrics) = (ports[i], ports[n + i], ports[2 * n + i]);
-            let log = log_dir.join(format!("etcd-{name}.log"));
-            let log_file = std::fs::File::create(&log)?;
-            let mut cmd = Command::new(&cfg.binary);
-            cmd.args(["--name", name])
-                .arg("--data-dir")
-                .arg(data.path().join(name))
-                .args([
-                    "--listen-client-urls",
-                    &format!("http://127.0.0.1:{client}"),
-                ])
-                .args([
-                    "--advertise-client-urls",
-                    &format!("http://127.0.0.1:{client}"),
-                ])
-                .args(["--listen-peer-urls", &format!("http://127.0.0.1:{peer}")])
-                .args([
-                    "--initial-advertise-peer-urls",
-                    &format!("http://127.0.0.1:{peer}"),
-                ])
-                .args([
-                    "--listen-metrics-urls",
-                    &format!("http://127.0.0.1:{metrics}"),
-                ])
-                .args(["--initial-cluster", &initial_cluster])
-                .args(["--initial-cluster-state", "new"])
-                .args(["--initial-cluster-token", &token])
-                .args(["--logger", "zap", "--log-outputs", "stderr"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(log_file.try_clone()?);
-            let child = ManagedChild::spawn(&format!("etcd {name}"), cmd)?;
-            members.push(Member {
+            let mut m = Member {
                 name: name.clone(),
                 client_port: client,
                 peer_port: peer,
                 metrics_port: metrics,
-                log,
-                child,
-            });
+                log: log_dir.join(format!("etcd-{name}.log")),
+                data_dir: data.path().join(name),
+                child: None,
+            };
+            m.spawn(&spec)?;
+            members.push(m);
         }
-        let cluster = EtcdCluster { members, data };
+        let cluster = EtcdCluster {
+            members,
+            spec,
+            data,
+        };
         cluster.wait_healthy(cfg.startup_timeout).await?;
         Ok(cluster)
     }
@@ -277,6 +297,54 @@ impl EtcdCluster {
         self.data.path()
     }
 
+    /// The member a fault names (`etcd-1` is the first), if there is one.
+    fn member(&mut self, name: &str) -> Option<&mut Member> {
+        let i = self.index_of(name)?;
+        self.members.get_mut(i)
+    }
+
+    /// The position in `members` of the member a fault names.
+    fn index_of(&self, name: &str) -> Option<usize> {
+        let i = baton_model::etcd_cluster::member_index(name)? as usize;
+        (i <= self.members.len()).then_some(i - 1)
+    }
+
+    /// Kills member `name` (`etcd-<i>`) with SIGKILL; its data stays for a restart.
+    /// False if there is no such member or it is not running.
+    pub fn kill(&mut self, name: &str) -> bool {
+        let Some(m) = self.member(name) else {
+            return false;
+        };
+        match m.child.take() {
+            Some(mut c) => {
+                c.kill();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts member `name` again on its data (killing it first if it runs); returns
+    /// its new process id, or `None` if there is no such member.
+    pub fn restart(&mut self, name: &str) -> Option<std::io::Result<u32>> {
+        self.kill(name);
+        let i = self.index_of(name)?;
+        let m = &mut self.members[i];
+        Some(m.spawn(&self.spec).map(|()| m.pid()))
+    }
+
+    /// Sends `sig` (SIGSTOP, SIGCONT) to member `name`. False if it is not running.
+    pub fn signal(&mut self, name: &str, sig: libc::c_int) -> bool {
+        self.member(name)
+            .and_then(|m| m.child.as_ref())
+            .is_some_and(|c| c.signal(sig).is_ok())
+    }
+
+    /// Who leads etcd now: see [`leader_among`].
+    pub async fn leader(&self, http: &reqwest::Client) -> Option<(String, u64)> {
+        leader_among(http, &self.client_urls()).await
+    }
+
     /// Kills every member and removes the data now.
     pub fn stop(self) {
         drop(self)
@@ -284,7 +352,9 @@ impl EtcdCluster {
 }
 
 fn process_running(m: &Member) -> bool {
-    crate::process::process_alive(m.child.pid())
+    m.child
+        .as_ref()
+        .is_some_and(|c| crate::process::process_alive(c.pid()))
 }
 
 fn log_says_port_taken(log: &Path) -> bool {
@@ -294,4 +364,56 @@ fn log_says_port_taken(log: &Path) -> bool {
 /// True if none of `ports` is bound any more (for checks after a run).
 pub fn all_free(ports: &[u16]) -> bool {
     ports.iter().all(|p| port_is_free(*p))
+}
+
+/// A member's answer to `/v3/maintenance/status`: its id, the leader it knows (0: none)
+/// and its raft term.
+struct Status {
+    member_id: u64,
+    leader: u64,
+    term: u64,
+}
+
+/// Who leads etcd now, as `(etcd-<i>, raft term)`, `urls` being the members' client URLs
+/// in order: each member is asked for its status (the HTTP gateway's
+/// `/v3/maintenance/status`, 200 ms each), and of those that say they lead, the one with
+/// the highest term is the leader (an old leader cut from its peers still says so until
+/// check-quorum demotes it). `None` while nobody leads (an election is under way, or a
+/// majority is gone).
+pub async fn leader_among(http: &reqwest::Client, urls: &[String]) -> Option<(String, u64)> {
+    let mut best: Option<(String, u64)> = None;
+    for (i, url) in urls.iter().enumerate() {
+        let Some(st) = status(http, url).await else {
+            continue;
+        };
+        if st.leader != 0
+            && st.leader == st.member_id
+            && best.as_ref().is_none_or(|b| st.term > b.1)
+        {
+            best = Some((
+                baton_model::etcd_cluster::member_name(i as u32 + 1),
+                st.term,
+            ));
+        }
+    }
+    best
+}
+
+async fn status(http: &reqwest::Client, client_url: &str) -> Option<Status> {
+    let url = format!("{client_url}/v3/maintenance/status");
+    let r = http
+        .post(&url)
+        .timeout(Duration::from_millis(200))
+        .body("{}")
+        .send()
+        .await
+        .ok()?;
+    let v: serde_json::Value = r.json().await.ok()?;
+    // The gateway writes 64-bit integers as strings.
+    let num = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<u64>().ok());
+    Some(Status {
+        member_id: num(&v["header"]["member_id"])?,
+        leader: v.get("leader").and_then(num).unwrap_or(0),
+        term: v.get("raftTerm").and_then(num).unwrap_or(0),
+    })
 }

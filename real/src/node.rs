@@ -216,8 +216,10 @@ impl LeaseObserver for Observer {
             ttl_granted_ms: granted_ms,
         });
     }
-    fn renewed(&self, _: i64, renewed: bool) {
+    fn renewed(&self, id: i64, renewed: bool) {
         if renewed {
+            // The lessor has just renewed it: a lease's overrun runs from here.
+            self.log.record(Event::LeaseRenewed { lease_id: id });
             self.metrics.renewals.inc();
         } else {
             self.metrics.renewal_failures.inc();

@@ -45,6 +45,7 @@ mod config;
 mod error;
 mod fleet;
 mod link;
+mod members;
 mod spawn;
 mod status;
 mod stop;
@@ -142,6 +143,10 @@ impl Supervisor {
                 WATCH_RETRY_MS.1,
                 baton_model::seed::fork(cfg.seed, "backoff/supervisor/watch"),
             ),
+        )));
+        tasks.push(tokio::spawn(members::watch_leader(
+            etcd.client_urls(),
+            log.clone(),
         )));
         let (resource, resource_addr) = fleet::start_resource(&cfg, clock)?;
         pids.lock().unwrap().push(resource.pid());

@@ -12,7 +12,10 @@
 //! - a partition or slow link between two nodes (etcd-lease nodes do not talk to each
 //!   other: there is no link to cut) or between two non-nodes (`backend`, `resource`,
 //!   `client`: no proxy sits between them);
-//! - a clock fault on `backend` (etcd reads the machine's clock, which is not skewed);
+//! - a clock fault on `backend` or an etcd member (etcd reads the machine's clock, which
+//!   is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
+//!   traffic has no proxy); member kill, restart, pause and partitions from the clients
+//!   run (see crate::driver);
 //! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
 //!   does (2000 ms, 500 ms): a real etcd has its own.
@@ -256,33 +259,36 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
 fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
-    let member = |t: &str| {
-        baton_model::etcd_cluster::member_index(t).is_some()
-            || [
-                baton_model::etcd_cluster::ETCD_LEADER,
-                baton_model::etcd_cluster::CLIENTS,
-                baton_model::etcd_cluster::PEERS,
-            ]
-            .contains(&t)
-    };
-    let ends: Vec<&String> = match fault {
-        Fault::Kill { target, .. }
-        | Fault::Restart { target }
-        | Fault::Pause { target, .. }
-        | Fault::ClockOffset { target, .. }
+    use baton_model::etcd_cluster::{member_index, CLIENTS, ETCD_LEADER, PEERS};
+    let member = |t: &str| member_index(t).is_some() || t == ETCD_LEADER;
+    const ON_MEMBERS: &str = "allowed on an etcd member: kill, restart, pause, and a partition or slow link to `clients` or a node";
+    match fault {
+        Fault::SlowDisk { .. } => {
+            return Some(("kind", format!("slow-disk: real mode has no honest way to stall a live etcd's fsync without root and a fault-injecting filesystem ({ON_MEMBERS})")));
+        }
+        Fault::ClockOffset { target, .. }
         | Fault::ClockDrift { target, .. }
         | Fault::ClockStep { target, .. }
-        | Fault::SlowDisk { target, .. } => vec![target],
-        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => vec![from, to],
-        _ => vec![],
-    };
-    if let Some(t) = ends.iter().find(|t| member(t)) {
-        let key = if matches!(fault, Fault::Partition { .. } | Fault::SlowLink { .. }) {
-            "to"
-        } else {
-            "target"
-        };
-        return Some((key, format!("`{t}`: real mode does not carry out faults on etcd members yet (the simulator does; allowed here: a node, leader, follower, previous, backend, resource, client)")));
+            if member(target) =>
+        {
+            return Some(("target", format!("`{target}`: a live etcd member reads the machine's clock, which real mode does not skew ({ON_MEMBERS})")));
+        }
+        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. }
+            if member(from) || member(to) =>
+        {
+            let other = if member(from) { to } else { from };
+            if other == PEERS || member(other) {
+                return Some(("to", format!("`{other}`: the members' raft traffic runs directly between them, with no proxy to cut ({ON_MEMBERS})")));
+            }
+            if other != CLIENTS && !is_node(other) {
+                return Some((
+                    "to",
+                    format!("no proxy sits between `{from}` and `{to}` ({ON_MEMBERS})"),
+                ));
+            }
+            return None;
+        }
+        _ => {}
     }
     match fault {
         Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
@@ -402,6 +408,30 @@ mod tests {
         let p = checked(&text, &[]).unwrap();
         assert!(p.resolved.scenario.work.job.is_none());
         assert!(p.notes.iter().any(|n| n.contains("[work.job]")));
+    }
+
+    #[test]
+    fn member_faults_run_except_what_has_no_honest_counterpart() {
+        let cluster = format!("{KILL}[etcd]\nmembers = 3\n");
+        for ok in [
+            "kind = \"kill\"\nat_ms = 6000\ntarget = \"etcd-leader\"\nrestart_after_ms = 1000\n",
+            "kind = \"pause\"\nat_ms = 6000\ntarget = \"etcd-2\"\nduration_ms = 1000\n",
+            "kind = \"partition\"\nat_ms = 6000\nfrom = \"etcd-1\"\nto = \"clients\"\nduration_ms = 1000\n",
+            "kind = \"partition\"\nat_ms = 6000\nfrom = \"n1\"\nto = \"etcd-leader\"\nduration_ms = 1000\n",
+        ] {
+            let text = format!("{cluster}[[faults]]\n{ok}");
+            assert!(checked(&text, &[]).is_ok(), "{ok}");
+        }
+        for (bad, key) in [
+            ("kind = \"slow-disk\"\nat_ms = 6000\ntarget = \"etcd-1\"\nduration_ms = 1000\n", "faults.1.kind"),
+            ("kind = \"clock-step\"\nat_ms = 6000\ntarget = \"etcd-1\"\nstep_ms = 100\n", "faults.1.target"),
+            ("kind = \"partition\"\nat_ms = 6000\nfrom = \"etcd-1\"\nto = \"peers\"\nduration_ms = 1000\n", "faults.1.to"),
+        ] {
+            let text = format!("{cluster}[[faults]]\n{bad}");
+            let r = checked(&text, &[]).unwrap_err();
+            assert_eq!(r.key, key, "{r}");
+            assert!(!r.to_string().contains('\n'));
+        }
     }
 
     #[test]

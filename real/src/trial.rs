@@ -89,6 +89,8 @@ pub fn config(spec: &TrialSpec) -> RealConfig {
     cfg.seed = spec.seed;
     cfg.start_delay_ms_max = s.start_delay_ms_max;
     cfg.network_latency_ms = (s.network.latency_ms_min, s.network.latency_ms_max);
+    // The live cluster has as many members as the simulated one (`[etcd] members`).
+    cfg.etcd.members = s.etcd_cluster().members as usize;
     cfg
 }
 

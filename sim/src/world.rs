@@ -364,11 +364,24 @@ impl World {
             .remove(&(from.to_string(), to.to_string()));
     }
 
-    /// Slows the link `from -> to` to `latency_ms` (min, max); `None` restores it.
+    /// Slows the link `from -> to` to `latency_ms` (min, max); `None` restores it (the
+    /// network's latency, or between two etcd members their peer latency).
     pub fn slow(&self, from: &str, to: &str, latency_ms: Option<(u64, u64)>) {
+        let member_ids: Vec<NodeId> = self
+            .cluster
+            .as_ref()
+            .map(|c| c.members.iter().map(|m| m.id()).collect())
+            .unwrap_or_default();
         for a in self.ids_of(from, to) {
             for b in self.ids_of(to, from) {
-                Net::current().slow(a, b, latency_ms.map(|(lo, hi)| (lo * 1000, hi * 1000)));
+                let restored = match &self.cluster {
+                    Some(c) if member_ids.contains(&a) && member_ids.contains(&b) => {
+                        Some(c.peer_latency_us())
+                    }
+                    _ => None,
+                };
+                let us = latency_ms.map(|(lo, hi)| (lo * 1000, hi * 1000));
+                Net::current().slow(a, b, us.or(restored));
             }
         }
     }

@@ -1,4 +1,4 @@
-//! The lease service as an etcd cluster (`[etcd] members = 3`): the scenarios under
+//! The lease service as an etcd cluster (`[etcd] members = 3`, the default): the scenarios under
 //! `scenarios/etcd/` show what the cluster model is for, and the model's own rules hold.
 //!
 //! Methodology: run the committed scenarios on fixed seeds and read report.json: an etcd
@@ -50,7 +50,10 @@ fn slow_fsync_passes_fenced() {
 
 #[test]
 fn one_member_has_no_cluster_figures() {
+    // The default is a cluster; one member is the single service of before.
     let r = report(&run("clean-kill", 1, &[]));
+    assert!(r["lease_service"]["leader_changes"].as_u64().is_some());
+    let r = report(&run("clean-kill", 1, &["etcd.members=1"]));
     assert!(r.get("lease_service").is_none());
 }
 

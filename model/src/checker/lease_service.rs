@@ -22,6 +22,9 @@ pub struct LeaseServiceSummary {
     pub leader_changes: u64,
     /// Overrun of every lease that expired, ms.
     pub lease_overrun_ms: LatencyStats,
+    /// Each expired lease's overrun, ms, in the order they expired (what `sim compare`
+    /// pools over runs).
+    pub lease_overruns_ms: Vec<f64>,
 }
 
 /// The figures, read one event at a time.
@@ -75,6 +78,7 @@ impl LeaseService {
             leader_changes: self.leaders.len() as u64 - 1,
             leaders: self.leaders,
             lease_overrun_ms: LatencyStats::of(&self.overruns),
+            lease_overruns_ms: self.overruns,
         })
     }
 }

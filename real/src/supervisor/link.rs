@@ -7,6 +7,8 @@ use crate::proxy::Flow;
 pub enum Link {
     /// The node and etcd (all members).
     Backend,
+    /// The node and one etcd member (0-based: `etcd-1` is 0).
+    Member(usize),
     /// The node and the fenced resource.
     Resource,
     /// The load client and the node.
@@ -28,7 +30,7 @@ impl Direction {
     /// The proxy flow: the node connects out to the backend and the resource (so what it
     /// sends flows forward), and the client connects in to it (what it sends flows back).
     pub(super) fn flow(self, link: Link) -> Flow {
-        let node_is_client = link != Link::Client;
+        let node_is_client = !matches!(link, Link::Client);
         match (self, node_is_client) {
             (Direction::Both, _) => Flow::Both,
             (Direction::FromNode, true) | (Direction::ToNode, false) => Flow::Forward,

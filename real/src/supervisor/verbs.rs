@@ -122,6 +122,7 @@ impl Supervisor {
         let s = &self.nodes[self.slot(node)?];
         Ok(match link {
             Link::Backend => s.etcd_proxies.iter().collect(),
+            Link::Member(i) => s.etcd_proxies.get(i).into_iter().collect(),
             Link::Resource => vec![&s.resource_proxy],
             Link::Client => vec![&s.client_proxy],
         })

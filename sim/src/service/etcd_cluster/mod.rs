@@ -10,7 +10,7 @@
 
 use super::etcd::{IdGen, Service, START_EPOCH_UNIX_MS};
 use crate::clock::NodeClock;
-use crate::net::Endpoint;
+use crate::net::{Endpoint, Net};
 use crate::rpc::{call, EtcdWatch};
 use crate::timeline::{Event, Timeline};
 use baton_model::etcd_cluster::{member_name, EtcdCluster};
@@ -87,6 +87,11 @@ impl Member {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// Its node in the world.
+    pub fn id(&self) -> NodeId {
+        *self.node.get().expect("set at start")
+    }
 }
 
 /// The cluster: its members, the state machine they share, and its timing.
@@ -128,13 +133,16 @@ pub fn start(
                 name: member_name(i as u32),
                 clock: NodeClock::new(),
                 node: OnceLock::new(),
+                // The cluster was started and elected etcd-1 before the run (real mode
+                // starts the fleet once its live cluster is healthy): term 1, led by
+                // etcd-1, whose lessor is promoted; every member has its first entry.
                 raft: Mutex::new(Raft {
-                    term: 0,
-                    voted_for: None,
-                    log: (0, 0),
-                    role: Role::Follower,
-                    leader: None,
-                    primary: false,
+                    term: 1,
+                    voted_for: Some(1),
+                    log: (1, 1),
+                    role: if i == 1 { Role::Leader } else { Role::Follower },
+                    leader: Some(1),
+                    primary: i == 1,
                     acked_us: vec![0; cfg.members as usize + 1],
                 }),
                 ids: Mutex::new(IdGen::new(id, start)),
@@ -146,6 +154,10 @@ pub fn start(
             })
         })
         .collect();
+    timeline.record(Event::EtcdLeaderElected {
+        member: member_name(1),
+        term: 1,
+    });
     let cluster = Arc::new(Cluster {
         cfg: cfg.clone(),
         svc,
@@ -163,10 +175,24 @@ pub fn start(
             .build();
         m.node.set(node.id()).expect("set once");
     }
+    for a in &cluster.members {
+        for b in &cluster.members {
+            if a.i != b.i {
+                Net::current().slow(a.id(), b.id(), Some(cluster.peer_latency_us()));
+            }
+        }
+    }
     cluster
 }
 
 impl Cluster {
+    /// The latency between two members (`etcd.peer_latency_ms`), µs: what a member's
+    /// link to another has when no fault slows it.
+    pub fn peer_latency_us(&self) -> (u64, u64) {
+        let [lo, hi] = self.cfg.peer_latency_ms;
+        (lo * 1000, hi * 1000)
+    }
+
     fn member(&self, i: usize) -> &Arc<Member> {
         &self.members[i - 1]
     }
@@ -604,8 +630,7 @@ async fn run_member(cluster: Arc<Cluster>, i: usize) {
         cluster.timeline.record(Event::MemberRestarted {
             member: m.name.clone(),
         });
-    }
-    {
+        // What lived in memory is gone; the first start keeps the state `start` gave.
         let mut r = m.raft.lock().unwrap();
         r.role = Role::Follower;
         r.leader = None;
