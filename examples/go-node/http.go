@@ -62,6 +62,13 @@ func (n *Node) Handler() http.Handler {
 	return mux
 }
 
+// nextBody is the leader's answer to POST /next: numbers seq..=last under token.
+type nextBody struct {
+	Token int64  `json:"token"`
+	Seq   uint64 `json:"seq"`
+	Last  uint64 `json:"last"`
+}
+
 func (n *Node) handleNext(w http.ResponseWriter, r *http.Request) {
 	count := uint64(1)
 	if c := r.URL.Query().Get("count"); c != "" {
@@ -83,7 +90,7 @@ func (n *Node) handleNext(w http.ResponseWriter, r *http.Request) {
 	case rep := <-q.reply:
 		switch rep.status {
 		case http.StatusOK:
-			writeJSON(w, http.StatusOK, map[string]interface{}{"token": rep.token, "seq": rep.first, "last": rep.last})
+			writeJSON(w, http.StatusOK, nextBody{Token: rep.token, Seq: rep.first, Last: rep.last})
 		case http.StatusServiceUnavailable:
 			http.Error(w, "write timed out", http.StatusServiceUnavailable)
 		default:
