@@ -221,7 +221,8 @@ Exit codes:
     pub const COMPARE: &str = "\
 Exit codes:
   0  within the targets: the simulated failover median within 10% of the live one, its
-     5th and 95th percentiles within 15%
+     5th and 95th percentiles within 15%, the election latency median within 20%, and
+     the lease overrun median within 10% where the live trials measured it
   1  off a target (compare.md marks the figure)
   2  bad input, found before anything runs, or real mode could not start
   3  internal error: the simulator failed, or a live trial broke
