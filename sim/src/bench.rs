@@ -111,6 +111,14 @@ pub const WORKLOADS: &[Workload] = &[
         kind: Kind::Runs,
     },
     Workload {
+        name: "etcd-5k-one-member",
+        what: "etcd-5k with the single lease service of before (etcd.members=1): the cluster model's cost",
+        scenario: CLEAN_KILL,
+        set: &["work.rate_per_s=5000", "duration_ms=60000", "etcd.members=1"],
+        seeds: 5,
+        kind: Kind::Runs,
+    },
+    Workload {
         name: "etcd-5k-600s",
         what: "etcd-lease clean-kill at 5,000 next/s, 600 s (memory against etcd-5k)",
         scenario: CLEAN_KILL,
@@ -155,6 +163,14 @@ pub const WORKLOADS: &[Workload] = &[
         what: "scenarios/gc-pause.toml (30 s, 1,000 next/s) seeds 0..300 on 2 jobs",
         scenario: "scenarios/gc-pause.toml",
         set: &[],
+        seeds: 300,
+        kind: Kind::Throughput { jobs: 2 },
+    },
+    Workload {
+        name: "gc-pause-2-jobs-one-member",
+        what: "gc-pause-2-jobs with etcd.members=1 (the cluster model's cost)",
+        scenario: "scenarios/gc-pause.toml",
+        set: &["etcd.members=1"],
         seeds: 300,
         kind: Kind::Throughput { jobs: 2 },
     },
@@ -593,6 +609,24 @@ pub fn targets(rows: &[Row]) -> String {
             format!("{ratio:.2}x"),
             ratio <= 1.5,
         );
+    }
+    if let (Some(c), Some(one)) = (get("etcd-5k"), get("etcd-5k-one-member")) {
+        let mut cost = format!(
+            "\nThe etcd cluster model's cost (3 members, the default, against the single service of etcd.members=1): etcd-5k {} against {} sim s / wall s ({:.2}x)",
+            fmt_speed(c.speed()),
+            fmt_speed(one.speed()),
+            c.speed() / one.speed()
+        );
+        if let (Some(g), Some(g1)) = (get("gc-pause-2-jobs"), get("gc-pause-2-jobs-one-member")) {
+            let _ = write!(
+                cost,
+                "; gc-pause on 2 jobs {:.0} against {:.0} runs per minute ({:.2}x)",
+                g.runs_per_minute(),
+                g1.runs_per_minute(),
+                g.runs_per_minute() / g1.runs_per_minute()
+            );
+        }
+        let _ = writeln!(s, "{cost}.");
     }
     if let (Some(b), Some(base)) = (get("etcd-5k"), get("madsim-endpoints")) {
         let _ = writeln!(

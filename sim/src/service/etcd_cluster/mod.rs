@@ -379,10 +379,17 @@ impl Cluster {
             }
             false
         };
-        let committed = tokio::select! {
-            biased;
-            ok = counted => ok,
-            _ = madsim::time::sleep(Duration::from_millis(REQUEST_TIMEOUT_MS)) => false,
+        // Each call gives up after an election timeout; only a proposal's own fsync (a
+        // stalled disk) can outlast that, so only a proposal needs the request timeout
+        // (a heartbeat, ten a second, would keep seventy idle timers pending).
+        let committed = if entry {
+            tokio::select! {
+                biased;
+                ok = counted => ok,
+                _ = madsim::time::sleep(Duration::from_millis(REQUEST_TIMEOUT_MS)) => false,
+            }
+        } else {
+            counted.await
         };
         let r = m.raft.lock().unwrap();
         committed && r.role == Role::Leader && r.term == term
