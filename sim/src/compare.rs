@@ -228,6 +228,22 @@ pub struct Comparison {
     pub within_targets: bool,
 }
 
+/// One row: the relative error `(a - b) / b` judged against `target`.
+fn row(metric: &str, a: Option<f64>, b: Option<f64>, target: Option<f64>) -> Row {
+    let relative_error = match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
+        _ => None,
+    };
+    Row {
+        metric: metric.into(),
+        sim: a,
+        real: b,
+        relative_error,
+        target,
+        within_target: target.and_then(|t| relative_error.map(|e| e.abs() <= t)),
+    }
+}
+
 /// Compares the two sides.
 pub fn compare(
     command: &str,
@@ -236,90 +252,28 @@ pub fn compare(
     real: &[RunFigures],
 ) -> Comparison {
     let (s, r) = (SideStats::of(sim), SideStats::of(real));
-    let row = |metric: &str, a: Option<f64>, b: Option<f64>, target: Option<f64>| {
-        let relative_error = match (a, b) {
-            (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
-            _ => None,
-        };
-        Row {
-            metric: metric.into(),
-            sim: a,
-            real: b,
-            relative_error,
-            target,
-            within_target: target.and_then(|t| relative_error.map(|e| e.abs() <= t)),
-        }
-    };
-    let rows = vec![
-        row(
-            "failover median (ms)",
-            s.failover_p50_ms,
-            r.failover_p50_ms,
-            Some(0.10),
-        ),
-        row(
-            "failover p5 (ms)",
-            s.failover_p5_ms,
-            r.failover_p5_ms,
-            Some(0.15),
-        ),
-        row(
-            "failover p95 (ms)",
-            s.failover_p95_ms,
-            r.failover_p95_ms,
-            Some(0.15),
-        ),
-        row(
-            "failover min (ms)",
-            s.failover_min_ms,
-            r.failover_min_ms,
-            None,
-        ),
-        row(
-            "failover max (ms)",
-            s.failover_max_ms,
-            r.failover_max_ms,
-            None,
-        ),
-        row(
-            "election latency median (ms)",
-            s.election_p50_ms,
-            r.election_p50_ms,
-            Some(0.20),
-        ),
-        row(
-            "election latency p99 (ms)",
-            s.election_p99_ms,
-            r.election_p99_ms,
-            None,
-        ),
-        // Only a cluster's lease service has overruns, and only live trials that watched
-        // it measured them: the row has a target when the live side has expiries.
-        row(
-            "lease overrun median (ms)",
-            s.lease_overrun_p50_ms,
-            r.lease_overrun_p50_ms,
-            (r.lease_expiries > 0).then_some(0.10),
-        ),
-        row(
-            "lease overrun p95 (ms)",
-            s.lease_overrun_p95_ms,
-            r.lease_overrun_p95_ms,
-            None,
-        ),
-        row(
-            "fencing rejections per run",
-            Some(s.rejections_per_run),
-            Some(r.rejections_per_run),
-            None,
-        ),
-        row(
-            "lease TTL granted (ms)",
-            s.lease_ttl_granted_ms,
-            r.lease_ttl_granted_ms,
-            None,
-        ),
+    // Only a cluster's lease service has overruns, and only live trials that watched it
+    // measured them: that row has a target when the live side has expiries.
+    let overrun_target = (r.lease_expiries > 0).then_some(0.10);
+    // (metric, simulated, live, largest relative error allowed)
+    #[rustfmt::skip]
+    let table: [(&str, Option<f64>, Option<f64>, Option<f64>); 11] = [
+        ("failover median (ms)", s.failover_p50_ms, r.failover_p50_ms, Some(0.10)),
+        ("failover p5 (ms)", s.failover_p5_ms, r.failover_p5_ms, Some(0.15)),
+        ("failover p95 (ms)", s.failover_p95_ms, r.failover_p95_ms, Some(0.15)),
+        ("failover min (ms)", s.failover_min_ms, r.failover_min_ms, None),
+        ("failover max (ms)", s.failover_max_ms, r.failover_max_ms, None),
+        ("election latency median (ms)", s.election_p50_ms, r.election_p50_ms, Some(0.20)),
+        ("election latency p99 (ms)", s.election_p99_ms, r.election_p99_ms, None),
+        ("lease overrun median (ms)", s.lease_overrun_p50_ms, r.lease_overrun_p50_ms, overrun_target),
+        ("lease overrun p95 (ms)", s.lease_overrun_p95_ms, r.lease_overrun_p95_ms, None),
+        ("fencing rejections per run", Some(s.rejections_per_run), Some(r.rejections_per_run), None),
+        ("lease TTL granted (ms)", s.lease_ttl_granted_ms, r.lease_ttl_granted_ms, None),
     ];
+    let rows: Vec<Row> = table
+        .into_iter()
+        .map(|(metric, a, b, target)| row(metric, a, b, target))
+        .collect();
     // A target row without figures on both sides is not met: a comparison with nothing
     // to compare must not read as a success.
     let within_targets = rows
