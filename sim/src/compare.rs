@@ -228,6 +228,9 @@ pub struct Comparison {
     pub within_targets: bool,
 }
 
+/// A row to compute: metric, simulated, live, largest relative error allowed.
+type RowSpec<'a> = (&'a str, Option<f64>, Option<f64>, Option<f64>);
+
 /// One row: the relative error `(a - b) / b` judged against `target`.
 fn row(metric: &str, a: Option<f64>, b: Option<f64>, target: Option<f64>) -> Row {
     let relative_error = match (a, b) {
@@ -255,9 +258,8 @@ pub fn compare(
     // Only a cluster's lease service has overruns, and only live trials that watched it
     // measured them: that row has a target when the live side has expiries.
     let overrun_target = (r.lease_expiries > 0).then_some(0.10);
-    // (metric, simulated, live, largest relative error allowed)
     #[rustfmt::skip]
-    let table: [(&str, Option<f64>, Option<f64>, Option<f64>); 11] = [
+    let table: [RowSpec; 11] = [
         ("failover median (ms)", s.failover_p50_ms, r.failover_p50_ms, Some(0.10)),
         ("failover p5 (ms)", s.failover_p5_ms, r.failover_p5_ms, Some(0.15)),
         ("failover p95 (ms)", s.failover_p95_ms, r.failover_p95_ms, Some(0.15)),
