@@ -161,6 +161,10 @@ pub fn member_index(name: &str) -> Option<u32> {
 /// The fault target that means whichever member leads etcd when the fault fires.
 pub const ETCD_LEADER: &str = "etcd-leader";
 
+/// The fault target that means the member the Baton leader's client talks to when the
+/// fault fires: node `n<i>`'s client talks to member `first_member_of(i)` until that
+/// member refuses it or has no leader (see the module doc).
+pub const LEADER_MEMBER: &str = "leader-member";
 /// The partition end that means every node of the fleet (the clients of the service).
 pub const CLIENTS: &str = "clients";
 

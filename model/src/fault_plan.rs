@@ -299,6 +299,9 @@ impl FaultPlan {
             crate::etcd_cluster::ETCD_LEADER => {
                 leader.ok_or_else(|| "target `etcd-leader`: no etcd member leads".into())
             }
+            crate::etcd_cluster::LEADER_MEMBER => {
+                leader.ok_or_else(|| "target `leader-member`: no node believes it leads".into())
+            }
             "follower" => follower
                 .ok_or_else(|| "target `follower`: every running node believes it leads".into()),
             "previous" => self
@@ -595,6 +598,9 @@ pub trait FaultWorld {
     /// The etcd member that leads the lease service now, if any.
     fn etcd_leader(&mut self) -> impl Future<Output = Option<String>>;
 
+    /// The etcd member the Baton leader's client talks to now, if a node leads.
+    fn leader_member(&mut self) -> impl Future<Output = Option<String>>;
+
     /// Whether the timeline holds an event satisfying `pred` stamped at or after
     /// `since_us`.
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool;
@@ -668,6 +674,7 @@ pub async fn drive<W: FaultWorld>(
             let (leader, follower) = match end.as_str() {
                 "leader" => (world.leader().await, None),
                 crate::etcd_cluster::ETCD_LEADER => (world.etcd_leader().await, None),
+                crate::etcd_cluster::LEADER_MEMBER => (world.leader_member().await, None),
                 "follower" => (None, world.follower().await),
                 _ => (None, None),
             };

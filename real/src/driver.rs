@@ -293,6 +293,12 @@ impl FaultWorld for Driver<'_> {
         self.sup.etcd_leader().await
     }
 
+    // Refused before a real run starts (support.rs): the live client spreads its calls
+    // over every member.
+    async fn leader_member(&mut self) -> Option<String> {
+        None
+    }
+
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
         self.tail.poll();
         self.tail.any_since(since_us, pred)

@@ -256,12 +256,39 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
     Ok(())
 }
 
+/// The `to` end of a link fault.
+fn fault_to(fault: &Fault) -> Option<&str> {
+    match fault {
+        Fault::Partition { to, .. } | Fault::SlowLink { to, .. } => Some(to),
+        _ => None,
+    }
+}
+
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
 fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
-    use baton_model::etcd_cluster::{member_index, CLIENTS, ETCD_LEADER, PEERS};
+    use baton_model::etcd_cluster::{member_index, CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
     let member = |t: &str| member_index(t).is_some() || t == ETCD_LEADER;
     const ON_MEMBERS: &str = "allowed on an etcd member: kill, restart, pause, and a partition or slow link to `clients` or a node";
+    let ends: Vec<&String> = match fault {
+        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => vec![from, to],
+        Fault::Kill { target, .. } | Fault::Restart { target } | Fault::Pause { target, .. } => {
+            vec![target]
+        }
+        _ => vec![],
+    };
+    if let Some(t) = ends.iter().find(|t| t.as_str() == LEADER_MEMBER) {
+        let key = if matches!(fault, Fault::Partition { .. } | Fault::SlowLink { .. }) {
+            if fault_to(fault) == Some(t.as_str()) {
+                "to"
+            } else {
+                "from"
+            }
+        } else {
+            "target"
+        };
+        return Some((key, format!("`{LEADER_MEMBER}`: the live client (the etcd-client crate) spreads its calls over every member, so no one member is the leader's ({ON_MEMBERS})")));
+    }
     match fault {
         Fault::SlowDisk { .. } => {
             return Some(("kind", format!("slow-disk: real mode has no honest way to stall a live etcd's fsync without root and a fault-injecting filesystem ({ON_MEMBERS})")));
@@ -426,6 +453,7 @@ mod tests {
             ("kind = \"slow-disk\"\nat_ms = 6000\ntarget = \"etcd-1\"\nduration_ms = 1000\n", "faults.1.kind"),
             ("kind = \"clock-step\"\nat_ms = 6000\ntarget = \"etcd-1\"\nstep_ms = 100\n", "faults.1.target"),
             ("kind = \"partition\"\nat_ms = 6000\nfrom = \"etcd-1\"\nto = \"peers\"\nduration_ms = 1000\n", "faults.1.to"),
+            ("kind = \"partition\"\nat_ms = 6000\nfrom = \"leader-member\"\nto = \"clients\"\nduration_ms = 1000\n", "faults.1.from"),
         ] {
             let text = format!("{cluster}[[faults]]\n{bad}");
             let r = checked(&text, &[]).unwrap_err();

@@ -77,6 +77,10 @@ impl FaultWorld for SimFaults {
         self.world.etcd_leader()
     }
 
+    async fn leader_member(&mut self) -> Option<String> {
+        self.world.leader_member()
+    }
+
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
         self.world.timeline.any_since(since_us, pred)
     }

@@ -53,6 +53,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         disk: &ctl.disk,
         requests: env.backend_requests.clone(),
         etcd_cluster: env.etcd_cluster.as_ref(),
+        etcd_member: ctl.etcd_member.clone(),
     });
     let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
     serve_clients(&ep, &elector, &work, &env.timeline, &ctl.name);

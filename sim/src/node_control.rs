@@ -8,8 +8,8 @@ use crate::clock::NodeClock;
 use crate::protocol::DiskSlot;
 use crate::timeline::Role;
 use madsim::task::NodeId;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::Notify;
 
 /// A node's current belief, as the world sees it (to resolve the `leader` target).
@@ -46,6 +46,9 @@ pub struct NodeControl {
     pub incarnation: AtomicU64,
     /// The node's disk: what a persisting protocol keeps across restarts.
     pub disk: DiskSlot,
+    /// The etcd member its lease client talks to now (1-based; 0 when the lease service
+    /// is not a cluster): the client moves it, the fault plan reads it (`leader-member`).
+    pub etcd_member: Arc<AtomicUsize>,
     /// Stop-the-world pauses in force (scripted and GC noise): the node runs when none
     /// is, so that one pause ending never wakes a node another still holds.
     holds: Mutex<u32>,
@@ -69,6 +72,7 @@ impl NodeControl {
             id: OnceLock::new(),
             incarnation: AtomicU64::new(0),
             disk: DiskSlot::default(),
+            etcd_member: Arc::new(AtomicUsize::new(0)),
             holds: Mutex::new(0),
         }
     }

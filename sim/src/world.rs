@@ -216,6 +216,19 @@ impl World {
         self.cluster.as_ref()?.leader()
     }
 
+    /// The etcd member the Baton leader's client talks to (see
+    /// `baton_model::etcd_cluster::LEADER_MEMBER`), when a node leads and the lease
+    /// service is a cluster.
+    pub fn leader_member(&self) -> Option<String> {
+        self.cluster.as_ref()?;
+        let leader = self.leader()?;
+        let at = self
+            .node(&leader)?
+            .etcd_member
+            .load(std::sync::atomic::Ordering::SeqCst);
+        (at > 0).then(|| baton_model::etcd_cluster::member_name(at as u32))
+    }
+
     /// The etcd member named `name`, when the lease service is a cluster and it is one.
     fn member(&self, name: &str) -> Option<(&etcd_cluster::Cluster, &etcd_cluster::Member)> {
         let c = self.cluster.as_ref()?;

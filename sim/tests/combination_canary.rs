@@ -15,6 +15,11 @@ mod common;
 use common::{sim, temp_dir};
 
 const CANARY: &str = "etcd-lease.canary=fence-retry-when-cut-off";
+/// The single lease service: the seeds and the shrink below were established on it. On
+/// the etcd cluster model (the default) the search finds the canary too (seeds 0..1000
+/// hold 11, the first 392), but its first failure's pause that decides who leads is not
+/// one the shrinker can drop (4 faults remain): see README "Searching for failures".
+const ONE: &str = "etcd.members=1";
 
 fn scenario(name: &str) -> String {
     format!("{}/../scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -31,7 +36,7 @@ fn search_finds_the_combination_and_shrink_reduces_it() {
     // The honest protocol: nothing to find on these seeds.
     let o = sim(
         &[
-            "search", &swarm, "--seeds", "0..100", "--out", "stock", "--quiet",
+            "search", &swarm, "--seeds", "0..100", "--set", ONE, "--out", "stock", "--quiet",
         ],
         &d,
     );
@@ -39,7 +44,8 @@ fn search_finds_the_combination_and_shrink_reduces_it() {
     // The canary: found, and every failure repeats in a fresh process.
     let o = sim(
         &[
-            "search", &swarm, "--seeds", "0..100", "--set", CANARY, "--out", "found", "--quiet",
+            "search", &swarm, "--seeds", "0..100", "--set", CANARY, "--set", ONE, "--out", "found",
+            "--quiet",
         ],
         &d,
     );
@@ -60,7 +66,8 @@ fn search_finds_the_combination_and_shrink_reduces_it() {
     // Shrink that seed's drawn schedule.
     let o = sim(
         &[
-            "shrink", &swarm, "--seed", &seed, "--set", CANARY, "--out", "min.toml", "--quiet",
+            "shrink", &swarm, "--seed", &seed, "--set", CANARY, "--set", ONE, "--out", "min.toml",
+            "--quiet",
         ],
         &d,
     );
@@ -77,7 +84,7 @@ fn search_finds_the_combination_and_shrink_reduces_it() {
     // what fails is the canary, not the faults.
     let o = sim(
         &[
-            "run", "min.toml", "--seed", &seed, "--out", "rerun", "--quiet",
+            "run", "min.toml", "--seed", &seed, "--set", ONE, "--out", "rerun", "--quiet",
         ],
         &d,
     );
@@ -90,6 +97,8 @@ fn search_finds_the_combination_and_shrink_reduces_it() {
             &seed,
             "--set",
             "etcd-lease.canary=none",
+            "--set",
+            ONE,
             "--out",
             "honest",
             "--quiet",

@@ -66,3 +66,26 @@ fn member_faults_need_a_cluster() {
     assert!(text.contains("faults.0.target"), "{text}");
     assert!(text.contains("etcd-leader"), "{text}");
 }
+
+#[test]
+fn a_silent_member_costs_its_clients_a_ttl() {
+    // The member the leader's client talks to is cut off silently: the leader stops at
+    // its own deadline, its lease expires on the etcd leader, another node (on another
+    // member) takes over, and no two lead.
+    for seed in [1, 2] {
+        let r = report(&run("etcd/member-partition", seed, &[]));
+        assert_eq!(r["verdict"], "pass", "seed {seed}");
+        assert_eq!(r["leaders_acting"]["by_effect_max"], 1);
+        assert!(
+            r["failover_ms"][0].as_f64().is_some(),
+            "seed {seed}: a failover"
+        );
+        let expired = r["lease_service"]["lease_overrun_ms"]["count"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            expired >= 1,
+            "seed {seed}: the cut-off leader's lease expired"
+        );
+    }
+}

@@ -126,7 +126,9 @@ impl LaneBuilder {
         }
     }
 
-    /// A builder for a run of `resolved`: its nodes, its length and its clock faults.
+    /// A builder for a run of `resolved`: its nodes (then its etcd members, each a lane
+    /// from the start, whether or not anything happens to it), its length and its clock
+    /// faults.
     pub fn for_scenario(resolved: &crate::scenario::Resolved) -> Self {
         use crate::fault::Fault;
         let clock_changes = resolved
@@ -139,8 +141,10 @@ impl LaneBuilder {
                 _ => None,
             })
             .collect();
+        let mut lanes = resolved.node_names();
+        lanes.extend(resolved.scenario.etcd_members());
         Self::new(
-            resolved.node_names(),
+            lanes,
             resolved.scenario.duration_ms as i64 * 1000,
             clock_changes,
         )

@@ -5,7 +5,7 @@
 use super::context::Cx;
 use super::error::ScenarioError;
 use super::types::Scenario;
-use crate::etcd_cluster::{CLIENTS, ETCD_LEADER, PEERS};
+use crate::etcd_cluster::{CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
 use crate::fault::{Fault, FaultSpec, Firing, When};
 
 /// The checked faults.
@@ -129,6 +129,7 @@ fn targets(
     let mut member_ends: Vec<&str> = members.iter().map(String::as_str).collect();
     if !members.is_empty() {
         member_ends.push(ETCD_LEADER);
+        member_ends.push(LEADER_MEMBER);
     }
     let with = |base: &[&'static str]| -> Vec<&str> {
         base.iter()

@@ -6,7 +6,8 @@ use crate::net::{Endpoint, Net};
 use crate::rpc::{call, EtcdWatch};
 use crate::service::etcd_cluster::{member_addr, ClientOp, Op, Refusal, Reply};
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The client side: a node's connection to the cluster, as clientv3 keeps one. It talks
@@ -16,32 +17,42 @@ use std::time::Duration;
 pub struct ClusterClient {
     ep: Arc<Endpoint>,
     members: usize,
-    at: Mutex<usize>,
+    /// The member it talks to (1-based), shared with the node's control block.
+    at: Arc<AtomicUsize>,
     retry_ms: u64,
 }
 
 impl ClusterClient {
     /// Node `n<node>`'s client (1-based), to `members` members, first to member
-    /// `((node - 1) mod members) + 1`.
-    pub fn new(ep: Arc<Endpoint>, node: usize, members: u32, retry_ms: u64) -> ClusterClient {
+    /// `((node - 1) mod members) + 1`; it keeps the member it talks to in `at`.
+    pub fn new(
+        ep: Arc<Endpoint>,
+        (node, at): (usize, Arc<AtomicUsize>),
+        members: u32,
+        retry_ms: u64,
+    ) -> ClusterClient {
+        at.store(
+            baton_model::etcd_cluster::first_member_of(node, members) as usize,
+            Ordering::SeqCst,
+        );
         ClusterClient {
             ep,
             members: members as usize,
-            at: Mutex::new(baton_model::etcd_cluster::first_member_of(node, members) as usize),
+            at,
             retry_ms,
         }
     }
 
     /// The member it talks to now.
     fn current(&self) -> SocketAddr {
-        member_addr(*self.at.lock().unwrap())
+        member_addr(self.at.load(Ordering::SeqCst))
     }
 
     /// Waits `retry_ms`, then talks to the next member.
     async fn next_member(&self) {
         madsim::time::sleep(Duration::from_millis(self.retry_ms)).await;
-        let mut at = self.at.lock().unwrap();
-        *at = *at % self.members + 1;
+        let at = self.at.load(Ordering::SeqCst);
+        self.at.store(at % self.members + 1, Ordering::SeqCst);
     }
 
     /// Sends `op`; `Err(None)` on a timeout, `Err(Some(text))` on an error the member

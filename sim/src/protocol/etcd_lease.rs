@@ -212,7 +212,7 @@ impl Protocol for EtcdLease {
         if let Some(c) = ctx.etcd_cluster {
             client = client.to_cluster(ClusterClient::new(
                 ctx.ep,
-                ctx.index,
+                (ctx.index, ctx.etcd_member),
                 c.members,
                 c.client_retry_ms,
             ));

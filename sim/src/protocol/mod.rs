@@ -77,6 +77,9 @@ pub struct ElectorCtx<'a> {
     pub requests: Arc<crate::requests::RequestCounter>,
     /// The lease service's cluster, when it has more than one member.
     pub etcd_cluster: Option<&'a baton_model::etcd_cluster::EtcdCluster>,
+    /// Where the node's cluster client keeps the member it talks to
+    /// ([`crate::node_control::NodeControl::etcd_member`]).
+    pub etcd_member: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A node's durable storage, owned by the world's [`crate::node::NodeControl`] so that
