@@ -12,10 +12,15 @@ tmp=$(mktemp reports/.bench.md.XXXXXX)
 trap 'rm -f "$tmp"' EXIT
 table=$("$sim" bench)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || echo unknown)
+# The code measured: the checked-out commit, and whether the tree differed from it.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':!reports'; then
+  commit="$commit plus uncommitted changes"
+fi
 {
   echo "# Baton speed benchmark"
   echo
-  echo "Made by \`bash nightly/bench.sh\` (\`sim bench\`) on $(nproc) cores ($cpu), $(rustc --version | cut -d' ' -f1-2)."
+  echo "Made by \`bash nightly/bench.sh\` (\`sim bench\`) on the code of commit $commit, $(nproc) cores ($cpu), $(rustc --version | cut -d' ' -f1-2)."
   echo "Each workload runs in a fresh process, three times; the table keeps the repetition"
   echo "with the median wall time. \"sim s / wall s\" is the whole run: simulate, with the"
   echo "checkers and the lanes reading every event as it is recorded, then render the summary,"

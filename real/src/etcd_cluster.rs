@@ -340,11 +340,6 @@ impl EtcdCluster {
             .is_some_and(|c| c.signal(sig).is_ok())
     }
 
-    /// Who leads etcd now: see [`leader_among`].
-    pub async fn leader(&self, http: &reqwest::Client) -> Option<(String, u64)> {
-        leader_among(http, &self.client_urls()).await
-    }
-
     /// Kills every member and removes the data now.
     pub fn stop(self) {
         drop(self)

@@ -256,38 +256,26 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
     Ok(())
 }
 
-/// The `to` end of a link fault.
-fn fault_to(fault: &Fault) -> Option<&str> {
-    match fault {
-        Fault::Partition { to, .. } | Fault::SlowLink { to, .. } => Some(to),
-        _ => None,
-    }
-}
-
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
 fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
     use baton_model::etcd_cluster::{member_index, CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
-    let member = |t: &str| member_index(t).is_some() || t == ETCD_LEADER;
+    let member = |t: &str| member_index(t).is_some() || t == ETCD_LEADER || t == LEADER_MEMBER;
     const ON_MEMBERS: &str = "allowed on an etcd member: kill, restart, pause, and a partition or slow link to `clients` or a node";
-    let ends: Vec<&String> = match fault {
-        Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => vec![from, to],
-        Fault::Kill { target, .. } | Fault::Restart { target } | Fault::Pause { target, .. } => {
-            vec![target]
+    let no_leader_member = format!("`{LEADER_MEMBER}`: the live client (the etcd-client crate) spreads its calls over every member, so no one member is the leader's ({ON_MEMBERS})");
+    match fault {
+        Fault::Partition { to, .. } | Fault::SlowLink { to, .. } if to == LEADER_MEMBER => {
+            return Some(("to", no_leader_member));
         }
-        _ => vec![],
-    };
-    if let Some(t) = ends.iter().find(|t| t.as_str() == LEADER_MEMBER) {
-        let key = if matches!(fault, Fault::Partition { .. } | Fault::SlowLink { .. }) {
-            if fault_to(fault) == Some(t.as_str()) {
-                "to"
-            } else {
-                "from"
-            }
-        } else {
-            "target"
-        };
-        return Some((key, format!("`{LEADER_MEMBER}`: the live client (the etcd-client crate) spreads its calls over every member, so no one member is the leader's ({ON_MEMBERS})")));
+        Fault::Partition { from, .. } | Fault::SlowLink { from, .. } if from == LEADER_MEMBER => {
+            return Some(("from", no_leader_member));
+        }
+        Fault::Kill { target, .. } | Fault::Restart { target } | Fault::Pause { target, .. }
+            if target == LEADER_MEMBER =>
+        {
+            return Some(("target", no_leader_member));
+        }
+        _ => {}
     }
     match fault {
         Fault::SlowDisk { .. } => {
