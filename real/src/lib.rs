@@ -33,6 +33,7 @@ pub mod driver;
 pub mod etcd_client;
 pub mod etcd_cluster;
 pub mod events;
+pub mod fine_timer;
 pub mod ledger;
 pub mod load;
 pub mod metrics;

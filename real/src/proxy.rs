@@ -8,7 +8,8 @@
 //! their timeouts, nobody gets a reset, and when the link is **mended** the held bytes
 //! are delivered, as TCP's retransmissions would deliver them. A request a client gave up
 //! on may therefore still land after the mend, which is exactly the late write only the
-//! fence stops. **Latency** delays every chunk by a fixed amount, in order.
+//! fence stops. **Latency** delays every burst of bytes by a draw from the link's range,
+//! in order, at µs precision (see [`crate::fine_timer`]).
 //!
 //! A new connection is accepted and connected upstream even during a cut (its bytes then
 //! wait like the others). If the upstream refuses (its process is dead), the client's
@@ -72,6 +73,11 @@ const CHUNK: usize = 64 * 1024;
 /// Chunks read ahead of a held or slowed writer, per direction: bounds what a cut
 /// buffers before the sender feels it.
 const QUEUE: usize = 64;
+/// Chunks read within this long of a burst's first travel with it, as one message: a
+/// gRPC answer (headers, data, trailers) is often written in several pieces at once,
+/// and the simulated network delays a message once, not each piece by a draw of its own
+/// (the slowest of several draws is later than one draw).
+const BURST: Duration = Duration::from_micros(500);
 
 impl Proxy {
     /// Starts a proxy to `upstream` on a free loopback port.
@@ -139,9 +145,9 @@ impl Proxy {
         self.update(flow, |g| g.cut = false);
     }
 
-    /// Delays every chunk of `flow` by a latency drawn uniformly from
-    /// `latency_ms_min..=latency_ms_max` (0, 0: none). Chunks stay in order, as TCP
-    /// keeps them: one that drew less than the one before it waits for it.
+    /// Delays every burst of `flow` by a latency drawn uniformly from
+    /// `latency_ms_min..=latency_ms_max` at µs resolution (0, 0: none). Bursts stay in
+    /// order, as TCP keeps them: one that drew less than the one before it waits for it.
     pub fn set_latency_ms(&self, flow: Flow, latency_ms_min: u64, latency_ms_max: u64) {
         let max = latency_ms_max.max(latency_ms_min);
         self.update(flow, |g| {
@@ -208,6 +214,8 @@ async fn pipe(
         let mut rng =
             rand_chacha::ChaCha8Rng::seed_from_u64(crate::run_clock::monotonic_us() as u64);
         let mut buf = vec![0u8; CHUNK];
+        // The burst the last chunk belonged to: when it began and when it is due.
+        let mut burst: Option<(Instant, Instant)> = None;
         loop {
             // A cut stops reading: the sender's buffers fill and its writes block.
             if read_gate.wait_for(|g| !g.cut).await.is_err() {
@@ -221,10 +229,19 @@ async fn pipe(
             let end = chunk.is_none();
             let (lo, hi) = {
                 let g = read_gate.borrow();
-                (g.latency_ms_min, g.latency_ms_max)
+                (g.latency_ms_min * 1000, g.latency_ms_max * 1000)
             };
-            let delay_ms = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
-            let due = Instant::now() + Duration::from_millis(delay_ms);
+            let now = Instant::now();
+            let due = match burst {
+                Some((began, due)) if now - began < BURST => due,
+                _ => {
+                    // At µs resolution, as the simulated network draws.
+                    let delay_us = if hi > lo { rng.gen_range(lo..=hi) } else { lo };
+                    let due = now + Duration::from_micros(delay_us);
+                    burst = Some((now, due));
+                    due
+                }
+            };
             if tx.send((due, chunk)).await.is_err() {
                 return false;
             }
@@ -236,7 +253,7 @@ async fn pipe(
     let mut write_gate = gate;
     let writer = async move {
         while let Some((due, chunk)) = rx.recv().await {
-            tokio::time::sleep_until(due).await;
+            crate::fine_timer::sleep_until(due.into_std()).await;
             // Bytes read just before a cut wait for the mend too.
             if write_gate.wait_for(|g| !g.cut).await.is_err() {
                 return false;
@@ -282,6 +299,7 @@ mod tests {
         tokio::spawn(async move {
             loop {
                 let (mut s, _) = l.accept().await.unwrap();
+                let _ = s.set_nodelay(true);
                 tokio::spawn(async move {
                     let mut buf = [0u8; 1024];
                     loop {
@@ -370,6 +388,39 @@ mod tests {
             .await
             .is_some());
         assert!(t0.elapsed() < Duration::from_millis(100), "latency removed");
+    }
+
+    /// A measurement, not a check (tests do not time the wall clock; run it with `cargo
+    /// test -p baton-real --lib added_latency -- --ignored --nocapture` in real mode's
+    /// build): the mean round trip of a 1-byte echo through a proxy, per latency setting,
+    /// against the nominal 2 x mean. It fails when the proxy adds over 0.5 ms a crossing
+    /// on average, as tokio's millisecond timer did (1.1 ms).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore]
+    async fn added_latency_is_what_was_set() {
+        let up = echo_server().await;
+        for (lo, hi) in [(0, 0), (3, 3), (1, 5)] {
+            let p = Proxy::start(up).await.unwrap();
+            p.set_latency_ms(Flow::Both, lo, hi);
+            let mut c = TcpStream::connect(p.addr()).await.unwrap();
+            c.set_nodelay(true).unwrap();
+            let n = 300;
+            let t0 = Instant::now();
+            for _ in 0..n {
+                assert!(round_trip(&mut c, b"x", Duration::from_secs(2))
+                    .await
+                    .is_some());
+            }
+            let mean_ms = t0.elapsed().as_secs_f64() * 1000.0 / n as f64;
+            let nominal_ms = (lo + hi) as f64;
+            println!(
+                "latency {lo}..{hi} ms: mean round trip {mean_ms:.3} ms, nominal {nominal_ms}"
+            );
+            assert!(
+                mean_ms - nominal_ms < 1.0,
+                "{mean_ms} ms against {nominal_ms}"
+            );
+        }
     }
 
     #[tokio::test]
