@@ -263,6 +263,8 @@ pub struct Findings {
     pub election_latency_ms: failover::LatencyStats,
     /// Each election's latency, in order of the wins.
     pub election_latencies_ms: Vec<f64>,
+    /// The same, split by what each was timed from (`election_latencies_by_start`).
+    pub election_latencies_by_start: failover::ElectionsByStart,
     /// For each leadership change, old leader's stop to new leader's first write.
     pub handoff_gaps: Vec<failover::HandoffGap>,
     /// The long-running job's handoffs (`job`).
@@ -460,6 +462,7 @@ impl Checks {
             failover_ms: failover.failover_ms,
             election_latency_ms: failover.election_latency_ms,
             election_latencies_ms: failover.election_latencies_ms,
+            election_latencies_by_start: failover.election_latencies_by_start,
             handoff_gaps: failover.handoff_gaps,
             false_failovers: self.false_failovers.finish(r.scenario.duration_ms),
             job: self.job.finish(),

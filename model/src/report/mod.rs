@@ -131,6 +131,7 @@ struct Report<'a> {
     failover_bound: Bound,
     election_latency_ms: &'a LatencyStats,
     election_latencies_ms: &'a [f64],
+    election_latencies_by_start: &'a crate::checker::failover::ElectionsByStart,
     #[serde(skip_serializing_if = "Option::is_none")]
     lease_ttl_granted_ms: Option<crate::checker::lease_ttl::LeaseTtlGranted>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -218,6 +219,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         failover_bound: failover_bound(r),
         election_latency_ms: &f.election_latency_ms,
         election_latencies_ms: &f.election_latencies_ms,
+        election_latencies_by_start: &f.election_latencies_by_start,
         lease_ttl_granted_ms: f.lease_ttl_granted_ms,
         lease_service: f.lease_service.as_ref(),
         leaders_acting: LeadersActing {
