@@ -7,6 +7,12 @@
 //! its counterpart with the relative error `(sim - real) / real`. The targets are the
 //! fidelity issue's: the simulated failover median within 10% of the live one, its 5th
 //! and 95th percentiles within 15%. A reader sees at a glance which rows hold.
+//!
+//! **Fidelity as a regression test.** Each median row with a target also carries the
+//! live median's 90% bootstrap interval, and the regression judgement CI applies
+//! (`sim/tests/fidelity.rs`): the simulated median must lie inside that interval or
+//! inside the target band around the live median, whichever is wider. A model change
+//! that moves a simulated median out of both fails CI, not a later measurement.
 
 use crate::checker::failover::nearest_rank;
 use serde::Serialize;
@@ -231,6 +237,12 @@ pub struct Row {
     pub target: Option<f64>,
     /// Whether the row meets its target (`None`: no target, or no figures).
     pub within_target: Option<bool>,
+    /// For a median row with a target: the live median's 90% bootstrap interval.
+    pub live_interval_90: Option<[f64; 2]>,
+    /// For a median row with a target and live figures: whether the simulated median
+    /// lies inside the live interval or the target band, whichever is wider (the
+    /// regression test's judgement; `false` when the simulated side has no figure).
+    pub regression_holds: Option<bool>,
 }
 
 /// The whole comparison.
@@ -248,15 +260,69 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// Every row with a target meets it.
     pub within_targets: bool,
+    /// Every median row's regression judgement holds (what CI checks).
+    pub regression_holds: bool,
 }
 
-/// A row to compute: metric, simulated, live, largest relative error allowed.
-type RowSpec<'a> = (&'a str, Option<f64>, Option<f64>, Option<f64>);
+/// A row to compute: metric, simulated, live, largest relative error allowed, and for
+/// a median row the live values it is the median of (sorted).
+type RowSpec<'a> = (
+    &'a str,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<Vec<f64>>,
+);
 
-/// One row: the relative error `(a - b) / b` judged against `target`.
-fn row(metric: &str, a: Option<f64>, b: Option<f64>, target: Option<f64>) -> Row {
+/// How many resamples the bootstrap draws.
+const BOOTSTRAP_RESAMPLES: usize = 2000;
+
+/// The 90% bootstrap interval of the (nearest-rank) median of `values`: the 5th and 95th
+/// percentiles of the medians of [`BOOTSTRAP_RESAMPLES`] resamples with replacement. The
+/// generator has a fixed seed, so the same trials always give the same interval. `None`
+/// below 2 values.
+pub fn median_bootstrap90(values: &[f64]) -> Option<[f64; 2]> {
+    use rand::{Rng, SeedableRng};
+    if values.len() < 2 {
+        return None;
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(90);
+    let mut sample = vec![0.0; values.len()];
+    let mut medians: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
+        .map(|_| {
+            for x in sample.iter_mut() {
+                *x = values[rng.gen_range(0..values.len())];
+            }
+            sample.sort_by(f64::total_cmp);
+            nearest_rank(&sample, 50)
+        })
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    Some([nearest_rank(&medians, 5), nearest_rank(&medians, 95)])
+}
+
+/// One row: the relative error `(a - b) / b` judged against `target`, and for a median
+/// row with a target the regression judgement against the live values' interval.
+fn row(
+    metric: &str,
+    a: Option<f64>,
+    b: Option<f64>,
+    target: Option<f64>,
+    live_values: Option<Vec<f64>>,
+) -> Row {
     let relative_error = match (a, b) {
         (Some(a), Some(b)) if b != 0.0 => Some((a - b) / b),
+        _ => None,
+    };
+    let median_row = live_values.is_some();
+    let live_interval_90 = target.and(live_values).and_then(|v| median_bootstrap90(&v));
+    // Too few live values for an interval: the band alone judges.
+    let regression_holds = match (a, b, target.filter(|_| median_row)) {
+        (Some(a), Some(b), Some(t)) => {
+            let [lo, hi] = live_interval_90.unwrap_or([b, b]);
+            Some(a >= lo.min(b * (1.0 - t)) && a <= hi.max(b * (1.0 + t)))
+        }
+        (None, Some(_), Some(_)) => Some(false),
         _ => None,
     };
     Row {
@@ -266,6 +332,8 @@ fn row(metric: &str, a: Option<f64>, b: Option<f64>, target: Option<f64>) -> Row
         relative_error,
         target,
         within_target: target.and_then(|t| relative_error.map(|e| e.abs() <= t)),
+        live_interval_90,
+        regression_holds,
     }
 }
 
@@ -280,29 +348,32 @@ pub fn compare(
     // Only a cluster's lease service has overruns, and only live trials that watched it
     // measured them: that row has a target when the live side has expiries.
     let overrun_target = (r.lease_expiries > 0).then_some(0.10);
+    let live = |f: fn(&RunFigures) -> &Vec<f64>| -> Vec<f64> {
+        real.iter().flat_map(|x| f(x).iter().copied()).collect()
+    };
     // Election latency is judged per kind of start (their mixture's median falls between
     // the two costs), each where the live side has elections of that kind.
     let campaign_target = r.campaign_election_p50_ms.map(|_| 0.20);
     let vacancy_target = r.vacancy_election_p50_ms.map(|_| 0.20);
     #[rustfmt::skip]
     let table: [RowSpec; 13] = [
-        ("failover median (ms)", s.failover_p50_ms, r.failover_p50_ms, Some(0.10)),
-        ("failover p5 (ms)", s.failover_p5_ms, r.failover_p5_ms, Some(0.15)),
-        ("failover p95 (ms)", s.failover_p95_ms, r.failover_p95_ms, Some(0.15)),
-        ("failover min (ms)", s.failover_min_ms, r.failover_min_ms, None),
-        ("failover max (ms)", s.failover_max_ms, r.failover_max_ms, None),
-        ("election latency median (ms)", s.election_p50_ms, r.election_p50_ms, None),
-        ("election latency median, from a campaign (ms)", s.campaign_election_p50_ms, r.campaign_election_p50_ms, campaign_target),
-        ("election latency median, from a vacancy (ms)", s.vacancy_election_p50_ms, r.vacancy_election_p50_ms, vacancy_target),
-        ("election latency p99 (ms)", s.election_p99_ms, r.election_p99_ms, None),
-        ("lease overrun median (ms)", s.lease_overrun_p50_ms, r.lease_overrun_p50_ms, overrun_target),
-        ("lease overrun p95 (ms)", s.lease_overrun_p95_ms, r.lease_overrun_p95_ms, None),
-        ("fencing rejections per run", Some(s.rejections_per_run), Some(r.rejections_per_run), None),
-        ("lease TTL granted (ms)", s.lease_ttl_granted_ms, r.lease_ttl_granted_ms, None),
+        ("failover median (ms)", s.failover_p50_ms, r.failover_p50_ms, Some(0.10), Some(live(|x| &x.failover_ms))),
+        ("failover p5 (ms)", s.failover_p5_ms, r.failover_p5_ms, Some(0.15), None),
+        ("failover p95 (ms)", s.failover_p95_ms, r.failover_p95_ms, Some(0.15), None),
+        ("failover min (ms)", s.failover_min_ms, r.failover_min_ms, None, None),
+        ("failover max (ms)", s.failover_max_ms, r.failover_max_ms, None, None),
+        ("election latency median (ms)", s.election_p50_ms, r.election_p50_ms, None, None),
+        ("election latency median, from a campaign (ms)", s.campaign_election_p50_ms, r.campaign_election_p50_ms, campaign_target, Some(live(|x| &x.campaign_election_ms))),
+        ("election latency median, from a vacancy (ms)", s.vacancy_election_p50_ms, r.vacancy_election_p50_ms, vacancy_target, Some(live(|x| &x.vacancy_election_ms))),
+        ("election latency p99 (ms)", s.election_p99_ms, r.election_p99_ms, None, None),
+        ("lease overrun median (ms)", s.lease_overrun_p50_ms, r.lease_overrun_p50_ms, overrun_target, Some(live(|x| &x.lease_overrun_ms))),
+        ("lease overrun p95 (ms)", s.lease_overrun_p95_ms, r.lease_overrun_p95_ms, None, None),
+        ("fencing rejections per run", Some(s.rejections_per_run), Some(r.rejections_per_run), None, None),
+        ("lease TTL granted (ms)", s.lease_ttl_granted_ms, r.lease_ttl_granted_ms, None, None),
     ];
     let rows: Vec<Row> = table
         .into_iter()
-        .map(|(metric, a, b, target)| row(metric, a, b, target))
+        .map(|(metric, a, b, target, values)| row(metric, a, b, target, values))
         .collect();
     // A target row without figures on both sides is not met: a comparison with nothing
     // to compare must not read as a success.
@@ -310,6 +381,7 @@ pub fn compare(
         .iter()
         .filter(|x| x.target.is_some())
         .all(|x| x.within_target == Some(true));
+    let regression_holds = rows.iter().all(|x| x.regression_holds != Some(false));
     Comparison {
         command: command.into(),
         scenario: scenario.into(),
@@ -317,6 +389,7 @@ pub fn compare(
         real: r,
         rows,
         within_targets,
+        regression_holds,
     }
 }
 
@@ -348,9 +421,9 @@ impl Comparison {
         );
         let _ = writeln!(
             m,
-            "| metric | simulated | live etcd | relative error | target |"
+            "| metric | simulated | live etcd | relative error | target | live median, 90% bootstrap | regression test |"
         );
-        let _ = writeln!(m, "|---|---:|---:|---:|---|");
+        let _ = writeln!(m, "|---|---:|---:|---:|---|---:|---|");
         for r in &self.rows {
             let err = r
                 .relative_error
@@ -361,9 +434,17 @@ impl Comparison {
                 (Some(t), Some(false)) => format!("within {:.0}%: **not met**", t * 100.0),
                 (Some(t), None) => format!("within {:.0}%: no figures", t * 100.0),
             };
+            let interval = r.live_interval_90.map_or(String::new(), |[a, b]| {
+                format!("{} .. {}", num(Some(a)), num(Some(b)))
+            });
+            let regression = match r.regression_holds {
+                None => "",
+                Some(true) => "holds",
+                Some(false) => "**fails**",
+            };
             let _ = writeln!(
                 m,
-                "| {} | {} | {} | {err} | {target} |",
+                "| {} | {} | {} | {err} | {target} | {interval} | {regression} |",
                 r.metric,
                 num(r.sim),
                 num(r.real)
@@ -395,6 +476,11 @@ impl Comparison {
             } else {
                 "Some target is **not met**."
             }
+        );
+        let _ = writeln!(
+            m,
+            "\nRegression test (what CI checks against these live trials): {}. A median row holds when the simulated median lies inside the live median's 90% bootstrap interval ({BOOTSTRAP_RESAMPLES} resamples of the live values, a fixed seed) or inside its target band around the live median, whichever is wider.",
+            if self.regression_holds { "every median row holds" } else { "some median row **fails**" }
         );
         let _ = writeln!(
             m,
@@ -479,6 +565,46 @@ mod tests {
             a > 2400.0 && a < 2500.0 && b > 2500.0 && b < 2600.0,
             "{a} {b}"
         );
+    }
+
+    /// Methodology: live failovers spread widely (1000..3000 ms, 21 values): their
+    /// median's bootstrap interval is wide and deterministic, contains the median, and
+    /// lies within the values. A simulated median 20% off (beyond the 10% target) but
+    /// inside the interval holds; one beyond both fails; a tight live side (all 2000) is
+    /// judged by the 10% band alone. Below 2 values there is no interval.
+    #[test]
+    fn the_regression_test_takes_the_wider_of_interval_and_band() {
+        let wide: Vec<f64> = (0..21).map(|i| 1000.0 + 100.0 * i as f64).collect();
+        let [lo, hi] = median_bootstrap90(&wide).unwrap();
+        assert_eq!(median_bootstrap90(&wide), Some([lo, hi]), "deterministic");
+        assert!(
+            lo < 2000.0 && hi > 2000.0 && lo >= 1000.0 && hi <= 3000.0,
+            "{lo} {hi}"
+        );
+        assert!(
+            hi - lo > 400.0,
+            "{lo} {hi}: 21 values this spread give a wide interval"
+        );
+        assert_eq!(median_bootstrap90(&[5.0]), None);
+        let real = [run(&wide)];
+        let judge = |sim_median: f64| {
+            let c = compare("c", "s", &[run(&[sim_median])], &real);
+            (
+                c.rows[0].within_target,
+                c.rows[0].regression_holds,
+                c.regression_holds,
+            )
+        };
+        let inside = (lo + 2000.0 * 0.9).min(2000.0 * 0.9) - 1.0;
+        assert!(inside > lo, "the interval reaches below the band");
+        assert_eq!(judge(inside), (Some(false), Some(true), true));
+        assert_eq!(judge(lo - 50.0), (Some(false), Some(false), false));
+        let tight = [run(&[2000.0; 21])];
+        let c = compare("c", "s", &[run(&[2150.0])], &tight);
+        assert_eq!(c.rows[0].live_interval_90, Some([2000.0, 2000.0]));
+        assert_eq!(c.rows[0].regression_holds, Some(true), "inside 10%");
+        let c = compare("c", "s", &[run(&[2250.0])], &tight);
+        assert_eq!(c.rows[0].regression_holds, Some(false), "beyond 10%");
     }
 
     #[test]
