@@ -102,6 +102,11 @@ pub enum Event {
         token: u64,
         /// Why it stopped.
         reason: String,
+        /// When (global µs) its leadership ended in its own view, when that was before
+        /// this record: its deadline passed or it was told, while a write was in flight
+        /// that it let finish first. Absent: it ended here.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lost_at_us: Option<i64>,
     },
     /// A node was killed (its tasks dropped).
     NodeKilled {

@@ -42,6 +42,7 @@
 use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -104,6 +105,14 @@ impl Default for ConsulSessionConfig {
 }
 
 impl ConsulSessionConfig {
+    /// What this protocol promises without the fence: its leader's deadline counts from before its
+    /// request left, so it stops before the backend's grant ends while its clock is true
+    /// and it is not paused; it keeps no margin beyond that (see
+    /// [`SafetyBounds::LEASE_WITHOUT_MARGIN`]).
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        SafetyBounds::LEASE_WITHOUT_MARGIN
+    }
+
     /// How often the session is renewed: TTL / 2, as `RenewPeriodic`.
     pub fn renew_interval_ms(&self) -> u64 {
         (self.session_ttl_ms / 2).max(1)

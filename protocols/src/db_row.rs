@@ -33,6 +33,7 @@
 use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -106,6 +107,14 @@ impl Default for DbRowConfig {
 }
 
 impl DbRowConfig {
+    /// What this protocol promises without the fence: its leader's deadline counts from before its
+    /// request left, so it stops before the backend's grant ends while its clock is true
+    /// and it is not paused; it keeps no margin beyond that (see
+    /// [`SafetyBounds::LEASE_WITHOUT_MARGIN`]).
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        SafetyBounds::LEASE_WITHOUT_MARGIN
+    }
+
     /// The renew interval in force (TTL / 3 when not set).
     pub fn effective_renew_interval_ms(&self) -> u64 {
         if self.renew_interval_ms == 0 {

@@ -23,6 +23,7 @@ use crate::etcd_api::{
     Compare, CompareOp, CompareTarget, EtcdApi, EtcdError, RangeRequest, Txn, TxnOp, WatchEventKind,
 };
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,11 @@ pub enum Canary {
     /// pause before a write alone never fails a renewal; a pause that overlaps a
     /// partition, or a slow clock during one, does both.
     FenceRetryWhenCutOff,
+    /// The leader counts its lease from when each answer arrived instead of from before
+    /// its request left: right while answers are quick, late by their delay when they
+    /// are slow (not lost). It then acts past its grant with no pause and a true clock,
+    /// which the fence hides and the `protocol_safety` checker must catch.
+    LateDeadline,
 }
 
 /// Parameters of the etcd-lease protocol (a scenario's `[etcd-lease]` table).
@@ -85,6 +91,14 @@ impl Default for EtcdLeaseConfig {
 }
 
 impl EtcdLeaseConfig {
+    /// What this protocol promises without the fence: its leader's deadline counts from before its
+    /// request left, so it stops before the backend's grant ends while its clock is true
+    /// and it is not paused; it keeps no margin beyond that (see
+    /// [`SafetyBounds::LEASE_WITHOUT_MARGIN`]).
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        SafetyBounds::LEASE_WITHOUT_MARGIN
+    }
+
     /// The TTL the service will grant: the asked TTL raised to its minimum.
     pub fn granted_ttl_ms(&self) -> u64 {
         self.lease_ttl_ms.max(self.min_lease_ttl_ms)
@@ -149,9 +163,11 @@ impl EtcdLeaseElector {
             .await
             .map_err(unavailable)?;
         let honour = self.cfg.canary != Canary::IgnoreDeadline;
+        let late = self.cfg.canary == Canary::LateDeadline;
+        let from_us = if late { self.clock.now_us() } else { sent_us };
         let lease = LeaseHandle::new(
             self.clock.clone(),
-            sent_us + grant.ttl_ms as i64 * 1000,
+            from_us + grant.ttl_ms as i64 * 1000,
             honour,
         );
         if self.cfg.canary == Canary::FenceRetryWhenCutOff {
@@ -164,6 +180,7 @@ impl EtcdLeaseElector {
             lease.clone(),
             grant.id,
             self.cfg.effective_keepalive_interval_ms(),
+            late,
         );
         Ok(Session {
             lease_id: grant.id,
@@ -239,13 +256,15 @@ impl EtcdLeaseElector {
 
 /// Renews the lease every `interval_ms` until it is lost. A renewal extends the local
 /// deadline to (time the renewal was sent + TTL granted); a timed-out renewal extends
-/// nothing, so a partitioned node's deadline runs out on its own clock.
+/// nothing, so a partitioned node's deadline runs out on its own clock. (`late`: the
+/// `late-deadline` canary counts from the answer's arrival instead.)
 fn spawn_keepalive(
     api: Arc<dyn EtcdApi>,
     clock: Arc<dyn Clock>,
     lease: LeaseHandle,
     id: i64,
     interval_ms: u64,
+    late: bool,
 ) {
     madsim::task::spawn(async move {
         loop {
@@ -257,7 +276,10 @@ fn spawn_keepalive(
             }
             let sent_us = clock.now_us();
             match api.lease_keep_alive(id).await {
-                Ok(Some(ttl_ms)) => lease.extend_to(sent_us + ttl_ms as i64 * 1000),
+                Ok(Some(ttl_ms)) => {
+                    let from_us = if late { clock.now_us() } else { sent_us };
+                    lease.extend_to(from_us + ttl_ms as i64 * 1000)
+                }
                 Ok(None) => {
                     lease.end(LossReason::Revoked);
                     return;

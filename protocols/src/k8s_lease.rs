@@ -45,6 +45,7 @@
 use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -87,6 +88,24 @@ impl Default for K8sLeaseConfig {
 }
 
 impl K8sLeaseConfig {
+    /// What this protocol promises without the fence: client-go's leader stops
+    /// `renew_deadline` after the start of its last successful renewal, while the Lease
+    /// it wrote stays held for `lease_duration` after the server stored it (no earlier
+    /// than that start). The difference is a margin: a pause or a clock jump up to it,
+    /// and a slow clock up to `1 - renew_deadline / lease_duration`, still stop the
+    /// leader in time.
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        let margin_ms = self
+            .lease_duration_ms
+            .saturating_sub(self.renew_deadline_ms);
+        SafetyBounds {
+            self_safe: true,
+            pause_ms: margin_ms,
+            drift_ppm: margin_ms * 1_000_000 / self.lease_duration_ms.max(1),
+            offset_ms: margin_ms,
+        }
+    }
+
     /// The longest jittered wait between a candidate's tries.
     pub fn max_retry_wait_ms(&self) -> u64 {
         (self.retry_period_ms as f64 * (1.0 + JITTER_FACTOR)).ceil() as u64

@@ -59,6 +59,8 @@ struct State {
     renewal_failed: AtomicBool,
     /// The canary's one retry has been spent.
     fence_retry_spent: AtomicBool,
+    /// When (local µs) something ended it ([`LeaseHandle::end`]); `i64::MIN` until then.
+    ended_at_us: AtomicI64,
 }
 
 /// A leadership held by this node.
@@ -94,6 +96,7 @@ impl LeaseHandle {
                 fence_retry_canary: AtomicBool::new(false),
                 renewal_failed: AtomicBool::new(false),
                 fence_retry_spent: AtomicBool::new(false),
+                ended_at_us: AtomicI64::new(i64::MIN),
             }),
         }
     }
@@ -128,6 +131,13 @@ impl LeaseHandle {
     pub fn end(&self, reason: LossReason) {
         if !self.state.lost.swap(true, Ordering::SeqCst) {
             self.state.reason.store(reason as u8, Ordering::SeqCst);
+            let now = self.state.clock.now_us();
+            let _ = self.state.ended_at_us.compare_exchange(
+                i64::MIN,
+                now,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
         }
         self.state.changed.notify_waiters();
     }
@@ -259,6 +269,21 @@ impl Leadership {
         } else {
             None
         }
+    }
+
+    /// How long ago, on the node's clock (µs), the leadership ended in the node's own
+    /// view: its deadline passed (for an honest protocol) or something ended it; `None`
+    /// while it holds. The node notices only at its next check, after a protected write
+    /// in flight has finished: this is the instant its belief really ended, for the
+    /// record of its stop.
+    pub fn ended_ago_us(&self) -> Option<i64> {
+        let s = &self.state;
+        let now = s.clock.now_us();
+        let by_deadline = (s.honour_deadline && now >= s.deadline_us.load(Ordering::SeqCst))
+            .then(|| now - s.deadline_us.load(Ordering::SeqCst));
+        let ended = s.ended_at_us.load(Ordering::SeqCst);
+        let by_end = (ended != i64::MIN).then(|| now - ended);
+        by_deadline.max(by_end)
     }
 
     /// Local time left on the lease, in milliseconds (0 once passed).

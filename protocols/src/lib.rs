@@ -22,6 +22,7 @@ pub mod raft;
 pub mod raft_config;
 pub mod redis_lock;
 pub mod ring;
+pub mod safety;
 pub mod zk_sequential;
 
 pub use clock::Clock;

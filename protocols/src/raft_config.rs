@@ -4,6 +4,7 @@
 //! simulation (`--cfg madsim`): the model reads `[raft]` tables in both builds, the real
 //! one included.
 
+use crate::safety::SafetyBounds;
 use serde::{Deserialize, Serialize};
 
 /// A deliberately broken variant, for the harness to catch.
@@ -71,6 +72,25 @@ impl Default for RaftConfig {
 }
 
 impl RaftConfig {
+    /// What raft promises without the fence, by term and its leader lease: the leader
+    /// acts only within `leader_lease_ms` of sending a heartbeat a majority accepted, on
+    /// its own clock, and a follower votes for no one within `election_timeout_min_ms`
+    /// of hearing it; no new leader is elected before the old one's lease ran out. The
+    /// difference is the margin: a pause or clock jump up to it, and a slow clock up to
+    /// `1 - leader_lease / election_timeout_min`. (The `no-lease-check` canary claims
+    /// the same and breaks it: the checker must catch it.)
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        let margin_ms = self
+            .election_timeout_min_ms
+            .saturating_sub(self.leader_lease_ms);
+        SafetyBounds {
+            self_safe: true,
+            pause_ms: margin_ms,
+            drift_ppm: margin_ms * 1_000_000 / self.election_timeout_min_ms.max(1),
+            offset_ms: margin_ms,
+        }
+    }
+
     /// openraft's tick: it checks election timeouts every 1.5 heartbeat intervals.
     pub fn tick_ms(&self) -> u64 {
         self.heartbeat_interval_ms * 3 / 2

@@ -35,6 +35,7 @@ use crate::clock::Clock;
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::Leadership;
 use crate::peer::{self, Coord, Core, ElectionLog, PeerNet, View};
+use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -294,5 +295,14 @@ impl Elector for RingElector {
 
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
         Ok(self.inner.core.leader_info())
+    }
+}
+
+impl RingConfig {
+    /// What this protocol promises without the fence: nothing. An election among peers with no lease: a
+    /// node that stops hearing the leader elects another while the old one still
+    /// leads, so two may act at once whenever messages are lost or late.
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        SafetyBounds::FENCE_ONLY
     }
 }

@@ -39,6 +39,7 @@
 use crate::clock::Clock;
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -83,6 +84,14 @@ impl Default for ZkSequentialConfig {
 }
 
 impl ZkSequentialConfig {
+    /// What this protocol promises without the fence: its leader's deadline counts from before its
+    /// request left, so it stops before the backend's grant ends while its clock is true
+    /// and it is not paused; it keeps no margin beyond that (see
+    /// [`SafetyBounds::LEASE_WITHOUT_MARGIN`]).
+    pub fn safety_bounds(&self) -> SafetyBounds {
+        SafetyBounds::LEASE_WITHOUT_MARGIN
+    }
+
     /// The server's lower bound on session timeouts in force.
     pub fn effective_min_session_timeout_ms(&self) -> u64 {
         if self.min_session_timeout_ms == 0 {

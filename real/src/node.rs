@@ -550,6 +550,11 @@ async fn serve_leadership(
         token: Some(token),
     });
     let reason = lead(&node.ctx, &leadership, &node.work).await;
+    // When its belief really ended: before lead() let an in-flight write finish.
+    let lost_at_us = leadership
+        .ended_ago_us()
+        .filter(|ago| *ago > 0)
+        .map(|ago| log.clock().now_us() - ago);
     leadership.end(reason);
     // Every protected write has completed or timed out by now: lead() is the only
     // writer and it has returned. Only then is leadership released.
@@ -559,6 +564,7 @@ async fn serve_leadership(
         node: name.clone(),
         token,
         reason: reason.as_str().to_string(),
+        lost_at_us,
     });
     node.set_role(Role::Follower, None);
     node.metrics.transitions.inc();

@@ -31,6 +31,7 @@ struct RunFacts {
     rejections: usize,
     backend_requests: u64,
     simulated_ms: u64,
+    safety: crate::checker::protocol_safety::Outcome,
 }
 
 /// One cell of the matrix: a protocol on a scenario, over all seeds.
@@ -70,6 +71,8 @@ pub struct Cell {
     pub backend_requests_per_s: f64,
     /// The protocol's failover bound for this scenario.
     pub failover_bound: String,
+    /// Seeds by protocol-safety outcome: protocol-safe, fence-saved, unsafe.
+    pub safety_outcomes: [u64; 3],
 }
 
 /// One seed of a cell.
@@ -169,6 +172,7 @@ fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
         rejections: f.rejections.len(),
         backend_requests: report["backend_requests"].as_u64().unwrap_or(0),
         simulated_ms: r.scenario.duration_ms,
+        safety: f.protocol_safety.outcome,
     })
 }
 
@@ -255,6 +259,11 @@ fn cell(r: &Resolved, runs: &[RunFacts]) -> Cell {
             .map(|x| x.longest_overlap_ms)
             .fold(0.0, f64::max),
         by_effect_incidents: runs.iter().map(|x| x.incidents).sum(),
+        safety_outcomes: {
+            use crate::checker::protocol_safety::Outcome as O;
+            let n = |o: O| runs.iter().filter(|x| x.safety == o).count() as u64;
+            [n(O::ProtocolSafe), n(O::FenceSaved), n(O::Unsafe)]
+        },
         seeds_with_incidents: runs
             .iter()
             .filter(|x| x.incidents > 0 || x.reused > 0)
@@ -317,13 +326,13 @@ pub fn markdown(plan: &Plan, command: &str, outcome: &Outcome) -> String {
         "Seeds {}..{} per cell. Times in simulated ms. Incidents: double-leader-acting incidents summed over seeds (seeds with an incident or a reused sequence number in brackets). See README, \"Reading the matrix\".\n",
         plan.seeds.start, plan.seeds.end
     );
-    let _ = writeln!(t, "| scenario | protocol | pass | failover p50 | failover p99 | election p99 | belief overlaps (longest) | incidents (seeds) | fencing rejections | backend req/s | failed properties | failing seeds |");
-    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(t, "| scenario | protocol | pass | failover p50 | failover p99 | election p99 | belief overlaps (longest) | incidents (seeds) | fencing rejections | backend req/s | safe / fence-saved / unsafe | failed properties | failing seeds |");
+    let _ = writeln!(t, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for c in cells {
         if c.seeds == 0 {
             let _ = writeln!(
                 t,
-                "| {} | {} | not run | - | - | - | - | - | - | - | - | - |",
+                "| {} | {} | not run | - | - | - | - | - | - | - | - | - | - |",
                 c.scenario, c.protocol
             );
             continue;
@@ -335,7 +344,7 @@ pub fn markdown(plan: &Plan, command: &str, outcome: &Outcome) -> String {
             .collect();
         let _ = writeln!(
             t,
-            "| {} | {} | {}/{} | {} | {} | {} | {} ({}) | {} ({}) | {} | {:.1} | {} | {} |",
+            "| {} | {} | {}/{} | {} | {} | {} | {} ({}) | {} ({}) | {} | {:.1} | {} / {} / {} | {} | {} |",
             c.scenario,
             c.protocol,
             c.passed,
@@ -361,6 +370,9 @@ pub fn markdown(plan: &Plan, command: &str, outcome: &Outcome) -> String {
             c.seeds_with_incidents,
             c.fencing_rejections,
             c.backend_requests_per_s,
+            c.safety_outcomes[0],
+            c.safety_outcomes[1],
+            c.safety_outcomes[2],
             if failed.is_empty() {
                 "-".into()
             } else {

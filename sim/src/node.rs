@@ -215,10 +215,16 @@ async fn step_down(
     // Every protected write has completed or timed out by now: lead() is the only
     // writer and it has returned. Only then is leadership released.
     work.stop_leading();
+    // When its belief really ended: lead() let an in-flight write finish first.
+    let lost_at_us = leadership
+        .ended_ago_us()
+        .filter(|ago| *ago > 0)
+        .map(|ago| crate::clock::global_now_us() - ago);
     env.timeline.record(Event::StoppedActing {
         node: ctl.name.clone(),
         token,
         reason: reason.as_str().to_string(),
+        lost_at_us,
     });
     ctl.set_status(Role::Follower, None);
     env.timeline.record(Event::RoleChanged {

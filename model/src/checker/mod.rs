@@ -29,6 +29,7 @@ pub mod lease_service;
 pub mod lease_ttl;
 pub mod liveness;
 pub mod load;
+pub mod protocol_safety;
 pub mod sequence;
 pub mod sometimes;
 pub mod stale_read;
@@ -146,6 +147,16 @@ pub enum Violation {
         /// The term and both nodes.
         detail: String,
     },
+    /// Defends "one leader acts at a time, by the protocol alone" (see
+    /// [`protocol_safety`]): a leader stops acting before the backend's grant to it ends,
+    /// unless a pause or clock fault beyond the protocol's declared bounds explains it.
+    /// One per leadership, whether or not the fence stopped its writes.
+    ActedPastGrant {
+        /// When it first acted past the grant.
+        at_ms: f64,
+        /// Node, token, the grant's end and the bounds.
+        detail: String,
+    },
     /// Defends linearizable reads (see [`stale_read`]): a read answered from a leader's
     /// lease reflects every batch committed before it was sent. One per leadership.
     StaleRead {
@@ -171,6 +182,7 @@ impl Violation {
             Violation::ActedAfterRelease { .. } => "acted_after_release",
             Violation::TwoLeadersInOneTerm { .. } => "election_safety",
             Violation::StaleRead { .. } => "stale_read",
+            Violation::ActedPastGrant { .. } => "acted_past_grant",
         }
     }
 
@@ -187,7 +199,8 @@ impl Violation {
             | Violation::NegativeHandoffGap { at_ms, .. }
             | Violation::ActedAfterRelease { at_ms, .. }
             | Violation::TwoLeadersInOneTerm { at_ms, .. }
-            | Violation::StaleRead { at_ms, .. } => *at_ms,
+            | Violation::StaleRead { at_ms, .. }
+            | Violation::ActedPastGrant { at_ms, .. } => *at_ms,
         }
     }
 
@@ -203,7 +216,8 @@ impl Violation {
             | Violation::NegativeHandoffGap { detail, .. }
             | Violation::ActedAfterRelease { detail, .. }
             | Violation::TwoLeadersInOneTerm { detail, .. }
-            | Violation::StaleRead { detail, .. } => detail.clone(),
+            | Violation::StaleRead { detail, .. }
+            | Violation::ActedPastGrant { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -293,6 +307,9 @@ pub struct Findings {
     /// The lease service's leader changes and lease overruns (`lease_service`; `None`
     /// when the service is not a cluster).
     pub lease_service: Option<lease_service::LeaseServiceSummary>,
+    /// Whether the protocol kept its leaders inside their grants by itself, or the
+    /// fence had to (`protocol_safety`).
+    pub protocol_safety: protocol_safety::ProtocolSafetySummary,
 }
 
 impl Findings {
@@ -354,6 +371,7 @@ pub struct Checks {
     faults: faults::Faults,
     lease_ttl: lease_ttl::LeaseTtl,
     lease_service: lease_service::LeaseService,
+    protocol_safety: protocol_safety::ProtocolSafety,
 }
 
 impl Checks {
@@ -385,6 +403,7 @@ impl Checks {
             faults: faults::Faults::default(),
             lease_ttl: lease_ttl::LeaseTtl::default(),
             lease_service: lease_service::LeaseService::default(),
+            protocol_safety: protocol_safety::ProtocolSafety::new(resolved),
         }
     }
 
@@ -405,6 +424,7 @@ impl Checks {
         self.faults.entry(e);
         self.lease_ttl.entry(e);
         self.lease_service.entry(e);
+        self.protocol_safety.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -445,11 +465,13 @@ impl Checks {
         let failover = self.failover.finish(&mut violations);
         self.election_safety.finish(&mut violations);
         let reads = self.stale_read.finish(&mut violations);
+        let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
         violations.sort_by(|a, b| {
             a.at_ms()
                 .total_cmp(&b.at_ms())
                 .then_with(|| a.property().cmp(b.property()))
         });
+        protocol_safety.judge(&violations);
         let fault_windows = self.faults.windows(r, end_us);
         Findings {
             violations,
@@ -475,6 +497,7 @@ impl Checks {
             events: self.next_idx,
             lease_ttl_granted_ms: self.lease_ttl.finish(),
             lease_service: self.lease_service.finish(),
+            protocol_safety,
         }
     }
 }
@@ -540,6 +563,7 @@ pub(crate) mod testing {
                 node: node.into(),
                 token,
                 reason: reason.into(),
+                lost_at_us: None,
             },
         )
     }

@@ -167,6 +167,7 @@ impl LaneBuilder {
                 node,
                 token,
                 reason,
+                ..
             } => self.stopped_acting(node, *token, reason, e),
             Event::NodeKilled { node } => self.killed(node, at),
             Event::NodeRestarted { node } => self.restarted(node, at),

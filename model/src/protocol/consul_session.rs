@@ -17,6 +17,10 @@ impl ProtocolModel for ConsulSession {
         ProtocolName::ConsulSession
     }
 
+    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+        self.0.safety_bounds()
+    }
+
     fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[

@@ -14,6 +14,10 @@ impl ProtocolModel for K8sLease {
         ProtocolName::K8sLease
     }
 
+    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+        self.0.safety_bounds()
+    }
+
     /// client-go's `NewLeaderElector` checks, then the lease's name.
     fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;

@@ -132,6 +132,11 @@ pub trait ProtocolModel: Send + Sync + std::fmt::Debug {
     /// its formula.
     fn failover_bound(&self) -> Bound;
 
+    /// What the protocol promises about its own safety without the fence, declared next
+    /// to its code (see [`baton_protocols::safety`]); the `protocol_safety` checker
+    /// judges by it.
+    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds;
+
     /// The default liveness bound: after the last fault ends, a leader must write within
     /// this long.
     fn default_liveness_bound_ms(&self) -> u64;

@@ -14,6 +14,10 @@ impl ProtocolModel for RedisNaive {
         ProtocolName::RedisNaive
     }
 
+    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+        self.0.safety_bounds()
+    }
+
     fn validate(&self) -> Result<(), KeyError> {
         validate(&self.0)
     }
@@ -34,6 +38,10 @@ pub struct RedisFenced(pub RedisLockConfig, pub Fleet);
 impl ProtocolModel for RedisFenced {
     fn name(&self) -> ProtocolName {
         ProtocolName::RedisFenced
+    }
+
+    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+        self.0.safety_bounds()
     }
 
     fn validate(&self) -> Result<(), KeyError> {

@@ -14,6 +14,10 @@ impl ProtocolModel for Ring {
         ProtocolName::Ring
     }
 
+    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+        self.0.safety_bounds()
+    }
+
     fn validate(&self) -> Result<(), KeyError> {
         let c = &self.0;
         require_positive(&[

@@ -136,6 +136,7 @@ struct Report<'a> {
     lease_ttl_granted_ms: Option<crate::checker::lease_ttl::LeaseTtlGranted>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lease_service: Option<&'a crate::checker::lease_service::LeaseServiceSummary>,
+    protocol_safety: &'a crate::checker::protocol_safety::ProtocolSafetySummary,
     leaders_acting: LeadersActing,
     double_leader_acting_incidents: u64,
     stale_token_accepts: u64,
@@ -222,6 +223,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         election_latencies_by_start: &f.election_latencies_by_start,
         lease_ttl_granted_ms: f.lease_ttl_granted_ms,
         lease_service: f.lease_service.as_ref(),
+        protocol_safety: &f.protocol_safety,
         leaders_acting: LeadersActing {
             by_belief_max: f.belief.max,
             by_effect_max: f.effect.max,

@@ -47,10 +47,11 @@ struct Run<'a> {
 type Section = fn(&mut String, &Run);
 
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 21] = [
+const SECTIONS: [Section; 22] = [
     header,
     faults,
     leaders_acting,
+    protocol_safety,
     fencing,
     sequence,
     reads,
@@ -171,6 +172,43 @@ fn leaders_acting(w: &mut String, run: &Run) {
         "double-leader-acting incidents: {}",
         f.double_leader_acting_incidents
     );
+}
+
+/// Whether the protocol kept its leaders inside their grants by itself: the outcome, the
+/// declared bounds, and each fence-saved leadership.
+fn protocol_safety(w: &mut String, run: &Run) {
+    let p = &run.f.protocol_safety;
+    let bounds = p.bounds.map_or(String::new(), |b| {
+        if b.self_safe {
+            format!(
+                " (declared bounds: pause {} ms, drift {} ppm, offset {} ms)",
+                b.pause_ms, b.drift_ppm, b.offset_ms
+            )
+        } else {
+            " (the protocol declares no safety of its own: the fence is all)".to_string()
+        }
+    });
+    let _ = writeln!(w, "protocol safety: {}{bounds}", p.outcome.name());
+    if p.past_grant_in_bounds > 0 {
+        let _ = writeln!(
+            w,
+            "  leaderships acting past their grant inside the bounds: {} (a protocol bug, see violations)",
+            p.past_grant_in_bounds
+        );
+    }
+    if p.past_grant_fence_saved > 0 {
+        let _ = writeln!(
+            w,
+            "  the fence saved it: {} leaderships acted past their grant beyond the bounds, {} writes started after",
+            p.past_grant_fence_saved, p.writes_past_grant
+        );
+        for line in p.fence_saved.iter().take(5) {
+            let _ = writeln!(w, "    {line}");
+        }
+        if p.fence_saved.len() > 5 {
+            let _ = writeln!(w, "    ... {} more in report.json", p.fence_saved.len() - 5);
+        }
+    }
 }
 
 /// Stale-token writes accepted, and the fence's rejections (the first ten).

@@ -1,0 +1,529 @@
+//! Protocol safety: does the protocol itself keep its leader inside its grant, or only
+//! the fence? (See [`baton_protocols::safety`] for what each protocol declares.)
+//!
+//! A leadership is a node's win under a token until it stops (a role change, its
+//! `StoppedActing`, or its death). Its **grant ends** at the backend's own judgement:
+//! the first `KeyDeleted` whose create revision is its token or `SeatVacated` naming its
+//! token, after the win, or, first, another node's win (the backend, or the peers'
+//! quorum, gave the seat away). The leadership **acts past its grant** when it still
+//! believes it leads after that instant, or starts a protected write (`WriteAttempted`
+//! under its token) after it.
+//!
+//! Such an act is **excused** when, before it and during the leadership, the node was
+//! paused longer than the protocol's `pause_ms` (a scripted pause or GC noise; the
+//! pause's start counts, once its length is known), or its clock was set, stepped or
+//! made to drift beyond `offset_ms` / `drift_ppm` (either way), or the backend's clock
+//! was (a clock fault on any target that is not a node). Excused acts are the fence's to
+//! stop: they are counted ("fence-saved"), and the run passes as the other checkers
+//! say. An act that is not excused is a bug in the protocol: one
+//! [`Violation::ActedPastGrant`] per leadership, whatever the fence did. A protocol that
+//! promises nothing (`self_safe: false`: bully, ring) has every act excused.
+//!
+//! The run's outcome: **unsafe** when any safety property failed (this one, or what the
+//! resource saw: double leaders, stale tokens, sequence, handoff, election safety, stale
+//! reads), else **fence-saved** when some leadership acted past its grant, else
+//! **protocol-safe**.
+
+use super::{us_to_ms, Violation};
+use crate::fault::Fault;
+use crate::scenario::Resolved;
+use crate::timeline::{Entry, Event, Role};
+use baton_protocols::safety::SafetyBounds;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The three outcomes of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// No leader acted past its grant, and no safety property failed.
+    #[default]
+    ProtocolSafe,
+    /// Some leader acted past its grant beyond the protocol's bounds, and the fence kept
+    /// the resource right.
+    FenceSaved,
+    /// A safety property failed.
+    Unsafe,
+}
+
+impl Outcome {
+    /// The name reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::ProtocolSafe => "protocol-safe",
+            Outcome::FenceSaved => "fence-saved",
+            Outcome::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// The properties whose failure makes a run unsafe (the others are liveness and
+/// expectations).
+pub const SAFETY_PROPERTIES: &[&str] = &[
+    "acted_past_grant",
+    "double_leader_acting",
+    "stale_token_accepted",
+    "sequence_not_increasing",
+    "sequence_reused",
+    "negative_handoff_gap",
+    "acted_after_release",
+    "election_safety",
+    "stale_read",
+];
+
+/// What `report.json` says under `protocol_safety`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProtocolSafetySummary {
+    /// protocol-safe, fence-saved or unsafe.
+    pub outcome: Outcome,
+    /// The bounds the protocol declares.
+    pub bounds: Option<SafetyBounds>,
+    /// Leaderships that acted past their grant inside the bounds (each a violation).
+    pub past_grant_in_bounds: u64,
+    /// Leaderships that acted past their grant beyond the bounds (the fence's to stop).
+    pub past_grant_fence_saved: u64,
+    /// Protected writes started past the grant, over both.
+    pub writes_past_grant: u64,
+    /// Each fence-saved leadership: who, when, and the excuse.
+    pub fence_saved: Vec<String>,
+}
+
+/// Why a leadership's grant ended.
+#[derive(Clone, Debug)]
+struct GrantEnd {
+    at_us: i64,
+    why: String,
+}
+
+struct Lead {
+    node: String,
+    token: u64,
+    win_us: i64,
+    grant_end: Option<GrantEnd>,
+    /// Still leading.
+    open: bool,
+    /// The first act past the grant, and how many writes.
+    first_act_us: Option<i64>,
+    believed_past_ms: f64,
+    writes_past: u64,
+}
+
+/// An excuse: from `start_us`, for a node (`None`: every node), while its cause lasted
+/// over `[start_us, end_us]` (`None`: for good).
+struct Excuse {
+    node: Option<String>,
+    start_us: i64,
+    end_us: Option<i64>,
+    what: String,
+}
+
+/// The checker, read one event at a time.
+pub(crate) struct ProtocolSafety {
+    bounds: SafetyBounds,
+    protocol: &'static str,
+    nodes: Vec<String>,
+    /// Clock faults' magnitudes by fault index: (offset or step ms, drift ppm).
+    clock_faults: BTreeMap<usize, (i64, i64)>,
+    leads: Vec<Lead>,
+    excuses: Vec<Excuse>,
+    /// Pauses under way: node -> start.
+    paused: BTreeMap<String, i64>,
+}
+
+impl ProtocolSafety {
+    /// A checker for a run of `r`.
+    pub fn new(r: &Resolved) -> Self {
+        let clock_faults = r
+            .faults
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match &f.fault {
+                Fault::ClockOffset { offset_ms, .. } => Some((i, (*offset_ms, 0))),
+                Fault::ClockStep { step_ms, .. } => Some((i, (*step_ms, 0))),
+                Fault::ClockDrift { drift_ppm, .. } => Some((i, (0, *drift_ppm))),
+                _ => None,
+            })
+            .collect();
+        ProtocolSafety {
+            bounds: r.protocol.safety_bounds(),
+            protocol: r.scenario.protocol.name(),
+            nodes: (1..=r.scenario.nodes).map(|i| format!("n{i}")).collect(),
+            clock_faults,
+            leads: vec![],
+            excuses: vec![],
+            paused: BTreeMap::new(),
+        }
+    }
+
+    fn end_grant(&mut self, pick: impl Fn(&Lead) -> bool, at_us: i64, why: &str) {
+        for l in self
+            .leads
+            .iter_mut()
+            .filter(|l| l.open && l.grant_end.is_none())
+        {
+            if pick(l) {
+                l.grant_end = Some(GrantEnd {
+                    at_us,
+                    why: why.to_string(),
+                });
+            }
+        }
+    }
+
+    fn close(&mut self, node: &str, token: Option<u64>, at_us: i64) {
+        for l in self.leads.iter_mut().filter(|l| l.open && l.node == node) {
+            if token.is_some_and(|t| t != l.token) {
+                continue;
+            }
+            l.open = false;
+            if let Some(g) = &l.grant_end {
+                if at_us > g.at_us {
+                    l.believed_past_ms = us_to_ms(at_us - g.at_us);
+                    l.first_act_us = Some(l.first_act_us.map_or(g.at_us, |a| a.min(g.at_us)));
+                }
+            }
+        }
+    }
+
+    fn pause_ended(&mut self, node: &str, at_us: i64) {
+        if let Some(start) = self.paused.remove(node) {
+            let ms = us_to_ms(at_us - start);
+            if ms > self.bounds.pause_ms as f64 {
+                self.excuses.push(Excuse {
+                    node: Some(node.to_string()),
+                    start_us: start,
+                    end_us: Some(at_us),
+                    what: format!("paused {ms} ms from {} ms", us_to_ms(start)),
+                });
+            }
+        }
+    }
+
+    /// Reads the next event.
+    pub fn entry(&mut self, e: &Entry) {
+        let t = e.at_us;
+        match &e.event {
+            Event::RoleChanged {
+                node,
+                role: Role::Leader,
+                token: Some(token),
+            } => {
+                if self
+                    .leads
+                    .iter()
+                    .any(|l| l.open && l.node == *node && l.token == *token)
+                {
+                    return;
+                }
+                let why = format!("{node} won (token {token})");
+                self.end_grant(|l| l.node != *node, t, &why);
+                self.close(node, None, t);
+                self.leads.push(Lead {
+                    node: node.clone(),
+                    token: *token,
+                    win_us: t,
+                    grant_end: None,
+                    open: true,
+                    first_act_us: None,
+                    believed_past_ms: 0.0,
+                    writes_past: 0,
+                });
+            }
+            Event::RoleChanged { node, .. } | Event::NodeKilled { node } => {
+                self.close(node, None, t);
+                self.paused.remove(node);
+            }
+            Event::StoppedActing {
+                node,
+                token,
+                lost_at_us,
+                ..
+            } => self.close(node, Some(*token), lost_at_us.map_or(t, |l| l.min(t))),
+            Event::KeyDeleted {
+                create_revision,
+                cause,
+                key,
+            } => {
+                let why = format!("{key} {cause}");
+                let rev = *create_revision;
+                self.end_grant(|l| i64::try_from(l.token) == Ok(rev), t, &why);
+            }
+            Event::SeatVacated { key, token, cause } => {
+                let why = format!("{key} {cause}");
+                self.end_grant(|l| l.token == *token, t, &why);
+            }
+            Event::WriteAttempted { node, token, .. } => {
+                if let Some(l) = self
+                    .leads
+                    .iter_mut()
+                    .rev()
+                    .find(|l| l.node == *node && l.token == *token)
+                {
+                    if l.grant_end.as_ref().is_some_and(|g| t > g.at_us) {
+                        l.writes_past += 1;
+                        l.first_act_us = Some(l.first_act_us.map_or(t, |a| a.min(t)));
+                    }
+                }
+            }
+            Event::NodePaused { node } | Event::GcPaused { node, .. } => {
+                self.paused.insert(node.clone(), t);
+            }
+            Event::NodeResumed { node } | Event::GcResumed { node } => self.pause_ended(node, t),
+            Event::FaultApplied { index, target, .. } => {
+                let Some(&(offset_ms, drift_ppm)) = self.clock_faults.get(index) else {
+                    return;
+                };
+                let b = &self.bounds;
+                if offset_ms.unsigned_abs() > b.offset_ms || drift_ppm.unsigned_abs() > b.drift_ppm
+                {
+                    let what = if drift_ppm != 0 {
+                        format!("its clock drifting {drift_ppm} ppm from {} ms", us_to_ms(t))
+                    } else {
+                        format!("its clock moved {offset_ms} ms at {} ms", us_to_ms(t))
+                    };
+                    let node = self.nodes.contains(target).then(|| target.clone());
+                    self.excuses.push(Excuse {
+                        what: match &node {
+                            Some(_) => what,
+                            None => format!("{target}: {}", what.replacen("its", "the", 1)),
+                        },
+                        node,
+                        start_us: t,
+                        end_us: None,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The excuse for an act of `l` at `act_us`, if there is one.
+    fn excuse(&self, l: &Lead, act_us: i64) -> Option<&Excuse> {
+        self.excuses.iter().find(|x| {
+            x.node.as_ref().is_none_or(|n| *n == l.node)
+                && x.start_us <= act_us
+                && x.end_us.is_none_or(|end| end >= l.win_us)
+        })
+    }
+
+    /// Appends a violation per leadership that acted past its grant inside the bounds;
+    /// returns the summary (its outcome judged later, by [`ProtocolSafetySummary::judge`]).
+    pub fn finish(mut self, end_us: i64, out: &mut Vec<Violation>) -> ProtocolSafetySummary {
+        let open: Vec<String> = self.paused.keys().cloned().collect();
+        for node in open {
+            self.pause_ended(&node, end_us);
+        }
+        let nodes: Vec<String> = self
+            .leads
+            .iter()
+            .filter(|l| l.open)
+            .map(|l| l.node.clone())
+            .collect();
+        for node in nodes {
+            self.close(&node, None, end_us);
+        }
+        let b = self.bounds;
+        let mut s = ProtocolSafetySummary {
+            bounds: Some(b),
+            ..Default::default()
+        };
+        for l in &self.leads {
+            let (Some(act), Some(g)) = (l.first_act_us, &l.grant_end) else {
+                continue;
+            };
+            s.writes_past_grant += l.writes_past;
+            let excuse = match self.excuse(l, act) {
+                Some(x) => Some(x.what.clone()),
+                None if !b.self_safe => Some(format!(
+                    "{} promises nothing without the fence",
+                    self.protocol
+                )),
+                None => None,
+            };
+            if let Some(why) = excuse {
+                s.past_grant_fence_saved += 1;
+                s.fence_saved.push(format!(
+                    "{} (token {}) acted past its grant's end at {} ms ({}) for {} ms with {} writes: {why}",
+                    l.node,
+                    l.token,
+                    us_to_ms(g.at_us),
+                    g.why,
+                    l.believed_past_ms,
+                    l.writes_past
+                ));
+                continue;
+            }
+            s.past_grant_in_bounds += 1;
+            out.push(Violation::ActedPastGrant {
+                at_ms: us_to_ms(act),
+                detail: format!(
+                    "{} (token {}) acted past its grant, which ended at {} ms ({}): it believed it led {} ms longer and started {} protected writes after, with no pause or clock fault beyond {}'s bounds (pause {} ms, drift {} ppm, offset {} ms)",
+                    l.node,
+                    l.token,
+                    us_to_ms(g.at_us),
+                    g.why,
+                    l.believed_past_ms,
+                    l.writes_past,
+                    self.protocol,
+                    b.pause_ms,
+                    b.drift_ppm,
+                    b.offset_ms
+                ),
+            });
+        }
+        s
+    }
+}
+
+impl ProtocolSafetySummary {
+    /// Sets the outcome from every violation of the run.
+    pub fn judge(&mut self, violations: &[Violation]) {
+        self.outcome = if violations
+            .iter()
+            .any(|v| SAFETY_PROPERTIES.contains(&v.property()))
+        {
+            Outcome::Unsafe
+        } else if self.past_grant_fence_saved > 0 {
+            Outcome::FenceSaved
+        } else {
+            Outcome::ProtocolSafe
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: hand-built timelines on the default scenario (etcd-lease, declared
+    //! bounds 0 ms / 0 ppm / 0 ms). Canary: a leader still believing after its key
+    //! expired, and writing, with nothing to excuse it: one violation, unsafe. Quiet: the
+    //! same after a pause (fence-saved, counted), after a drift fault on its clock, and a
+    //! leader that stops in time (protocol-safe). A stop recorded after an in-flight write
+    //! counts from when its belief ended (`lost_at_us`).
+    use super::super::testing::*;
+    use super::*;
+    use crate::timeline::WriteOp;
+
+    fn judge(entries: &[Entry]) -> (ProtocolSafetySummary, Vec<Violation>) {
+        let r = resolved();
+        let mut c = ProtocolSafety::new(&r);
+        for e in entries {
+            c.entry(e);
+        }
+        let mut v = vec![];
+        let mut s = c.finish(10_000_000, &mut v);
+        s.judge(&v);
+        (s, v)
+    }
+
+    fn attempted(at_ms: i64, node: &str, token: u64) -> Entry {
+        at(
+            at_ms,
+            Event::WriteAttempted {
+                node: node.into(),
+                token,
+                op: WriteOp::Tick { n: 1 },
+            },
+        )
+    }
+
+    /// n1 leads under token 5; its key expires at 3000; it believes until 3400 and writes
+    /// at 3200; `extra` goes in before the expiry.
+    fn overrun(extra: Vec<Entry>) -> Vec<Entry> {
+        let mut v = vec![leader(100, "n1", 5), attempted(1000, "n1", 5)];
+        v.extend(extra);
+        v.extend([
+            key_deleted(3000, 5),
+            attempted(3200, "n1", 5),
+            stopped(3400, "n1", 5, "deadline_passed"),
+        ]);
+        v
+    }
+
+    #[test]
+    fn acting_past_the_grant_inside_the_bounds_fails() {
+        let (s, v) = judge(&overrun(vec![]));
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].property(), "acted_past_grant");
+        assert_eq!(v[0].at_ms(), 3000.0);
+        assert!(
+            v[0].detail()
+                .contains("400 ms longer and started 1 protected writes"),
+            "{}",
+            v[0].detail()
+        );
+        assert_eq!(
+            (s.outcome, s.past_grant_in_bounds, s.writes_past_grant),
+            (Outcome::Unsafe, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_pause_or_a_clock_fault_beyond_the_bounds_excuses_it() {
+        let paused = overrun(vec![
+            at(2000, Event::NodePaused { node: "n1".into() }),
+            at(3100, Event::NodeResumed { node: "n1".into() }),
+        ]);
+        let (s, v) = judge(&paused);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(
+            (s.outcome, s.past_grant_fence_saved),
+            (Outcome::FenceSaved, 1)
+        );
+        assert!(
+            s.fence_saved[0].contains("paused 1100 ms"),
+            "{:?}",
+            s.fence_saved
+        );
+        // A drift fault (fault 0 of a scenario that has one) on n1's clock.
+        let mut r = resolved();
+        r.faults.push(crate::fault::Firing {
+            when: crate::fault::When::At(2000),
+            jitter_ms: 0,
+            fault: Fault::ClockDrift {
+                target: "n1".into(),
+                drift_ppm: -200_000,
+            },
+        });
+        let mut c = ProtocolSafety::new(&r);
+        for e in overrun(vec![at(
+            2000,
+            Event::FaultApplied {
+                index: 0,
+                kind: crate::fault::FaultKind::ClockDrift,
+                target: "n1".into(),
+            },
+        )]) {
+            c.entry(&e);
+        }
+        let mut v = vec![];
+        let s = c.finish(10_000_000, &mut v);
+        assert!(v.is_empty(), "{v:?}");
+        assert!(
+            s.fence_saved[0].contains("drifting -200000 ppm"),
+            "{:?}",
+            s.fence_saved
+        );
+    }
+
+    #[test]
+    fn stopping_in_time_is_protocol_safe_even_after_an_in_flight_write() {
+        let (s, v) = judge(&[
+            leader(100, "n1", 5),
+            attempted(2990, "n1", 5),
+            key_deleted(3000, 5),
+            // Its deadline passed at 2995; the write in flight finished at 3050.
+            at(
+                3050,
+                Event::StoppedActing {
+                    node: "n1".into(),
+                    token: 5,
+                    reason: "deadline_passed".into(),
+                    lost_at_us: Some(2_995_000),
+                },
+            ),
+            leader(3100, "n2", 6),
+        ]);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(s.outcome, Outcome::ProtocolSafe);
+    }
+}

@@ -1,0 +1,50 @@
+//! What a protocol promises about its own safety, without the fence.
+//!
+//! A leader must stop acting (believing it leads, starting protected writes) before the
+//! grant its backend gave it ends by the backend's own judgement: the lease or lock key
+//! deleted, the session or Lease record expired, or (for elections among peers) another
+//! node elected. A protocol keeps that promise only within bounds: a stop-the-world
+//! pause of the leader, or a leader clock that runs slow or jumps, can outlast any
+//! margin it computed. Each protocol declares its bounds next to its code, and
+//! `baton_model`'s `protocol_safety` checker judges every run by them: acting past the
+//! grant inside the bounds is a bug in the protocol, even when the fence rejected every
+//! stale write; beyond them, only the fence keeps the resource right.
+
+use serde::Serialize;
+
+/// The faults inside which a protocol's leader stops acting before its grant ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SafetyBounds {
+    /// Whether the protocol promises it at all. `false`: its leaders may overlap
+    /// whenever messages are lost or late (an election among peers with no lease), so
+    /// every act past the grant is the fence's to stop, and the bounds below are zero.
+    pub self_safe: bool,
+    /// The longest stop-the-world pause of the leader it tolerates, ms. 0: any pause may
+    /// land between the leader's last check of its deadline and its next act.
+    pub pause_ms: u64,
+    /// The largest clock drift of the leader it tolerates, parts per million either way.
+    pub drift_ppm: u64,
+    /// The largest clock offset or jump of the leader it tolerates, ms either way.
+    pub offset_ms: u64,
+}
+
+impl SafetyBounds {
+    /// A protocol that keeps its leader inside the grant while its clock is true and it
+    /// is not paused, and promises nothing beyond: the lease recipes, whose leader's
+    /// deadline starts from before its request left (the backend's own TTL starts no
+    /// earlier) and has no margin beyond that.
+    pub const LEASE_WITHOUT_MARGIN: SafetyBounds = SafetyBounds {
+        self_safe: true,
+        pause_ms: 0,
+        drift_ppm: 0,
+        offset_ms: 0,
+    };
+
+    /// A protocol that promises nothing: its safety is the fence's.
+    pub const FENCE_ONLY: SafetyBounds = SafetyBounds {
+        self_safe: false,
+        pause_ms: 0,
+        drift_ppm: 0,
+        offset_ms: 0,
+    };
+}
