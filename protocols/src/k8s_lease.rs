@@ -95,15 +95,11 @@ impl K8sLeaseConfig {
     /// and a slow clock up to `1 - renew_deadline / lease_duration`, still stop the
     /// leader in time.
     pub fn safety_bounds(&self) -> SafetyBounds {
-        let margin_ms = self
-            .lease_duration_ms
-            .saturating_sub(self.renew_deadline_ms);
-        SafetyBounds {
-            self_safe: true,
-            pause_ms: margin_ms,
-            drift_ppm: margin_ms * 1_000_000 / self.lease_duration_ms.max(1),
-            offset_ms: margin_ms,
-        }
+        SafetyBounds::with_margin(
+            self.lease_duration_ms
+                .saturating_sub(self.renew_deadline_ms),
+            self.lease_duration_ms,
+        )
     }
 
     /// The longest jittered wait between a candidate's tries.

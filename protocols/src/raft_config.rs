@@ -80,15 +80,11 @@ impl RaftConfig {
     /// `1 - leader_lease / election_timeout_min`. (The `no-lease-check` canary claims
     /// the same and breaks it: the checker must catch it.)
     pub fn safety_bounds(&self) -> SafetyBounds {
-        let margin_ms = self
-            .election_timeout_min_ms
-            .saturating_sub(self.leader_lease_ms);
-        SafetyBounds {
-            self_safe: true,
-            pause_ms: margin_ms,
-            drift_ppm: margin_ms * 1_000_000 / self.election_timeout_min_ms.max(1),
-            offset_ms: margin_ms,
-        }
+        SafetyBounds::with_margin(
+            self.election_timeout_min_ms
+                .saturating_sub(self.leader_lease_ms),
+            self.election_timeout_min_ms,
+        )
     }
 
     /// openraft's tick: it checks election timeouts every 1.5 heartbeat intervals.

@@ -40,6 +40,18 @@ impl SafetyBounds {
         offset_ms: 0,
     };
 
+    /// A protocol whose leader stops `margin_ms` before its grant can end, on a clock
+    /// that counts `period_ms` for the grant: a pause or a clock jump up to the margin,
+    /// and a slow clock up to `margin / period`, still stop it in time.
+    pub fn with_margin(margin_ms: u64, period_ms: u64) -> SafetyBounds {
+        SafetyBounds {
+            self_safe: true,
+            pause_ms: margin_ms,
+            drift_ppm: margin_ms * 1_000_000 / period_ms.max(1),
+            offset_ms: margin_ms,
+        }
+    }
+
     /// A protocol that promises nothing: its safety is the fence's.
     pub const FENCE_ONLY: SafetyBounds = SafetyBounds {
         self_safe: false,
