@@ -62,6 +62,8 @@ pub struct RunFigures {
     /// `lease_service.lease_overruns_ms`: each expired lease's overrun (empty when the
     /// lease service is not a cluster).
     pub lease_overrun_ms: Vec<f64>,
+    /// `lease_service.leader_changes`: how often the lease service's own leader changed.
+    pub lease_service_leader_changes: u64,
 }
 
 impl RunFigures {
@@ -91,6 +93,9 @@ impl RunFigures {
                 .as_array()
                 .map(|a| a.iter().filter_map(|x| x.as_f64()).collect())
                 .unwrap_or_default(),
+            lease_service_leader_changes: v["lease_service"]["leader_changes"]
+                .as_u64()
+                .unwrap_or(0),
         })
     }
 }
@@ -135,6 +140,8 @@ pub struct SideStats {
     pub lease_ttl_granted_ms: Option<f64>,
     /// Expired leases pooled over every run (a cluster's lease service only).
     pub lease_expiries: usize,
+    /// The lease service's leader changes, summed over every run.
+    pub lease_service_leader_changes: u64,
     /// Lease overrun median, ms.
     pub lease_overrun_p50_ms: Option<f64>,
     /// Lease overrun 95th percentile, ms.
@@ -216,6 +223,7 @@ impl SideStats {
                 .filter_map(|r| r.lease_ttl_granted_ms)
                 .min_by(f64::total_cmp),
             lease_expiries: ov.len(),
+            lease_service_leader_changes: runs.iter().map(|r| r.lease_service_leader_changes).sum(),
             lease_overrun_p50_ms: pct(&ov, 50),
             lease_overrun_p95_ms: pct(&ov, 95),
         }
@@ -346,8 +354,14 @@ pub fn compare(
 ) -> Comparison {
     let (s, r) = (SideStats::of(sim), SideStats::of(real));
     // Only a cluster's lease service has overruns, and only live trials that watched it
-    // measured them: that row has a target when the live side has expiries.
-    let overrun_target = (r.lease_expiries > 0).then_some(0.10);
+    // measured them. The row has a target where the live side saw the service's own
+    // leader change: there the overrun is the new leader's lessor giving the lease a
+    // full TTL again, seconds long, the effect the case is about. Without one, an overrun
+    // is where the 500 ms expiry loop happened to be, spread evenly over 0..500 ms:
+    // the median of 20 live expiries moves by about 22% (one standard deviation) by
+    // chance alone, which no 10% target can judge.
+    let overrun_target =
+        (r.lease_expiries > 0 && r.lease_service_leader_changes > 0).then_some(0.10);
     let live = |f: fn(&RunFigures) -> &Vec<f64>| -> Vec<f64> {
         real.iter().flat_map(|x| f(x).iter().copied()).collect()
     };
@@ -484,7 +498,7 @@ impl Comparison {
         );
         let _ = writeln!(
             m,
-            "\nFailover: last accepted write of the old leader to first accepted write of the new one. Election latency: campaign start (or the seat falling vacant) to the win; \"from a campaign\": the winner began campaigning after the seat was vacant (the recipe's every call: lease grant, create, read), \"from a vacancy\": the winner was queued and took the seat when it fell vacant (a watch notification and a read). Lease overrun (a cluster's lease service only): how long after its holder's last renewal plus its TTL an expired lease ended. Percentiles are nearest-rank over every failover, election or expiry of every run. Relative error is (simulated - live) / live."
+            "\nFailover: last accepted write of the old leader to first accepted write of the new one. Election latency: campaign start (or the seat falling vacant) to the win; \"from a campaign\": the winner began campaigning after the seat was vacant (the recipe's every call: lease grant, create, read), \"from a vacancy\": the winner was queued and took the seat when it fell vacant (a watch notification and a read). Lease overrun (a cluster's lease service only): how long after its holder's last renewal plus its TTL an expired lease ended; its median has a target only where the live service's own leader changed (the new leader's lessor gives leases a full TTL again, seconds long): otherwise it is where the 500 ms expiry loop happened to be, even over 0..500 ms, and the median of 20 live expiries moves by about 22% by chance alone. Percentiles are nearest-rank over every failover, election or expiry of every run. Relative error is (simulated - live) / live."
         );
         m
     }
@@ -543,6 +557,11 @@ mod tests {
         over.lease_overrun_ms = vec![3000.0];
         let mut over_real = real[0].clone();
         over_real.lease_overrun_ms = vec![2900.0];
+        // Without a change of the service's leader, the overrun is the expiry loop's
+        // phase: shown, not judged.
+        let o = compare("c", "s", &[over.clone()], &[over_real.clone()]);
+        assert_eq!(row(&o, "lease overrun median (ms)").target, None);
+        over_real.lease_service_leader_changes = 1;
         let o = compare("c", "s", &[over], &[over_real]);
         assert_eq!(
             row(&o, "lease overrun median (ms)").within_target,

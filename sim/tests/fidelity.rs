@@ -12,7 +12,9 @@
 //!
 //! Methodology: the judgement itself is unit-tested in `compare.rs` (an interval wider
 //! than the band holds a median the band alone would fail, and a median beyond both
-//! fails); this test applies it to the committed data.
+//! fails); this test applies it to the committed data, and its canary breaks the model
+//! on purpose (every etcd fsync 20-40 ms instead of 0-1 ms, by `--set`) and must see the
+//! campaign's election latency fail against the same clean-kill trials.
 
 mod common;
 
@@ -115,4 +117,46 @@ fn every_live_case_holds_its_medians() {
         "fidelity regressed:\n{}",
         failed.join("\n")
     );
+}
+
+#[test]
+fn a_broken_model_fails_the_regression() {
+    let real = repo().join("reports/fidelity/clean-kill/real");
+    let out = common::temp_dir("fidelity-canary");
+    let (real_s, out_s) = (
+        real.to_string_lossy().into_owned(),
+        out.to_string_lossy().into_owned(),
+    );
+    let o = common::sim(
+        &[
+            "compare",
+            "scenarios/clean-kill.toml",
+            "--sim-seeds",
+            "0..50",
+            "--real-dir",
+            &real_s,
+            "--out",
+            &out_s,
+            "--quiet",
+            "--set",
+            "etcd.fsync_ms=[20,40]",
+        ],
+        &repo(),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("compare.json")).unwrap()).unwrap();
+    assert_eq!(c["regression_holds"], false);
+    let campaign = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "election latency median, from a campaign (ms)")
+        .unwrap();
+    assert_eq!(campaign["regression_holds"], false, "{campaign}");
 }
