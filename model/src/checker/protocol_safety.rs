@@ -4,8 +4,8 @@
 //! A leadership is a node's win under a token until it stops (a role change, its
 //! `StoppedActing`, or its death). Its **grant ends** at the backend's own judgement:
 //! the first `KeyDeleted` whose create revision is its token or `SeatVacated` naming its
-//! token, after the win, or, first, another node's win (the backend, or the peers'
-//! quorum, gave the seat away). The leadership **acts past its grant** when it still
+//! token, after the win, or, first, another node's win under a token at least as high
+//! (the backend, or the peers' quorum, gave the seat away). The leadership **acts past its grant** when it still
 //! believes it leads after that instant, or starts a protected write (`WriteAttempted`
 //! under its token) after it.
 //!
@@ -216,7 +216,9 @@ impl ProtocolSafety {
                     return;
                 }
                 let why = format!("{node} won (token {token})");
-                self.end_grant(|l| l.node != *node, t, &why);
+                // A win under an older token (a stale term learned late) gives nothing
+                // away: the newer leadership's grant stands.
+                self.end_grant(|l| l.node != *node && l.token <= *token, t, &why);
                 self.close(node, None, t);
                 self.leads.push(Lead {
                     node: node.clone(),
@@ -503,6 +505,19 @@ mod tests {
             "{:?}",
             s.fence_saved
         );
+    }
+
+    #[test]
+    fn a_stale_win_under_an_older_token_gives_nothing_away() {
+        // n2 learns late that it won term 4; n1 already leads term 5.
+        let (s, v) = judge(&[
+            leader(100, "n1", 5),
+            leader(200, "n2", 4),
+            attempted(300, "n1", 5),
+            stopped(400, "n1", 5, "resigned"),
+        ]);
+        assert!(v.is_empty(), "{v:?}");
+        assert_eq!(s.outcome, Outcome::ProtocolSafe);
     }
 
     #[test]
