@@ -89,3 +89,20 @@ fn a_silent_member_costs_its_clients_a_ttl() {
         );
     }
 }
+
+#[test]
+fn a_new_etcd_leader_whose_first_entry_timed_out_is_still_promoted() {
+    // Found by `sim search scenarios/etcd/swarm.toml` (seed 64): etcd-2 won term 3 while
+    // member faults kept its first entry from committing in time; its lessor was never
+    // promoted, so it refused every keepalive for the rest of its term and no Baton
+    // leader held a lease for the last 37 s. The lessor is now promoted when the first
+    // entry of the term commits, however late.
+    let a = run("etcd/swarm", 64, &[]);
+    let r = report(&a);
+    assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
+    assert!(
+        a.timeline_jsonl()
+            .contains("\"member\":\"etcd-2\",\"leases\""),
+        "etcd-2 promoted"
+    );
+}

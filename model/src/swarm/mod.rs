@@ -16,27 +16,30 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
-pub use table::{Swarm, KINDS};
+pub use table::{Swarm, KINDS, MEMBER_KINDS};
 
 /// The faults `swarm` draws for a run of `duration_ms` with `nodes` nodes under `seed`,
-/// in time order.
+/// in time order. `members` is the lease service's member count when it is a cluster
+/// (0 otherwise: the member kinds are not drawn).
 pub fn draw(
     swarm: &Swarm,
     seed: u64,
     nodes: u32,
+    members: u32,
     duration_ms: u64,
     base_latency_ms: u64,
 ) -> Vec<FaultSpec> {
     // Every draw below comes from this one stream, in a fixed order: this seed's kinds,
     // then for each fault its gap, its kind and its values.
     let mut rng = crate::seed::fork(seed, "swarm");
-    let kinds = kinds_for_seed(swarm, &mut rng);
+    let kinds = kinds_for_seed(swarm, members > 1, &mut rng);
     let total: f64 = kinds.iter().map(|(_, w)| w).sum();
     let gap = Exp::new(swarm.faults_per_minute / 60_000.0).expect("validated rate");
     let end = swarm.end(duration_ms);
     let mut draws = Draws {
         swarm,
         nodes,
+        members,
         base_latency_ms,
         rng,
     };
@@ -54,14 +57,19 @@ pub fn draw(
 }
 
 /// Swarm testing: the kinds this seed keeps, each switched off with `off_probability`
-/// (one draw per kind with a weight, in [`KINDS`] order); when every one is off, one
-/// drawn at random stays, since a seed with no kinds would test nothing.
-fn kinds_for_seed(swarm: &Swarm, rng: &mut ChaCha8Rng) -> Vec<(&'static str, f64)> {
+/// (one draw per kind with a weight, in [`KINDS`] order; the member kinds only with a
+/// `cluster`); when every one is off, one drawn at random stays, since a seed with no
+/// kinds would test nothing.
+fn kinds_for_seed(swarm: &Swarm, cluster: bool, rng: &mut ChaCha8Rng) -> Vec<(&'static str, f64)> {
     let kinds: Vec<(&str, f64)> = KINDS
         .iter()
+        .filter(|k| cluster || !MEMBER_KINDS.contains(k))
         .filter_map(|k| swarm.weights.get(*k).map(|w| (*k, *w)))
         .filter(|(_, w)| *w > 0.0)
         .collect();
+    if kinds.is_empty() {
+        return kinds;
+    }
     let on: Vec<(&str, f64)> = kinds
         .iter()
         .copied()
@@ -91,6 +99,8 @@ fn pick(kinds: &[(&'static str, f64)], total: f64, rng: &mut ChaCha8Rng) -> &'st
 struct Draws<'a> {
     swarm: &'a Swarm,
     nodes: u32,
+    /// The lease service's members (0: not a cluster).
+    members: u32,
     /// The scenario's lowest latency: a network fault's ceiling is never below it.
     base_latency_ms: u64,
     rng: ChaCha8Rng,
@@ -114,10 +124,58 @@ impl Draws<'_> {
         }
     }
 
+    /// A target member: `etcd-leader` with `leader_probability`, else one drawn
+    /// uniformly.
+    fn member(&mut self) -> String {
+        if self.rng.gen_bool(self.swarm.leader_probability) {
+            "etcd-leader".into()
+        } else {
+            format!("etcd-{}", self.rng.gen_range(1..=self.members))
+        }
+    }
+
     /// A fault of `kind` at `at`.
     fn fault(&mut self, kind: &str, at: u64) -> FaultSpec {
         let sw = self.swarm;
         match kind {
+            "member-kill" => FaultSpec {
+                target: Some(self.member()),
+                restart_after_ms: Some(self.range_u(sw.restart_after_ms)),
+                ..FaultSpec::at(FaultKind::Kill, at)
+            },
+            "member-pause" => FaultSpec {
+                target: Some(self.member()),
+                duration_ms: Some(self.range_u(sw.pause_ms)),
+                ..FaultSpec::at(FaultKind::Pause, at)
+            },
+            "member-slow-disk" => FaultSpec {
+                target: Some(self.member()),
+                duration_ms: Some(self.range_u(sw.pause_ms)),
+                ..FaultSpec::at(FaultKind::SlowDisk, at)
+            },
+            "member-partition" => {
+                // From the clients (silently: calls time out) or from its peers, either
+                // way round, or both ways.
+                let m = self.member();
+                let other = if self.rng.gen_bool(0.5) {
+                    "clients"
+                } else {
+                    "peers"
+                };
+                let one_way = self.rng.gen_bool(0.5);
+                let (from, to) = if self.rng.gen_bool(0.5) {
+                    (m, other.to_string())
+                } else {
+                    (other.to_string(), m)
+                };
+                FaultSpec {
+                    from: Some(from),
+                    to: Some(to),
+                    one_way: Some(one_way),
+                    duration_ms: Some(self.range_u(sw.partition_ms)),
+                    ..FaultSpec::at(FaultKind::Partition, at)
+                }
+            }
             "kill" => FaultSpec {
                 target: Some(self.node()),
                 restart_after_ms: Some(self.range_u(sw.restart_after_ms)),
@@ -218,10 +276,12 @@ pub fn materialize(resolved: &Resolved, seed: u64) -> Result<Resolved, ScenarioE
     let s = &resolved.scenario;
     let mut scenario = s.clone();
     scenario.swarm = None;
+    let members = s.etcd_members().len() as u32;
     scenario.faults.extend(draw(
         swarm,
         seed,
         s.nodes,
+        members,
         s.duration_ms,
         s.network.latency_ms_min,
     ));
@@ -239,12 +299,12 @@ mod tests {
     #[test]
     fn schedules_are_seeded_windowed_and_swarmed() {
         let sw = Swarm::default();
-        let a = draw(&sw, 1, 3, 60_000, 1);
-        assert_eq!(a, draw(&sw, 1, 3, 60_000, 1));
-        assert_ne!(a, draw(&sw, 2, 3, 60_000, 1));
+        let a = draw(&sw, 1, 3, 0, 60_000, 1);
+        assert_eq!(a, draw(&sw, 1, 3, 0, 60_000, 1));
+        assert_ne!(a, draw(&sw, 2, 3, 0, 60_000, 1));
         let mut kinds_per_seed = vec![];
         for seed in 0..50 {
-            let d = draw(&sw, seed, 3, 60_000, 1);
+            let d = draw(&sw, seed, 3, 0, 60_000, 1);
             assert!(d
                 .iter()
                 .all(|f| (2_000..40_000).contains(&f.at_ms.unwrap())));
@@ -256,5 +316,35 @@ mod tests {
         // About 6 faults a minute over 38 s; and seeds differ in the kinds they use.
         assert!(kinds_per_seed.iter().any(|&n| n <= 2));
         assert!(kinds_per_seed.iter().any(|&n| n >= 3));
+    }
+
+    /// Member kinds hit `etcd-leader` or `etcd-1..=N` only with a cluster, never without
+    /// one; unweighted (the default), they never occur, and a swarm without them draws
+    /// the same schedule with or without a cluster.
+    #[test]
+    fn member_faults_only_on_a_cluster() {
+        let mut sw = Swarm::default();
+        for k in MEMBER_KINDS {
+            sw.weights.insert(k.to_string(), 4.0);
+        }
+        let member_target = |f: &FaultSpec| {
+            [&f.target, &f.from, &f.to]
+                .iter()
+                .any(|t| t.as_deref().is_some_and(|t| t.starts_with("etcd-")))
+        };
+        let with: Vec<FaultSpec> = (0..20)
+            .flat_map(|s| draw(&sw, s, 3, 3, 60_000, 1))
+            .collect();
+        assert!(with.iter().filter(|f| member_target(f)).count() > 10);
+        assert!(with.iter().any(|f| f.kind == FaultKind::SlowDisk));
+        let without: Vec<FaultSpec> = (0..20)
+            .flat_map(|s| draw(&sw, s, 3, 0, 60_000, 1))
+            .collect();
+        assert!(!without.iter().any(member_target));
+        let plain = Swarm::default();
+        assert_eq!(
+            draw(&plain, 7, 3, 3, 60_000, 1),
+            draw(&plain, 7, 3, 0, 60_000, 1)
+        );
     }
 }

@@ -5,8 +5,9 @@ use crate::key_error::KeyError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The kinds a swarm may draw, by the names its `weights` table uses.
-pub const KINDS: [&str; 11] = [
+/// The kinds a swarm may draw, by the names its `weights` table uses. The last four hit
+/// the lease service's members (see [`MEMBER_KINDS`]).
+pub const KINDS: [&str; 15] = [
     "kill",
     "pause",
     "partition",
@@ -18,6 +19,20 @@ pub const KINDS: [&str; 11] = [
     "network",
     "resign",
     "pause-before-write",
+    "member-kill",
+    "member-pause",
+    "member-partition",
+    "member-slow-disk",
+];
+
+/// The kinds that hit an etcd member (`etcd-leader` with `leader_probability`, else a
+/// member drawn uniformly): drawn only when the lease service is a cluster (etcd-lease
+/// with `etcd.members` above 1), never otherwise, and off by default.
+pub const MEMBER_KINDS: [&str; 4] = [
+    "member-kill",
+    "member-pause",
+    "member-partition",
+    "member-slow-disk",
 ];
 
 /// A `[swarm]` table.
@@ -63,7 +78,11 @@ impl Default for Swarm {
             end_ms: 0,
             faults_per_minute: 6.0,
             off_probability: 0.5,
-            weights: KINDS.iter().map(|k| (k.to_string(), 1.0)).collect(),
+            weights: KINDS
+                .iter()
+                .filter(|k| !MEMBER_KINDS.contains(k))
+                .map(|k| (k.to_string(), 1.0))
+                .collect(),
             leader_probability: 0.5,
             pause_ms: [100, 5_000],
             restart_after_ms: [500, 5_000],

@@ -406,6 +406,7 @@ impl Cluster {
             r.term
         };
         if self.quorum_round(m, ep, term, true).await {
+            self.promote_once(m, term);
             Ok(())
         } else {
             Err(Refusal::NotCommitted(
@@ -487,6 +488,28 @@ impl Cluster {
         }
     }
 
+    /// Leader `m`'s entry of `term` committed: the first such entry promotes its lessor
+    /// (etcd promotes when the leader has applied its term's first entry; before this, a
+    /// leader whose first entry timed out was never promoted and refused every
+    /// keepalive for the rest of its term, which `sim search scenarios/etcd/swarm.toml`
+    /// found: seed 64, no Baton leader for 37 s after the faults ended).
+    fn promote_once(&self, m: &Arc<Member>, term: u64) {
+        {
+            let mut r = m.raft.lock().unwrap();
+            if r.role != Role::Leader || r.term != term || r.primary {
+                return;
+            }
+            r.primary = true;
+        }
+        let leases = self
+            .svc
+            .promote(m.clock.now_us(), self.election_timeout_ms());
+        self.timeline.record(Event::EtcdLessorPromoted {
+            member: m.name.clone(),
+            leases,
+        });
+    }
+
     /// Member `m` won `term`: it leads, and once its first entry commits its lessor is
     /// promoted.
     async fn won(self: &Arc<Self>, m: &Arc<Member>, ep: &Arc<Endpoint>, term: u64) {
@@ -504,19 +527,21 @@ impl Cluster {
             member: m.name.clone(),
             term,
         });
+        // The term's first entry (etcd's empty entry); the lessor is promoted when an
+        // entry of this term first commits (`promote_once`, from whichever proposal
+        // that is). A leader that cannot reach a majority keeps retrying, as Raft keeps
+        // replicating its log, until it commits or the leader steps down.
         let (c, me, ep) = (self.clone(), m.clone(), ep.clone());
         madsim::task::spawn(async move {
-            if c.propose(&me, &ep).await.is_ok() {
-                let mut r = me.raft.lock().unwrap();
-                if r.role == Role::Leader && r.term == term {
-                    r.primary = true;
-                    drop(r);
-                    let leases = c.svc.promote(me.clock.now_us(), c.election_timeout_ms());
-                    c.timeline.record(Event::EtcdLessorPromoted {
-                        member: me.name.clone(),
-                        leases,
-                    });
+            while c.propose(&me, &ep).await.is_err() {
+                {
+                    let r = me.raft.lock().unwrap();
+                    if r.role != Role::Leader || r.term != term || r.primary {
+                        return;
+                    }
                 }
+                // Raft retries replication at its heartbeat.
+                madsim::time::sleep(Duration::from_millis(c.cfg.heartbeat_ms)).await;
             }
         });
     }
