@@ -699,8 +699,13 @@ mod tests {
     fn stale_accept_fails_and_violations_are_sorted() {
         let r = resolved();
         let mut entries = clean_failover();
-        // n1 was not killed but paused: it wakes and writes with its old token.
+        // n1 was not killed but paused: it wakes and writes with its old token. (The
+        // pause is what makes its belief past the grant the fence's to stop, not a
+        // protocol bug: see `protocol_safety`.)
         entries.retain(|e| !matches!(e.event, Event::NodeKilled { .. }));
+        let at_kill = entries.iter().position(|e| e.at_us >= 1_500_000).unwrap();
+        entries.insert(at_kill, at(1500, Event::NodePaused { node: "n1".into() }));
+        entries.push(at(5150, Event::NodeResumed { node: "n1".into() }));
         entries.push(accepted(5200, "n1", 1, 2, WriteOp::Tick { n: 2 }));
         let f = check(&input(&r, &entries, 12_000));
         let props: Vec<&str> = f.violations.iter().map(|v| v.property()).collect();
