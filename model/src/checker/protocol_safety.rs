@@ -108,6 +108,32 @@ struct Lead {
     writes_past: u64,
 }
 
+impl Lead {
+    /// What it did past its grant `g`, for a human.
+    fn acts(&self, g: &GrantEnd) -> String {
+        let mut acts = vec![];
+        if self.believed_past_ms > 0.0 {
+            acts.push(format!(
+                "believed it led {} ms longer",
+                self.believed_past_ms
+            ));
+        }
+        match self.writes_past {
+            0 => {}
+            1 => acts.push("started 1 protected write after it".to_string()),
+            n => acts.push(format!("started {n} protected writes after it")),
+        }
+        format!(
+            "{} (token {}) acted past its grant, which ended at {} ms ({}): it {}",
+            self.node,
+            self.token,
+            us_to_ms(g.at_us),
+            g.why,
+            acts.join(" and ")
+        )
+    }
+}
+
 /// An excuse: from `start_us`, for a node (`None`: every node), while its cause lasted
 /// over `[start_us, end_us]` (`None`: for good).
 struct Excuse {
@@ -344,28 +370,15 @@ impl ProtocolSafety {
             };
             if let Some(why) = excuse {
                 s.past_grant_fence_saved += 1;
-                s.fence_saved.push(format!(
-                    "{} (token {}) acted past its grant's end at {} ms ({}) for {} ms with {} writes: {why}",
-                    l.node,
-                    l.token,
-                    us_to_ms(g.at_us),
-                    g.why,
-                    l.believed_past_ms,
-                    l.writes_past
-                ));
+                s.fence_saved.push(format!("{}; excused: {why}", l.acts(g)));
                 continue;
             }
             s.past_grant_in_bounds += 1;
             out.push(Violation::ActedPastGrant {
                 at_ms: us_to_ms(act),
                 detail: format!(
-                    "{} (token {}) acted past its grant, which ended at {} ms ({}): it believed it led {} ms longer and started {} protected writes after, with no pause or clock fault beyond {}'s bounds (pause {} ms, drift {} ppm, offset {} ms)",
-                    l.node,
-                    l.token,
-                    us_to_ms(g.at_us),
-                    g.why,
-                    l.believed_past_ms,
-                    l.writes_past,
+                    "{}, with no pause or clock fault beyond {}'s bounds (pause {} ms, drift {} ppm, offset {} ms)",
+                    l.acts(g),
                     self.protocol,
                     b.pause_ms,
                     b.drift_ppm,
@@ -449,7 +462,7 @@ mod tests {
         assert_eq!(v[0].at_ms(), 3000.0);
         assert!(
             v[0].detail()
-                .contains("400 ms longer and started 1 protected writes"),
+                .contains("believed it led 400 ms longer and started 1 protected write after it"),
             "{}",
             v[0].detail()
         );

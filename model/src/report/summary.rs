@@ -199,8 +199,20 @@ fn protocol_safety(w: &mut String, run: &Run) {
     if p.past_grant_fence_saved > 0 {
         let _ = writeln!(
             w,
-            "  the fence saved it: {} leaderships acted past their grant beyond the bounds, {} writes started after",
-            p.past_grant_fence_saved, p.writes_past_grant
+            "  the fence saved it: {} acted past {} grant beyond the bounds, {} after",
+            match p.past_grant_fence_saved {
+                1 => "1 leadership".to_string(),
+                n => format!("{n} leaderships"),
+            },
+            if p.past_grant_fence_saved == 1 {
+                "its"
+            } else {
+                "their"
+            },
+            match p.writes_past_grant {
+                1 => "1 write started".to_string(),
+                n => format!("{n} writes started"),
+            }
         );
         for line in p.fence_saved.iter().take(5) {
             let _ = writeln!(w, "    {line}");
