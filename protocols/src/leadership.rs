@@ -286,6 +286,14 @@ impl Leadership {
         by_deadline.max(by_end)
     }
 
+    /// When its belief ended, on the timeline whose present is `now_us`, if that was
+    /// before now (see [`Leadership::ended_ago_us`]); `None` if it ends now or holds.
+    pub fn lost_at_us(&self, now_us: i64) -> Option<i64> {
+        self.ended_ago_us()
+            .filter(|ago| *ago > 0)
+            .map(|ago| now_us - ago)
+    }
+
     /// Local time left on the lease, in milliseconds (0 once passed).
     pub fn lease_remaining_ms(&self) -> u64 {
         let left = self.state.deadline_us.load(Ordering::SeqCst) - self.state.clock.now_us();

@@ -551,10 +551,7 @@ async fn serve_leadership(
     });
     let reason = lead(&node.ctx, &leadership, &node.work).await;
     // When its belief really ended: before lead() let an in-flight write finish.
-    let lost_at_us = leadership
-        .ended_ago_us()
-        .filter(|ago| *ago > 0)
-        .map(|ago| log.clock().now_us() - ago);
+    let lost_at_us = leadership.lost_at_us(log.clock().now_us());
     leadership.end(reason);
     // Every protected write has completed or timed out by now: lead() is the only
     // writer and it has returned. Only then is leadership released.

@@ -148,7 +148,12 @@ pub struct SideStats {
     pub lease_overrun_p95_ms: Option<f64>,
 }
 
-fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+/// One figure's values pooled over every run, sorted.
+fn pooled(runs: &[RunFigures], figure: fn(&RunFigures) -> &Vec<f64>) -> Vec<f64> {
+    let mut v: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| figure(r).iter().copied())
+        .collect();
     v.sort_by(f64::total_cmp);
     v
 }
@@ -180,23 +185,11 @@ pub fn median_ci95(sorted: &[f64]) -> Option<[f64; 2]> {
 impl SideStats {
     /// Pools `runs`.
     pub fn of(runs: &[RunFigures]) -> SideStats {
-        let fo = sorted(runs.iter().flat_map(|r| r.failover_ms.clone()).collect());
-        let el = sorted(runs.iter().flat_map(|r| r.election_ms.clone()).collect());
-        let el_campaign = sorted(
-            runs.iter()
-                .flat_map(|r| r.campaign_election_ms.clone())
-                .collect(),
-        );
-        let el_vacancy = sorted(
-            runs.iter()
-                .flat_map(|r| r.vacancy_election_ms.clone())
-                .collect(),
-        );
-        let ov = sorted(
-            runs.iter()
-                .flat_map(|r| r.lease_overrun_ms.clone())
-                .collect(),
-        );
+        let fo = pooled(runs, |r| &r.failover_ms);
+        let el = pooled(runs, |r| &r.election_ms);
+        let el_campaign = pooled(runs, |r| &r.campaign_election_ms);
+        let el_vacancy = pooled(runs, |r| &r.vacancy_election_ms);
+        let ov = pooled(runs, |r| &r.lease_overrun_ms);
         let pct = |v: &[f64], p: usize| (!v.is_empty()).then(|| nearest_rank(v, p));
         SideStats {
             runs: runs.len(),
@@ -362,9 +355,7 @@ pub fn compare(
     // chance alone, which no 10% target can judge.
     let overrun_target =
         (r.lease_expiries > 0 && r.lease_service_leader_changes > 0).then_some(0.10);
-    let live = |f: fn(&RunFigures) -> &Vec<f64>| -> Vec<f64> {
-        real.iter().flat_map(|x| f(x).iter().copied()).collect()
-    };
+    let live = |f: fn(&RunFigures) -> &Vec<f64>| pooled(real, f);
     // Election latency is judged per kind of start (their mixture's median falls between
     // the two costs), each where the live side has elections of that kind.
     let campaign_target = r.campaign_election_p50_ms.map(|_| 0.20);

@@ -216,10 +216,7 @@ async fn step_down(
     // writer and it has returned. Only then is leadership released.
     work.stop_leading();
     // When its belief really ended: lead() let an in-flight write finish first.
-    let lost_at_us = leadership
-        .ended_ago_us()
-        .filter(|ago| *ago > 0)
-        .map(|ago| crate::clock::global_now_us() - ago);
+    let lost_at_us = leadership.lost_at_us(crate::clock::global_now_us());
     env.timeline.record(Event::StoppedActing {
         node: ctl.name.clone(),
         token,
