@@ -69,11 +69,23 @@ pub struct LeaderRow {
 pub trait DbApi: Send + Sync {
     /// `UPDATE leader SET node = ?, expires_at = now() + ttl, generation = generation + 1
     /// WHERE expires_at < now() RETURNING generation`: the new generation when the row was
-    /// updated, `None` when the lease is still live.
-    async fn acquire(&self, node: &str, ttl_ms: u64) -> Result<Option<u64>, DbError>;
+    /// updated, `None` when the lease is still live. `client_now_us` given: the
+    /// statement reads that instead of `now()` (`lease_clock = "client"`).
+    async fn acquire(
+        &self,
+        node: &str,
+        ttl_ms: u64,
+        client_now_us: Option<i64>,
+    ) -> Result<Option<u64>, DbError>;
     /// `UPDATE leader SET expires_at = now() + ttl WHERE node = ? AND generation = ?`:
-    /// true when one row was updated.
-    async fn renew(&self, node: &str, generation: u64, ttl_ms: u64) -> Result<bool, DbError>;
+    /// true when one row was updated (`client_now_us`: as for `acquire`).
+    async fn renew(
+        &self,
+        node: &str,
+        generation: u64,
+        ttl_ms: u64,
+        client_now_us: Option<i64>,
+    ) -> Result<bool, DbError>;
     /// `UPDATE leader SET expires_at = now() WHERE node = ? AND generation = ?`: true
     /// when one row was updated.
     async fn release(&self, node: &str, generation: u64) -> Result<bool, DbError>;
@@ -93,6 +105,22 @@ pub struct DbRowConfig {
     pub poll_interval_ms: u64,
     /// Timeout of every statement.
     pub statement_timeout_ms: u64,
+    /// Whose clock the statements' `now` is: `database` (the fix: `now()`, ShedLock's
+    /// `usingDbTime()`) or `client` (ShedLock's default: the node sends its own time as
+    /// a parameter, `expires_at = :now + ttl WHERE expires_at <= :now`, so a candidate
+    /// whose clock runs ahead takes a lease the holder still renews).
+    pub lease_clock: LeaseClock,
+}
+
+/// Whose clock a statement's `now` reads (`lease_clock`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LeaseClock {
+    /// The database's `now()`.
+    #[default]
+    Database,
+    /// The calling node's clock, sent with the statement (the bug).
+    Client,
 }
 
 impl Default for DbRowConfig {
@@ -102,11 +130,18 @@ impl Default for DbRowConfig {
             renew_interval_ms: 0,
             poll_interval_ms: 2000,
             statement_timeout_ms: 2000,
+            lease_clock: LeaseClock::Database,
         }
     }
 }
 
 impl DbRowConfig {
+    /// The `now` a statement sent at `client_now_us` carries: none (the database reads
+    /// its own) unless `lease_clock = "client"`.
+    pub fn statement_now(&self, client_now_us: i64) -> Option<i64> {
+        (self.lease_clock == LeaseClock::Client).then_some(client_now_us)
+    }
+
     /// What this protocol promises without the fence: its leader's deadline counts from before its
     /// request left, so it stops before the backend's grant ends while its clock is true
     /// and it is not paused; it keeps no margin beyond that (see
@@ -173,9 +208,9 @@ fn spawn_renewals(
     clock: Arc<dyn Clock>,
     node: String,
     held: Held,
-    ttl_ms: u64,
-    interval_ms: u64,
+    cfg: DbRowConfig,
 ) {
+    let (ttl_ms, interval_ms) = (cfg.lease_ttl_ms, cfg.effective_renew_interval_ms());
     let Held {
         generation,
         lease,
@@ -189,12 +224,13 @@ fn spawn_renewals(
             {
                 return;
             }
-            let (api, clock, node, lease, statements) = (
+            let (api, clock, node, lease, statements, cfg) = (
                 api.clone(),
                 clock.clone(),
                 node.clone(),
                 lease.clone(),
                 statements.clone(),
+                cfg.clone(),
             );
             madsim::task::spawn(async move {
                 let _in_flight = statements.read().await;
@@ -202,7 +238,8 @@ fn spawn_renewals(
                     return;
                 }
                 let sent_us = clock.now_us();
-                match api.renew(&node, generation, ttl_ms).await {
+                let now = cfg.statement_now(sent_us);
+                match api.renew(&node, generation, ttl_ms, now).await {
                     Ok(true) => lease.extend_to(sent_us + ttl_ms as i64 * 1000),
                     Ok(false) => lease.end(LossReason::Revoked),
                     Err(_) => {}
@@ -221,7 +258,7 @@ impl Elector for DbRowElector {
             let sent_us = self.clock.now_us();
             match self
                 .api
-                .acquire(&self.node, ttl_ms)
+                .acquire(&self.node, ttl_ms, self.cfg.statement_now(sent_us))
                 .await
                 .map_err(unavailable)?
             {
@@ -241,8 +278,7 @@ impl Elector for DbRowElector {
             self.clock.clone(),
             self.node.clone(),
             held,
-            ttl_ms,
-            self.cfg.effective_renew_interval_ms(),
+            self.cfg.clone(),
         );
         Ok(lease.leadership(generation))
     }

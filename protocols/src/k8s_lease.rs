@@ -72,7 +72,35 @@ pub struct K8sLeaseConfig {
     pub rpc_timeout_ms: u64,
     /// The Lease object's name.
     pub lease_name: String,
+    /// Whose clock a candidate judges another holder's Lease by: `observed-time` (the
+    /// fix: when this node last saw the record change, on its own clock) or
+    /// `renew-time` (the holder's `renewTime` plus `leaseDuration` compared with this
+    /// node's clock: two clocks in one comparison, so a candidate whose clock runs
+    /// ahead takes a Lease the holder is still renewing; fabric8 kubernetes-client
+    /// before 6.x's fix, kubernetes#114872).
+    pub expiry_judged_by: ExpiryJudgedBy,
+    /// Whether every API call carries the `rpc_timeout_ms` timeout (the fix,
+    /// kubernetes#65094). `false` is client-go before it: an HTTP client with no
+    /// timeout, and a renew loop that checks RenewDeadline only when a try returns, so
+    /// a renewal whose request or answer is lost hangs and the holder leads on
+    /// (kubernetes#65090).
+    pub renew_call_timeout: bool,
 }
+
+/// Whose clock judges another holder's Lease expired (`expiry_judged_by`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExpiryJudgedBy {
+    /// client-go: the local time this node last saw the record change.
+    #[default]
+    ObservedTime,
+    /// The holder's `renewTime` against the local clock (the bug).
+    RenewTime,
+}
+
+/// A call with no timeout: longer than any run (an hour), so it waits for its answer
+/// for as long as the run lasts.
+pub const NO_TIMEOUT_MS: u64 = 86_400_000;
 
 impl Default for K8sLeaseConfig {
     fn default() -> Self {
@@ -83,6 +111,8 @@ impl Default for K8sLeaseConfig {
             release_on_cancel: true,
             rpc_timeout_ms: 500,
             lease_name: "baton-leader".to_string(),
+            expiry_judged_by: ExpiryJudgedBy::ObservedTime,
+            renew_call_timeout: true,
         }
     }
 }
@@ -100,6 +130,16 @@ impl K8sLeaseConfig {
                 .saturating_sub(self.renew_deadline_ms),
             self.lease_duration_ms,
         )
+    }
+
+    /// The timeout every API call carries: `rpc_timeout_ms`, or none at all (the
+    /// `renew_call_timeout = false` bug).
+    pub fn call_timeout_ms(&self) -> u64 {
+        if self.renew_call_timeout {
+            self.rpc_timeout_ms
+        } else {
+            NO_TIMEOUT_MS
+        }
     }
 
     /// The longest jittered wait between a candidate's tries.
@@ -312,7 +352,11 @@ impl Inner {
         }
         let observed_us = self.observed.lock().unwrap().time_us;
         let ours = old.spec.holder_identity == self.identity;
-        let unexpired = observed_us + old.spec.lease_duration_ms as i64 * 1000 > now;
+        let judged_from_us = match self.cfg.expiry_judged_by {
+            ExpiryJudgedBy::ObservedTime => observed_us,
+            ExpiryJudgedBy::RenewTime => old.spec.renew_time_us,
+        };
+        let unexpired = judged_from_us + old.spec.lease_duration_ms as i64 * 1000 > now;
         if !old.spec.holder_identity.is_empty() && !ours && unexpired {
             return Try::HeldByOther;
         }
@@ -347,7 +391,9 @@ impl Inner {
 
     /// The holder's loop (`renew`): every RetryPeriod, renew; a successful renewal moves
     /// the local deadline to (its start + RenewDeadline), so without one for
-    /// RenewDeadline the node stops acting by its own clock.
+    /// RenewDeadline the node stops acting by its own clock. (With the
+    /// `renew_call_timeout = false` bug the deadline is checked only here, when a try
+    /// returns: a try that never returns never stops the leader.)
     fn spawn_renew(self: &Arc<Self>, lease: LeaseHandle) {
         let me = self.clone();
         madsim::task::spawn(async move {
@@ -366,6 +412,10 @@ impl Inner {
                     }
                     Try::Failed => {}
                 }
+                if !me.cfg.renew_call_timeout && me.clock.now_us() >= lease.deadline_us() {
+                    lease.end(LossReason::DeadlinePassed);
+                    return;
+                }
             }
         });
     }
@@ -380,7 +430,9 @@ impl Elector for K8sLeaseElector {
         loop {
             if let Try::Held { token, started_us } = me.try_acquire_or_renew(false).await {
                 let deadline = started_us + me.cfg.renew_deadline_ms as i64 * 1000;
-                let lease = LeaseHandle::new(me.clock.clone(), deadline, true);
+                // Without call timeouts (the bug) only the renew loop judges the deadline.
+                let honour = me.cfg.renew_call_timeout;
+                let lease = LeaseHandle::new(me.clock.clone(), deadline, honour);
                 me.spawn_renew(lease.clone());
                 return Ok(lease.leadership(token));
             }

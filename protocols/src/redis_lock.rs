@@ -99,6 +99,8 @@ pub trait RedisApi: Send + Sync {
     async fn compare_and_delete(&self, key: &str, value: &str) -> Result<bool, RedisError>;
     /// `INCR key`: the value after the increment (a missing key counts as 0).
     async fn incr(&self, key: &str) -> Result<i64, RedisError>;
+    /// `DEL key`: true when a key was deleted (whoever's value it held).
+    async fn del(&self, key: &str) -> Result<bool, RedisError>;
 }
 
 /// Parameters of a Redis lock (a scenario's `[redis-naive]` or `[redis-fenced]` table).
@@ -116,6 +118,27 @@ pub struct RedisLockConfig {
     pub retry_interval_ms: u64,
     /// Timeout of every call to Redis (Jedis: 2 s).
     pub rpc_timeout_ms: u64,
+    /// How the holder releases the lock: `compare-and-delete` (the docs' script) or
+    /// `del` (a plain `DEL`, the bug: a holder whose lock expired deletes its
+    /// successor's, and a third node takes it while the second still leads; redis-py's
+    /// `Lock` before 3.0, redis-py#415 and #1031).
+    pub release: Release,
+    /// Whether the holder stops acting when its own deadline passes (the fix). `false`
+    /// trusts the renewal loop (Redisson's watchdog): a failed renewal is only logged,
+    /// and the holder acts on until a renewal that gets through finds the lock gone
+    /// (redisson#4698, #5698).
+    pub stop_at_deadline: bool,
+}
+
+/// How a Redis lock is released (`release`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Release {
+    /// The Redis docs' compare-and-delete script.
+    #[default]
+    CompareAndDelete,
+    /// `DEL key`, whoever holds it (the bug).
+    Del,
 }
 
 impl Default for RedisLockConfig {
@@ -126,6 +149,8 @@ impl Default for RedisLockConfig {
             renew_interval_ms: 0,
             retry_interval_ms: 100,
             rpc_timeout_ms: 2000,
+            release: Release::CompareAndDelete,
+            stop_at_deadline: true,
         }
     }
 }
@@ -283,7 +308,11 @@ impl Elector for RedisLockElector {
         let value = self.fresh_value();
         let sent_us = self.acquire(&value).await?;
         let ttl_ms = self.cfg.lock_ttl_ms;
-        let lease = LeaseHandle::new(self.clock.clone(), sent_us + ttl_ms as i64 * 1000, true);
+        let lease = LeaseHandle::new(
+            self.clock.clone(),
+            sent_us + ttl_ms as i64 * 1000,
+            self.cfg.stop_at_deadline,
+        );
         *self.held.lock().unwrap() = Some(Held {
             value: value.clone(),
             lease: lease.clone(),
@@ -330,10 +359,14 @@ impl Elector for RedisLockElector {
         let held = self.held.lock().unwrap().take();
         if let Some(h) = held {
             h.lease.end(LossReason::Resigned);
-            self.api
-                .compare_and_delete(&self.cfg.key, &h.value)
-                .await
-                .map_err(unavailable)?;
+            match self.cfg.release {
+                Release::CompareAndDelete => self
+                    .api
+                    .compare_and_delete(&self.cfg.key, &h.value)
+                    .await
+                    .map_err(unavailable)?,
+                Release::Del => self.api.del(&self.cfg.key).await.map_err(unavailable)?,
+            };
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ use crate::net::Endpoint;
 use crate::node_control::NodeControl;
 use crate::node_env::NodeEnv;
 use crate::rpc::{call, FencedWrite, NextAnswers, NextBatch, NextReply, WriteReply, RESOURCE_ADDR};
+use crate::scenario::StepOnStop;
 use crate::timeline::{Event, WriteOp};
 use baton_protocols::clock::sleep_until_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason, ReplicatedLog};
@@ -224,9 +225,21 @@ pub async fn lead(
         tick_n: 0,
     };
     let reason = term.work().await;
-    // Stop the step before the node releases leadership.
     if let Some(j) = term.job.as_mut() {
-        j.abandon(ctl, env, l.token);
+        match j.cfg.on_stop {
+            // Stop the step before the node releases leadership.
+            StepOnStop::AbandonStep => j.abandon(ctl, env, l.token),
+            // The bug: a stop hook that finishes the step and checkpoints it, with no
+            // look at the leadership it has lost.
+            StepOnStop::FinishStep => {
+                if let Some(ends_us) = j.step.as_ref().map(|s| s.ends_us) {
+                    sleep_until_local(&ctl.clock, ends_us).await;
+                    if let Some(segment) = j.finish(ctl, env, l.token) {
+                        send_write(ctl, env, ep, l, WriteOp::Checkpoint { segment }).await;
+                    }
+                }
+            }
+        }
     }
     reason
 }
@@ -458,6 +471,18 @@ async fn write(
         return Outcome::NotActing;
     }
     strike_armed_pause(ctl, env).await;
+    send_write(ctl, env, ep, l, op).await
+}
+
+/// Sends one protected write under `l`'s token, whether or not `l` still holds: the
+/// write itself, after [`write`]'s check (or, for a stop hook, with none).
+async fn send_write(
+    ctl: &Arc<NodeControl>,
+    env: &NodeEnv,
+    ep: &Endpoint,
+    l: &Leadership,
+    op: WriteOp,
+) -> Outcome {
     env.timeline.record(Event::WriteAttempted {
         node: ctl.name.clone(),
         token: l.token,

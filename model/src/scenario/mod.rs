@@ -24,6 +24,7 @@ pub use error::{write_location, ScenarioError};
 pub use lines::line_of_key;
 pub use load::{display_path, load, load_str, resolve};
 pub use sections::{
-    Expect, GcNoise, JobCanary, JobConfig, NetworkConfig, Noise, Slo, Sometimes, WorkConfig,
+    Expect, GcNoise, JobCanary, JobConfig, NetworkConfig, Noise, Slo, Sometimes, StepOnStop,
+    WorkConfig,
 };
 pub use types::{Origin, Resolved, Scenario, NODES};

@@ -63,8 +63,24 @@ pub struct JobConfig {
     pub step_ms_min: u64,
     /// The longest step.
     pub step_ms_max: u64,
+    /// What a leader does with its step in progress when it stops leading:
+    /// `abandon-step` (the discipline: stop the step, then release) or `finish-step`
+    /// (a stop hook that runs the step to its end and checkpoints it after leadership
+    /// is lost, with no look at the lease: Cilium's operator, cilium#42920).
+    pub on_stop: StepOnStop,
     /// A deliberately broken node (`none` for the real discipline).
     pub canary: JobCanary,
+}
+
+/// What a leader does with a job step in progress when it stops leading (`on_stop`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepOnStop {
+    /// Give the step up at once: its work is lost, its checkpoint never written.
+    #[default]
+    AbandonStep,
+    /// Run it to its end and write its checkpoint under the lost leadership (the bug).
+    FinishStep,
 }
 
 impl Default for JobConfig {
@@ -72,6 +88,7 @@ impl Default for JobConfig {
         JobConfig {
             step_ms_min: 200,
             step_ms_max: 2000,
+            on_stop: StepOnStop::AbandonStep,
             canary: JobCanary::None,
         }
     }

@@ -34,19 +34,32 @@ impl SimDbClient {
 
 #[async_trait]
 impl DbApi for SimDbClient {
-    async fn acquire(&self, node: &str, ttl_ms: u64) -> Result<Option<u64>, DbError> {
+    async fn acquire(
+        &self,
+        node: &str,
+        ttl_ms: u64,
+        client_now_us: Option<i64>,
+    ) -> Result<Option<u64>, DbError> {
         self.call(DbAcquire {
             node: node.into(),
             ttl_ms,
+            client_now_us,
         })
         .await
     }
 
-    async fn renew(&self, node: &str, generation: u64, ttl_ms: u64) -> Result<bool, DbError> {
+    async fn renew(
+        &self,
+        node: &str,
+        generation: u64,
+        ttl_ms: u64,
+        client_now_us: Option<i64>,
+    ) -> Result<bool, DbError> {
         self.call(DbRenew {
             node: node.into(),
             generation,
             ttl_ms,
+            client_now_us,
         })
         .await
     }

@@ -91,7 +91,7 @@ impl Protocol for K8sLease {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let api = Arc::new(SimLeaseClient::new(ctx.ep, self.0.rpc_timeout_ms));
+        let api = Arc::new(SimLeaseClient::new(ctx.ep, self.0.call_timeout_ms()));
         let rng = crate::seed::fork(
             ctx.seed,
             &format!("k8s-lease/{}/{}", ctx.node, ctx.incarnation),

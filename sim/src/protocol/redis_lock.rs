@@ -5,7 +5,8 @@ use super::{BackendCtx, ElectorCtx, Protocol, ProtocolName};
 use crate::net::Endpoint;
 use crate::rpc::{call, BACKEND_ADDR};
 use crate::service::redis::{
-    self, RedisEvalDelete, RedisEvalExtend, RedisGet, RedisIncr, RedisPexpire, RedisSetNxPx,
+    self, RedisDel, RedisEvalDelete, RedisEvalExtend, RedisGet, RedisIncr, RedisPexpire,
+    RedisSetNxPx,
 };
 use async_trait::async_trait;
 pub use baton_model::protocol::redis_lock::{RedisFenced, RedisNaive};
@@ -78,6 +79,10 @@ impl RedisApi for SimRedisClient {
             value: value.into(),
         })
         .await
+    }
+
+    async fn del(&self, key: &str) -> Result<bool, RedisError> {
+        self.call(RedisDel { key: key.into() }).await
     }
 
     async fn incr(&self, key: &str) -> Result<i64, RedisError> {

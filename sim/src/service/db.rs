@@ -2,7 +2,8 @@
 //! with one row, as one simulated node.
 //!
 //! Each statement runs atomically (a single-row `UPDATE` takes the row lock) and reads
-//! `now()` from the database's own clock, never a client's. The row starts with
+//! `now()` from the database's own clock, unless the client sends its own time in its
+//! place (`db-row.lease_clock = "client"`, ShedLock's default, the bug). The row starts with
 //! `generation = 0` and an `expires_at` long past, so the first acquire wins.
 //!
 //! Not modelled: replication (a failover to a replica that missed the last `UPDATE` would
@@ -30,6 +31,8 @@ pub struct DbAcquire {
     pub node: String,
     /// The lease length.
     pub ttl_ms: u64,
+    /// The client's time, read instead of `now()` (`db-row.lease_clock = "client"`).
+    pub client_now_us: Option<i64>,
 }
 request!(DbAcquire => Option<u64>);
 
@@ -42,6 +45,8 @@ pub struct DbRenew {
     pub generation: u64,
     /// The lease length.
     pub ttl_ms: u64,
+    /// The client's time, read instead of `now()` (as for [`DbAcquire`]).
+    pub client_now_us: Option<i64>,
 }
 request!(DbRenew => bool);
 
@@ -103,13 +108,13 @@ pub async fn serve(
     let (s, n) = (svc.clone(), requests.clone());
     ep.add_rpc_handler(move |r: DbAcquire| {
         n.fetch_add(1, Ordering::Relaxed);
-        let out = s.acquire(r.node, r.ttl_ms);
+        let out = s.acquire(r.node, r.ttl_ms, r.client_now_us);
         async move { out }
     });
     let (s, n) = (svc.clone(), requests.clone());
     ep.add_rpc_handler(move |r: DbRenew| {
         n.fetch_add(1, Ordering::Relaxed);
-        let out = s.renew(&r.node, r.generation, r.ttl_ms);
+        let out = s.renew(&r.node, r.generation, r.ttl_ms, r.client_now_us);
         async move { out }
     });
     let (s, n) = (svc.clone(), requests.clone());
@@ -129,9 +134,10 @@ pub async fn serve(
 
 impl Service {
     /// `UPDATE leader SET node = ?, expires_at = now() + ttl, generation = generation + 1
-    /// WHERE expires_at < now() RETURNING generation`.
-    fn acquire(&self, node: String, ttl_ms: u64) -> Option<u64> {
-        let now = self.clock.now_us();
+    /// WHERE expires_at < now() RETURNING generation`, or with the client's time given
+    /// in place of `now()`.
+    fn acquire(&self, node: String, ttl_ms: u64, client_now_us: Option<i64>) -> Option<u64> {
+        let now = client_now_us.unwrap_or_else(|| self.clock.now_us());
         let mut row = self.row.lock().unwrap();
         if row.expires_at_us >= now {
             return None;
@@ -154,8 +160,8 @@ impl Service {
     }
 
     /// `UPDATE leader SET expires_at = now() + ttl WHERE node = ? AND generation = ?`.
-    fn renew(&self, node: &str, generation: u64, ttl_ms: u64) -> bool {
-        let now = self.clock.now_us();
+    fn renew(&self, node: &str, generation: u64, ttl_ms: u64, client_now_us: Option<i64>) -> bool {
+        let now = client_now_us.unwrap_or_else(|| self.clock.now_us());
         let mut row = self.row.lock().unwrap();
         if row.node != node || row.generation != generation {
             return false;

@@ -78,6 +78,14 @@ pub struct RedisEvalDelete {
 }
 request!(RedisEvalDelete => bool);
 
+/// `DEL key`; true when a key was deleted.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RedisDel {
+    /// The key.
+    pub key: String,
+}
+request!(RedisDel => bool);
+
 /// `INCR key`; the server's error text when the value is not an integer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RedisIncr {
@@ -143,6 +151,12 @@ pub async fn serve(
     ep.add_rpc_handler(move |r: RedisEvalDelete| {
         n.fetch_add(1, Ordering::Relaxed);
         let out = s.compare_and_delete(&r.key, &r.value);
+        async move { out }
+    });
+    let (s, n) = (svc.clone(), requests.clone());
+    ep.add_rpc_handler(move |r: RedisDel| {
+        n.fetch_add(1, Ordering::Relaxed);
+        let out = s.del(&r.key);
         async move { out }
     });
     let (s, n) = (svc.clone(), requests);
@@ -262,6 +276,13 @@ impl Service {
     fn compare_and_delete(&self, key: &str, value: &str) -> bool {
         let mut keys = self.keys.lock().unwrap();
         self.holds(&mut keys, key, value) && self.remove(&mut keys, key, "deleted")
+    }
+
+    /// `DEL key`, whatever it holds.
+    fn del(&self, key: &str) -> bool {
+        let mut keys = self.keys.lock().unwrap();
+        self.expire_if_due(&mut keys, key);
+        keys.contains_key(key) && self.remove(&mut keys, key, "deleted")
     }
 
     fn incr(&self, key: &str) -> Result<i64, String> {
