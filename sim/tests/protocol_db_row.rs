@@ -68,28 +68,28 @@ fn simulated_database_keeps_the_row_lease_semantics() {
                 let d = SimDbClient::new(ep, 500);
                 assert_eq!(d.select().await.unwrap(), None);
                 // The row starts long expired: the first acquire wins generation 1.
-                assert_eq!(d.acquire("n1", 1000).await.unwrap(), Some(1));
-                assert_eq!(d.acquire("n2", 1000).await.unwrap(), None);
+                assert_eq!(d.acquire("n1", 1000, None).await.unwrap(), Some(1));
+                assert_eq!(d.acquire("n2", 1000, None).await.unwrap(), None);
                 let row = LeaderRow {
                     node: "n1".into(),
                     generation: 1,
                 };
                 assert_eq!(d.select().await.unwrap(), Some(row));
                 // Renew and release match node and generation.
-                assert!(!d.renew("n2", 1, 1000).await.unwrap());
-                assert!(!d.renew("n1", 2, 1000).await.unwrap());
-                assert!(d.renew("n1", 1, 1000).await.unwrap());
+                assert!(!d.renew("n2", 1, 1000, None).await.unwrap());
+                assert!(!d.renew("n1", 2, 1000, None).await.unwrap());
+                assert!(d.renew("n1", 1, 1000, None).await.unwrap());
                 // 1.5 s of real time is 0.75 s on the database's clock: still held.
                 madsim::time::sleep(Duration::from_millis(1500)).await;
-                assert_eq!(d.acquire("n2", 1000).await.unwrap(), None);
+                assert_eq!(d.acquire("n2", 1000, None).await.unwrap(), None);
                 madsim::time::sleep(Duration::from_millis(600)).await;
-                assert_eq!(d.acquire("n2", 1000).await.unwrap(), Some(2));
+                assert_eq!(d.acquire("n2", 1000, None).await.unwrap(), Some(2));
                 // The old holder can no longer renew; the new one releases, and the next
                 // acquire wins at once with the next generation.
-                assert!(!d.renew("n1", 1, 1000).await.unwrap());
+                assert!(!d.renew("n1", 1, 1000, None).await.unwrap());
                 assert!(d.release("n2", 2).await.unwrap());
                 madsim::time::sleep(Duration::from_millis(1)).await;
-                assert_eq!(d.acquire("n3", 1000).await.unwrap(), Some(3));
+                assert_eq!(d.acquire("n3", 1000, None).await.unwrap(), Some(3));
             })
             .await
             .unwrap();
