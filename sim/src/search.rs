@@ -193,6 +193,10 @@ pub struct Plan {
     /// Re-run each failure in a fresh process with this binary (None: skip, for tests
     /// that run in-process).
     pub recheck_with: Option<std::path::PathBuf>,
+    /// Start no seed once one has failed (`--first-failure`). Seeds are taken in order
+    /// and every seed taken runs to its end, so every seed below the lowest failing one
+    /// has run: it is the first failure in seed order, whatever `jobs` is.
+    pub first_failure: bool,
 }
 
 /// What a search found.
@@ -265,15 +269,22 @@ fn rerun(bin: &std::path::Path, r: &Resolved, seed: u64) -> Option<String> {
 /// starts, and `seeds_run` counts the seeds that finished.
 pub fn run(plan: &Plan, progress: &dyn crate::progress::Progress) -> Result<Found, String> {
     let seeds = plan.partition.seeds(&plan.seeds);
-    let results =
-        crate::pool::map_ordered_until(seeds.len(), plan.jobs, &crate::interrupt::stopping, |k| {
-            let started = Instant::now();
-            let o = one(&plan.resolved, seeds[k], plan.watchdog);
-            if !matches!(&o, Outcome::Error(e) if e.as_str() == crate::run::ABANDONED) {
-                progress.run_done(matches!(o, Outcome::Pass));
-            }
-            (o, started.elapsed().as_millis() as u64)
-        });
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let stop = || {
+        crate::interrupt::stopping()
+            || (plan.first_failure && failed.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let results = crate::pool::map_ordered_until(seeds.len(), plan.jobs, &stop, |k| {
+        let started = Instant::now();
+        let o = one(&plan.resolved, seeds[k], plan.watchdog);
+        if matches!(o, Outcome::Fail { .. } | Outcome::Hang) {
+            failed.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        if !matches!(&o, Outcome::Error(e) if e.as_str() == crate::run::ABANDONED) {
+            progress.run_done(matches!(o, Outcome::Pass));
+        }
+        (o, started.elapsed().as_millis() as u64)
+    });
     let mut found = Found {
         seeds_run: 0,
         failures: vec![],

@@ -89,8 +89,7 @@ fn each_fix_passes_seeds_0_to_99() {
         let r = scenario::load(f, &[switch.clone()]).unwrap();
         let a = experiment::run_unrecorded(&r, seed).unwrap();
         let report: serde_json::Value = serde_json::from_str(&a.report_json).unwrap();
-        (report["verdict"] != "pass")
-            .then(|| format!("{} seed {seed} with {switch}", f.display()))
+        (report["verdict"] != "pass").then(|| format!("{} seed {seed} with {switch}", f.display()))
     })
     .into_iter()
     .flatten()

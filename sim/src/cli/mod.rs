@@ -207,6 +207,10 @@ struct SearchArgs {
     /// A seed running longer than this many wall-clock seconds is reported as a hang.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     watchdog_s: u64,
+    /// Start no seed once one has failed: the lowest failing seed written is the first
+    /// in seed order (every seed below it ran), whatever --jobs is.
+    #[arg(long, conflicts_with = "merge")]
+    first_failure: bool,
     #[command(flatten)]
     set: SetFlags,
     /// Merge these search directories (shards) instead of running (needs --out).

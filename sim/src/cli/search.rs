@@ -25,6 +25,7 @@ pub(super) fn search(args: SearchArgs) -> Result {
         jobs: args.jobs.jobs as usize,
         watchdog: std::time::Duration::from_secs(args.watchdog_s),
         recheck_with: std::env::current_exe().ok(),
+        first_failure: args.first_failure,
     };
     let total = partition.seeds(&plan.seeds).len() as u64;
     let bar = progress(total, "seeds", args.quiet.quiet);
@@ -37,13 +38,18 @@ pub(super) fn search(args: SearchArgs) -> Result {
     if partition != Partition::All {
         words = words.flag("--partition", partition.label());
     }
+    if args.first_failure {
+        words = words.word("--first-failure");
+    }
     let command = words.sets(&args.set.set).line();
     let files: Vec<(String, Vec<u8>)> = found
         .reproducers
         .iter()
         .map(|(k, (_, t))| (format!("{k}.toml"), t.clone().into_bytes()))
         .collect();
-    let interrupted = (found.seeds_run < total).then_some((found.seeds_run, total));
+    // Stopping at the first failure is what was asked, not an interruption.
+    let stopped = args.first_failure && !found.failures.is_empty();
+    let interrupted = (found.seeds_run < total && !stopped).then_some((found.seeds_run, total));
     let written = Written {
         dir: &dir,
         command: &command,
