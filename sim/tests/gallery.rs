@@ -86,7 +86,7 @@ fn each_fix_passes_seeds_0_to_99() {
         let f = &files[i / 100];
         let seed = (i % 100) as u64;
         let (_, switch) = header(f);
-        let r = scenario::load(f, &[switch.clone()]).unwrap();
+        let r = scenario::load(f, std::slice::from_ref(&switch)).unwrap();
         let a = experiment::run_unrecorded(&r, seed).unwrap();
         let report: serde_json::Value = serde_json::from_str(&a.report_json).unwrap();
         (report["verdict"] != "pass").then(|| format!("{} seed {seed} with {switch}", f.display()))
