@@ -225,6 +225,36 @@ impl ProtocolSafety {
         }
     }
 
+    /// A fault fired: if it is a clock fault beyond the bounds, it excuses its target
+    /// from then on (every node, when it hit the backend).
+    fn clock_fault(&mut self, index: usize, target: &str, t: i64) {
+        let Some(&(offset_ms, drift_ppm)) = self.clock_faults.get(&index) else {
+            return;
+        };
+        let b = &self.bounds;
+        if offset_ms.unsigned_abs() > b.offset_ms || drift_ppm.unsigned_abs() > b.drift_ppm {
+            let what = if drift_ppm != 0 {
+                format!("its clock drifting {drift_ppm} ppm from {} ms", us_to_ms(t))
+            } else {
+                format!("its clock moved {offset_ms} ms at {} ms", us_to_ms(t))
+            };
+            let node = self
+                .nodes
+                .iter()
+                .any(|n| n == target)
+                .then(|| target.to_string());
+            self.excuses.push(Excuse {
+                what: match &node {
+                    Some(_) => what,
+                    None => format!("{target}: {}", what.replacen("its", "the", 1)),
+                },
+                node,
+                start_us: t,
+                end_us: None,
+            });
+        }
+    }
+
     /// Reads the next event.
     pub fn entry(&mut self, e: &Entry) {
         let t = e.at_us;
@@ -303,30 +333,7 @@ impl ProtocolSafety {
                 self.paused.insert(node.clone(), t);
             }
             Event::NodeResumed { node } | Event::GcResumed { node } => self.pause_ended(node, t),
-            Event::FaultApplied { index, target, .. } => {
-                let Some(&(offset_ms, drift_ppm)) = self.clock_faults.get(index) else {
-                    return;
-                };
-                let b = &self.bounds;
-                if offset_ms.unsigned_abs() > b.offset_ms || drift_ppm.unsigned_abs() > b.drift_ppm
-                {
-                    let what = if drift_ppm != 0 {
-                        format!("its clock drifting {drift_ppm} ppm from {} ms", us_to_ms(t))
-                    } else {
-                        format!("its clock moved {offset_ms} ms at {} ms", us_to_ms(t))
-                    };
-                    let node = self.nodes.contains(target).then(|| target.clone());
-                    self.excuses.push(Excuse {
-                        what: match &node {
-                            Some(_) => what,
-                            None => format!("{target}: {}", what.replacen("its", "the", 1)),
-                        },
-                        node,
-                        start_us: t,
-                        end_us: None,
-                    });
-                }
-            }
+            Event::FaultApplied { index, target, .. } => self.clock_fault(*index, target, t),
             _ => {}
         }
     }
