@@ -45,11 +45,20 @@ for file in scenarios/gallery/*.toml; do
     status=0
     timeout -s INT "$left" "$sim" search scenarios/swarm.toml --seeds "$start..1000000" --first-failure \
       "${search[@]}" --out "$work/search" --force -q >/dev/null 2>&1 || status=$?
-    [ "$status" = 1 ] || break
+    # 0: no failure in the range; 130: the budget ran out. Anything else is an error.
+    case "$status" in
+      1) ;;
+      0 | 130) break ;;
+      *) echo "error: sim search for $bug exited $status" >&2; exit "$status" ;;
+    esac
     seed=$(sed -n 's/.*"seed":\([0-9]*\).*/\1/p' "$work/search/failures.jsonl" | sort -n | head -n 1)
     sig=$(grep "\"seed\":$seed," "$work/search/failures.jsonl" | sed -n 's/.*"signature":\[\([^]]*\)\].*/\1/p' | tr -d '"')
     fixed=0
     "$sim" run scenarios/swarm.toml --seed "$seed" "${search[@]}" "${fixset[@]}" --out "$work/fixrun" --force -q >/dev/null 2>&1 || fixed=$?
+    if [ "$fixed" -gt 1 ]; then
+      echo "error: sim run of seed $seed with $fix exited $fixed" >&2
+      exit "$fixed"
+    fi
     if [ "$fixed" = 0 ]; then
       found=$seed
       signature=$sig

@@ -76,8 +76,8 @@ pub struct K8sLeaseConfig {
     /// fix: when this node last saw the record change, on its own clock) or
     /// `renew-time` (the holder's `renewTime` plus `leaseDuration` compared with this
     /// node's clock: two clocks in one comparison, so a candidate whose clock runs
-    /// ahead takes a Lease the holder is still renewing; fabric8 kubernetes-client
-    /// before 6.x's fix, kubernetes#114872).
+    /// ahead takes a Lease the holder is still renewing: fabric8 kubernetes-client's
+    /// `LeaderElector`, fabric8 kubernetes-client#7160).
     pub expiry_judged_by: ExpiryJudgedBy,
     /// Whether every API call carries the `rpc_timeout_ms` timeout (the fix,
     /// kubernetes#65094). `false` is client-go before it: an HTTP client with no
@@ -98,8 +98,8 @@ pub enum ExpiryJudgedBy {
     RenewTime,
 }
 
-/// A call with no timeout: longer than any run (an hour), so it waits for its answer
-/// for as long as the run lasts.
+/// A call with no timeout: a day, longer than any run (at most an hour), so it waits
+/// for its answer for as long as the run lasts.
 pub const NO_TIMEOUT_MS: u64 = 86_400_000;
 
 impl Default for K8sLeaseConfig {

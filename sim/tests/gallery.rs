@@ -1,7 +1,8 @@
 //! The gallery of real bugs (issue 22, part 3): `scenarios/gallery/<name>.toml`.
 //!
 //! Methodology: every file in the directory is read as a user would use it. Its header
-//! must name a `# source:` (a URL) and a `# fixed-by: --set <key>=<value>` switch, and
+//! must name a `# source:` (a URL), a `# fixed-by: --set <key>=<value>` switch and the
+//! `# search:` switches nightly/gallery.sh searches with, and
 //! the file must record its seed. `sim run FILE` (the binary, as the README says) must
 //! exit 1 on that seed, and the library run with the fixed-by switch must pass every
 //! seed in 0..99: the bug is the only thing that fails it. At least 10 files.
@@ -47,6 +48,13 @@ fn the_gallery_holds_at_least_ten_bugs_each_with_a_source_and_a_fix() {
     for f in &files {
         let (source, switch) = header(f);
         assert!(source.starts_with("https://"), "{}: {source}", f.display());
+        // nightly/gallery.sh's generic search reads this line.
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(
+            text.lines().any(|l| l.starts_with("# search: --set ")),
+            "{}: no `# search: --set ...` line",
+            f.display()
+        );
         assert!(switch.contains('='), "{}: {switch}", f.display());
         let r = scenario::load(f, &[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(r.scenario.seed.is_some(), "{}: no seed", f.display());

@@ -145,3 +145,33 @@ fn bad_search_input_exits_2() {
     let o = sim(&["search", "--merge", "nowhere", "--out", "m"], &d);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn first_failure_stops_at_the_first_failing_seed_in_order() {
+    // The full search's lowest failing seed is the one --first-failure must write, and
+    // it must write no other seed below it and run no seed far beyond it.
+    let d = temp_dir("search-first");
+    search(&d, "all", &[]);
+    let first = failures(&d.join("all"))
+        .iter()
+        .map(|f| f["seed"].as_u64().unwrap())
+        .min()
+        .expect("bully fails some of 60 swarm seeds");
+    let o = search(&d, "first", &["--first-failure"]);
+    assert_eq!(o.status.code(), Some(1));
+    let seeds: Vec<u64> = failures(&d.join("first"))
+        .iter()
+        .map(|f| f["seed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds.iter().min(), Some(&first), "{seeds:?}");
+    // Two jobs: at most the seed the other worker had taken runs past it.
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("first/search.json")).unwrap())
+            .unwrap();
+    let run = meta["seeds_run"].as_u64().unwrap();
+    assert!(
+        run <= first + 2,
+        "{run} seeds run for a first failure at {first}"
+    );
+    assert!(meta.get("interrupted").is_none(), "{meta}");
+}
