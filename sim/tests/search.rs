@@ -157,21 +157,26 @@ fn first_failure_stops_at_the_first_failing_seed_in_order() {
         .map(|f| f["seed"].as_u64().unwrap())
         .min()
         .expect("bully fails some of 60 swarm seeds");
-    let o = search(&d, "first", &["--first-failure"]);
+    // Two jobs: whichever seeds the other worker took while the first failure ran may
+    // fail too, but none below it.
+    let o = search(&d, "first", &["--first-failure", "--jobs", "2"]);
     assert_eq!(o.status.code(), Some(1));
     let seeds: Vec<u64> = failures(&d.join("first"))
         .iter()
         .map(|f| f["seed"].as_u64().unwrap())
         .collect();
     assert_eq!(seeds.iter().min(), Some(&first), "{seeds:?}");
-    // Two jobs: at most the seed the other worker had taken runs past it.
+    // One job: exactly the seeds up to the first failure run, and nothing after it.
+    let o = search(&d, "one", &["--first-failure", "--jobs", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let seeds: Vec<u64> = failures(&d.join("one"))
+        .iter()
+        .map(|f| f["seed"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seeds, vec![first]);
     let meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("first/search.json")).unwrap())
+        serde_json::from_str(&std::fs::read_to_string(d.join("one/search.json")).unwrap())
             .unwrap();
-    let run = meta["seeds_run"].as_u64().unwrap();
-    assert!(
-        run <= first + 2,
-        "{run} seeds run for a first failure at {first}"
-    );
+    assert_eq!(meta["seeds_run"].as_u64(), Some(first + 1), "{meta}");
     assert!(meta.get("interrupted").is_none(), "{meta}");
 }
