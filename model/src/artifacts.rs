@@ -31,10 +31,11 @@ pub struct Artifacts {
     pub summary_txt: String,
     /// For scripts.
     pub report_json: String,
-    /// The leaders-acting plot, with its lanes.
+    /// The leaders-acting plot, with its lanes (empty for a run reported by
+    /// [`report_verdict`]).
     pub leaders_acting_svg: String,
     /// The page a person reads in a browser: the lanes, zoomable, with every event's
-    /// fields.
+    /// fields (empty for a run reported by [`report_verdict`]).
     pub timeline_html: String,
     /// True when every checked property held.
     pub passed: bool,
@@ -75,7 +76,15 @@ impl Artifacts {
 
 /// Renders the report of a finished run (its timeline file moves into it).
 pub fn report(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
-    report_with(resolved, seed, out, None)
+    render(resolved, seed, out, None, true)
+}
+
+/// As [`report`], without the pages a person reads (the plot and timeline.html stay
+/// empty): for commands that read only the verdict, the findings, the summary and
+/// report.json, such as a search, which would otherwise spend a tenth of its time
+/// drawing pages nobody opens.
+pub fn report_verdict(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
+    render(resolved, seed, out, None, false)
 }
 
 /// As [`report`], for a run in the real world when `real` is given: the same files, with
@@ -83,8 +92,19 @@ pub fn report(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
 pub fn report_with(
     resolved: &Resolved,
     seed: u64,
+    out: RunOutput,
+    real: Option<&RealRun>,
+) -> Artifacts {
+    render(resolved, seed, out, real, true)
+}
+
+/// Every artifact, the two pages only with `pages`.
+fn render(
+    resolved: &Resolved,
+    seed: u64,
     mut out: RunOutput,
     real: Option<&RealRun>,
+    pages: bool,
 ) -> Artifacts {
     let scenario_toml = match real {
         None => format!(
@@ -113,8 +133,12 @@ pub fn report_with(
         ),
     };
     let findings = &out.findings;
-    let leaders_acting_svg = plot::leaders_acting_svg(findings, &out.lanes, out.end_us, &title)
-        .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"));
+    let leaders_acting_svg = if pages {
+        plot::leaders_acting_svg(findings, &out.lanes, out.end_us, &title)
+            .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"))
+    } else {
+        String::new()
+    };
     // The plot's time axis is the simulator's; a real run's is the run's clock.
     let leaders_acting_svg = match real {
         None => leaders_acting_svg,
@@ -124,12 +148,16 @@ pub fn report_with(
     };
     let summary_txt = report::summary_with(resolved, seed, &out, real);
     let report_json = report::json_with(resolved, seed, &out, real);
-    let timeline_html = timeline_html::timeline_html(&timeline_html::Page {
-        title: &title,
-        findings: &out.findings,
-        lanes: &out.lanes,
-        summary_txt: &summary_txt,
-    });
+    let timeline_html = if pages {
+        timeline_html::timeline_html(&timeline_html::Page {
+            title: &title,
+            findings: &out.findings,
+            lanes: &out.lanes,
+            summary_txt: &summary_txt,
+        })
+    } else {
+        String::new()
+    };
     Artifacts {
         scenario_toml,
         timeline: out.timeline.take(),

@@ -39,6 +39,9 @@ pub enum Kind {
     Throughput {
         /// Worker threads.
         jobs: usize,
+        /// As `sim search` runs a seed: the scenario's swarm drawn for the seed, and
+        /// only the verdict rendered (no plot or timeline.html).
+        search: bool,
     },
     /// A bare madsim program over madsim's endpoints (see the module doc).
     MadsimEndpoints,
@@ -164,7 +167,10 @@ pub const WORKLOADS: &[Workload] = &[
         scenario: "scenarios/gc-pause.toml",
         set: &[],
         seeds: 300,
-        kind: Kind::Throughput { jobs: 2 },
+        kind: Kind::Throughput {
+            jobs: 2,
+            search: false,
+        },
     },
     Workload {
         name: "gc-pause-2-jobs-one-member",
@@ -172,7 +178,21 @@ pub const WORKLOADS: &[Workload] = &[
         scenario: "scenarios/gc-pause.toml",
         set: &["etcd.members=1"],
         seeds: 300,
-        kind: Kind::Throughput { jobs: 2 },
+        kind: Kind::Throughput {
+            jobs: 2,
+            search: false,
+        },
+    },
+    Workload {
+        name: "swarm-search-2-jobs",
+        what: "`sim search scenarios/swarm.toml --seeds 0..1000` on 2 jobs: each seed's swarm drawn, 60 s runs, verdict only",
+        scenario: "scenarios/swarm.toml",
+        set: &[],
+        seeds: 1000,
+        kind: Kind::Throughput {
+            jobs: 2,
+            search: true,
+        },
     },
     Workload {
         name: "madsim-endpoints",
@@ -255,7 +275,7 @@ pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
                 m.simulated_s += duration_s;
             }
         }
-        Kind::Throughput { jobs } => {
+        Kind::Throughput { jobs, search } => {
             let next = Arc::new(AtomicU64::new(0));
             let done = Arc::new(Mutex::new((0u64, 0u64, 0.0f64)));
             let resolved = Arc::new(resolved);
@@ -271,10 +291,22 @@ pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
                                 return Ok(());
                             }
                             let t = Instant::now();
-                            let out = run::run(&resolved, seed, false)?;
+                            let drawn;
+                            let r = if search {
+                                drawn = crate::swarm::materialize(&resolved, seed)
+                                    .map_err(|e| e.to_string())?;
+                                &drawn
+                            } else {
+                                &*resolved
+                            };
+                            let out = run::run(r, seed, false)?;
                             let sim_s = t.elapsed().as_secs_f64();
                             let messages = out.messages;
-                            experiment::report(&resolved, seed, out);
+                            if search {
+                                experiment::report_verdict(r, seed, out);
+                            } else {
+                                experiment::report(r, seed, out);
+                            }
                             let mut d = done.lock().unwrap();
                             d.0 += 1;
                             d.1 += messages;
@@ -600,6 +632,14 @@ pub fn targets(rows: &[Row]) -> String {
             "30 s gc-pause runs on 2 jobs: 2,000 or more per minute",
             format!("{:.0}", m.runs_per_minute()),
             m.runs_per_minute() >= 2000.0,
+        );
+    }
+    if let Some(m) = get("swarm-search-2-jobs") {
+        let per_s = m.runs_per_minute() / 60.0;
+        line(
+            "swarm search (scenarios/swarm.toml, 60 s runs) on 2 jobs: 100 or more seeds per s",
+            format!("{per_s:.0}"),
+            per_s >= 100.0,
         );
     }
     if let (Some(long), Some(short)) = (get("etcd-5k-600s"), get("etcd-5k")) {

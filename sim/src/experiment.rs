@@ -2,7 +2,7 @@
 
 use crate::run;
 use crate::scenario::Resolved;
-pub use baton_model::artifacts::{report, Artifacts};
+pub use baton_model::artifacts::{report, report_verdict, Artifacts};
 
 /// Simulates `resolved` under `seed` and renders its report, timeline included.
 ///
@@ -13,9 +13,10 @@ pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
     Ok(report(resolved, seed, out))
 }
 
-/// As [`run()`], without the timeline file (for commands that only read the findings).
+/// As [`run()`], without the timeline file and the pages a person reads (for commands
+/// that only read the verdict, the findings, the summary and report.json).
 pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
     let resolved = &crate::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
     let out = run::run(resolved, seed, false)?;
-    Ok(report(resolved, seed, out))
+    Ok(report_verdict(resolved, seed, out))
 }

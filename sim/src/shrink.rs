@@ -242,6 +242,7 @@ pub fn minimize(
     };
     let shrunk = shrink(base.scenario.faults.clone(), max_runs, fails, progress);
     let min = with_faults(base, &sorted(&shrunk.faults))?;
+    let (min, runs) = default_timeouts(min, seed, &wanted)?;
     // Replayed twice: the minimal file must fail the same way every time.
     let a = crate::experiment::run(&min, seed)?;
     let b = crate::experiment::run(&min, seed)?;
@@ -255,7 +256,7 @@ pub fn minimize(
     Ok(Some(Minimal {
         resolved: min,
         faults_before: base.scenario.faults.len(),
-        runs: shrunk.runs,
+        runs: shrunk.runs + runs,
         signature: wanted,
     }))
 }
@@ -294,6 +295,39 @@ pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, String> 
     Ok(crate::experiment::run_unrecorded(resolved, seed)?
         .findings
         .signature())
+}
+
+/// The work timeouts a swarm draws per seed, shrunk too: each one set back to its
+/// default where the run still fails the same way. Returns the result and the runs
+/// tried.
+fn default_timeouts(
+    mut min: Resolved,
+    seed: u64,
+    wanted: &[String],
+) -> Result<(Resolved, u64), String> {
+    let default = crate::scenario::WorkConfig::default();
+    let setters: [fn(&mut crate::scenario::WorkConfig, &crate::scenario::WorkConfig); 2] = [
+        |w, d| w.client_timeout_ms = d.client_timeout_ms,
+        |w, d| w.resource_timeout_ms = d.resource_timeout_ms,
+    ];
+    let mut runs = 0;
+    for set in setters {
+        let mut s = min.scenario.clone();
+        set(&mut s.work, &default);
+        if s.work == min.scenario.work {
+            continue;
+        }
+        runs += 1;
+        // A candidate the scenario's checks refuse (a quantum above the client's
+        // timeout) is not one.
+        let Ok(candidate) = min.with_scenario(s) else {
+            continue;
+        };
+        if signature(&candidate, seed)? == wanted {
+            min = candidate;
+        }
+    }
+    Ok((min, runs))
 }
 
 /// `resolved` with `faults` instead of its own (and no swarm): a candidate.

@@ -175,8 +175,7 @@ fn first_failure_stops_at_the_first_failing_seed_in_order() {
         .collect();
     assert_eq!(seeds, vec![first]);
     let meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.join("one/search.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(d.join("one/search.json")).unwrap()).unwrap();
     assert_eq!(meta["seeds_run"].as_u64(), Some(first + 1), "{meta}");
     assert!(meta.get("interrupted").is_none(), "{meta}");
 }

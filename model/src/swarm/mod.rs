@@ -12,48 +12,69 @@ pub mod table;
 
 use crate::fault::{FaultKind, FaultSpec, PausePoint};
 use crate::scenario::{Resolved, ScenarioError};
+use baton_protocols::safety::SafetyBounds;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 
 pub use table::{Swarm, KINDS, MEMBER_KINDS};
 
-/// The faults `swarm` draws for a run of `duration_ms` with `nodes` nodes under `seed`,
-/// in time order. `members` is the lease service's member count when it is a cluster
-/// (0 otherwise: the member kinds are not drawn).
-pub fn draw(
-    swarm: &Swarm,
-    seed: u64,
-    nodes: u32,
-    members: u32,
-    duration_ms: u64,
-    base_latency_ms: u64,
-) -> Vec<FaultSpec> {
+/// What a swarm's draws depend on besides its table and the seed.
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    /// The scenario's nodes.
+    pub nodes: u32,
+    /// The lease service's member count when it is a cluster (0 otherwise: the member
+    /// kinds are not drawn).
+    pub members: u32,
+    /// The run's length, ms.
+    pub duration_ms: u64,
+    /// The scenario's lowest latency: a network fault's ceiling is never below it.
+    pub base_latency_ms: u64,
+    /// The node's timeout on a call to the fenced resource, ms (a slow write's latency
+    /// is drawn around it).
+    pub resource_timeout_ms: u64,
+    /// The protocol's declared bounds: half the clock faults are drawn inside them.
+    pub bounds: SafetyBounds,
+}
+
+/// The faults `swarm` draws for a run under `seed`, in time order.
+pub fn draw(swarm: &Swarm, seed: u64, at: &Setting) -> Vec<FaultSpec> {
     // Every draw below comes from this one stream, in a fixed order: this seed's kinds,
     // then for each fault its gap, its kind and its values.
     let mut rng = crate::seed::fork(seed, "swarm");
-    let kinds = kinds_for_seed(swarm, members > 1, &mut rng);
+    let kinds = kinds_for_seed(swarm, at.members > 1, &mut rng);
     let total: f64 = kinds.iter().map(|(_, w)| w).sum();
     let gap = Exp::new(swarm.faults_per_minute / 60_000.0).expect("validated rate");
-    let end = swarm.end(duration_ms);
+    let end = swarm.end(at.duration_ms);
     let mut draws = Draws {
         swarm,
-        nodes,
-        members,
-        base_latency_ms,
+        at: *at,
         rng,
     };
     let mut out = vec![];
     let mut t = swarm.start_ms as f64;
     loop {
         t += gap.sample(&mut draws.rng);
-        let at = t.round() as u64;
-        if at >= end {
+        let when = t.round() as u64;
+        if when >= end {
+            // A fault's second part (a resign after its slow write) may come later.
+            out.sort_by_key(|f: &FaultSpec| f.at_ms);
             return out;
         }
         let kind = pick(&kinds, total, &mut draws.rng);
-        out.push(draws.fault(kind, at));
+        draws.faults(kind, when, &mut out);
     }
+}
+
+/// The work timeouts `swarm` draws for a seed (client's, resource's), where its table
+/// asks for them; `None` keeps the scenario's. From a stream of their own, so that
+/// asking for them leaves the fault draws as they were.
+pub fn draw_timeouts(swarm: &Swarm, seed: u64) -> (Option<u64>, Option<u64>) {
+    let mut rng = crate::seed::fork(seed, "swarm/timeouts");
+    let mut one = |r: Option<[u64; 2]>| r.map(|[lo, hi]| rng.gen_range(lo..=hi));
+    let client = one(swarm.client_timeout_ms);
+    (client, one(swarm.resource_timeout_ms))
 }
 
 /// Swarm testing: the kinds this seed keeps, each switched off with `off_probability`
@@ -98,11 +119,7 @@ fn pick(kinds: &[(&'static str, f64)], total: f64, rng: &mut ChaCha8Rng) -> &'st
 /// One fault's values, drawn from the swarm's stream.
 struct Draws<'a> {
     swarm: &'a Swarm,
-    nodes: u32,
-    /// The lease service's members (0: not a cluster).
-    members: u32,
-    /// The scenario's lowest latency: a network fault's ceiling is never below it.
-    base_latency_ms: u64,
+    at: Setting,
     rng: ChaCha8Rng,
 }
 
@@ -120,8 +137,26 @@ impl Draws<'_> {
         if self.rng.gen_bool(self.swarm.leader_probability) {
             "leader".into()
         } else {
-            format!("n{}", self.rng.gen_range(1..=self.nodes))
+            format!("n{}", self.rng.gen_range(1..=self.at.nodes))
         }
+    }
+
+    /// A clock offset, step (ms) or drift (ppm) from `range`: half the time inside the
+    /// protocol's declared `bound` (where it must stay safe without the fence), else
+    /// anywhere in the range (mostly beyond it). A bound of 0 has no inside.
+    fn clock(&mut self, range: [i64; 2], bound: u64) -> i64 {
+        let b = bound.min(i64::MAX as u64) as i64;
+        let (lo, hi) = (range[0].max(-b), range[1].min(b));
+        if b > 0 && lo <= hi && self.rng.gen_bool(0.5) {
+            self.rng.gen_range(lo..=hi)
+        } else {
+            self.range_i(range)
+        }
+    }
+
+    /// A slow write's latency, ms: `slow_write_pct` of the resource timeout.
+    fn slow_write_latency(&mut self) -> u64 {
+        self.range_u(self.swarm.slow_write_pct) * self.at.resource_timeout_ms / 100
     }
 
     /// A target member: `etcd-leader` with `leader_probability`, else one drawn
@@ -130,13 +165,53 @@ impl Draws<'_> {
         if self.rng.gen_bool(self.swarm.leader_probability) {
             "etcd-leader".into()
         } else {
-            format!("etcd-{}", self.rng.gen_range(1..=self.members))
+            format!("etcd-{}", self.rng.gen_range(1..=self.at.members))
+        }
+    }
+
+    /// The faults of one draw of `kind` at `at` (two for a resign during a slow write).
+    fn faults(&mut self, kind: &str, at: u64, out: &mut Vec<FaultSpec>) {
+        match kind {
+            "slow-write" => {
+                let from = self.node();
+                out.push(self.slow_write(from, at));
+            }
+            "resign-during-slow-write" => {
+                let slow = self.slow_write("leader".into(), at);
+                // While the write is on its way: before its latency has passed.
+                let d = self.rng.gen_range(0..=slow.latency_ms_min.unwrap_or(0));
+                out.push(slow);
+                out.push(FaultSpec {
+                    target: Some("leader".into()),
+                    ..FaultSpec::at(FaultKind::Resign, at + d)
+                });
+            }
+            _ => {
+                let f = self.fault(kind, at);
+                out.push(f);
+            }
+        }
+    }
+
+    /// `from`'s link to the fenced resource slowed at `at`: requests only, so a write
+    /// lands late while its answer comes back at the usual speed.
+    fn slow_write(&mut self, from: String, at: u64) -> FaultSpec {
+        let a = self.slow_write_latency();
+        let b = self.slow_write_latency();
+        FaultSpec {
+            from: Some(from),
+            to: Some("resource".into()),
+            latency_ms_min: Some(a.min(b)),
+            latency_ms_max: Some(a.max(b)),
+            duration_ms: Some(self.range_u(self.swarm.partition_ms)),
+            ..FaultSpec::at(FaultKind::SlowLink, at)
         }
     }
 
     /// A fault of `kind` at `at`.
     fn fault(&mut self, kind: &str, at: u64) -> FaultSpec {
         let sw = self.swarm;
+        let bounds = self.at.bounds;
         match kind {
             "member-kill" => FaultSpec {
                 target: Some(self.member()),
@@ -190,23 +265,23 @@ impl Draws<'_> {
             "partition" | "one-way-partition" | "slow-link" => self.link(kind, at),
             "clock-offset" => FaultSpec {
                 target: Some(self.node()),
-                offset_ms: Some(self.range_i(sw.clock_ms)),
+                offset_ms: Some(self.clock(sw.clock_ms, bounds.offset_ms)),
                 ..FaultSpec::at(FaultKind::ClockOffset, at)
             },
             "clock-step" => FaultSpec {
                 target: Some(self.node()),
-                step_ms: Some(self.range_i(sw.clock_ms)),
+                step_ms: Some(self.clock(sw.clock_ms, bounds.offset_ms)),
                 ..FaultSpec::at(FaultKind::ClockStep, at)
             },
             "clock-drift" => FaultSpec {
                 target: Some(self.node()),
-                drift_ppm: Some(self.range_i(sw.drift_ppm)),
+                drift_ppm: Some(self.clock(sw.drift_ppm, bounds.drift_ppm)),
                 ..FaultSpec::at(FaultKind::ClockDrift, at)
             },
             "network" => {
                 let hi = self
                     .range_u(sw.network_latency_ms)
-                    .max(self.base_latency_ms);
+                    .max(self.at.base_latency_ms);
                 FaultSpec {
                     latency_ms_max: Some(hi),
                     loss_ppm: Some(self.range_u(sw.network_loss_ppm)),
@@ -229,8 +304,8 @@ impl Draws<'_> {
         let to = if self.rng.gen_bool(0.5) {
             ends[self.rng.gen_range(0..ends.len())].to_string()
         } else {
-            let n = format!("n{}", self.rng.gen_range(1..=self.nodes));
-            if n == from || self.nodes == 1 {
+            let n = format!("n{}", self.rng.gen_range(1..=self.at.nodes));
+            if n == from || self.at.nodes == 1 {
                 "backend".into()
             } else {
                 n
@@ -276,15 +351,22 @@ pub fn materialize(resolved: &Resolved, seed: u64) -> Result<Resolved, ScenarioE
     let s = &resolved.scenario;
     let mut scenario = s.clone();
     scenario.swarm = None;
-    let members = s.etcd_members().len() as u32;
-    scenario.faults.extend(draw(
-        swarm,
-        seed,
-        s.nodes,
-        members,
-        s.duration_ms,
-        s.network.latency_ms_min,
-    ));
+    let (client, resource) = draw_timeouts(swarm, seed);
+    if let Some(ms) = client {
+        scenario.work.client_timeout_ms = ms;
+    }
+    if let Some(ms) = resource {
+        scenario.work.resource_timeout_ms = ms;
+    }
+    let setting = Setting {
+        nodes: s.nodes,
+        members: s.etcd_members().len() as u32,
+        duration_ms: s.duration_ms,
+        base_latency_ms: s.network.latency_ms_min,
+        resource_timeout_ms: scenario.work.resource_timeout_ms,
+        bounds: resolved.protocol.safety_bounds(),
+    };
+    scenario.faults.extend(draw(swarm, seed, &setting));
     // Stable: the file's own faults come first at equal times.
     scenario.faults.sort_by_key(|f| f.at_ms);
     resolved.with_scenario(scenario)
@@ -296,15 +378,26 @@ mod tests {
     //! in the window, time-ordered, and that seeds switch kinds off.
     use super::*;
 
+    fn at(nodes: u32, members: u32) -> Setting {
+        Setting {
+            nodes,
+            members,
+            duration_ms: 60_000,
+            base_latency_ms: 1,
+            resource_timeout_ms: 500,
+            bounds: SafetyBounds::with_margin(600, 2_000),
+        }
+    }
+
     #[test]
     fn schedules_are_seeded_windowed_and_swarmed() {
         let sw = Swarm::default();
-        let a = draw(&sw, 1, 3, 0, 60_000, 1);
-        assert_eq!(a, draw(&sw, 1, 3, 0, 60_000, 1));
-        assert_ne!(a, draw(&sw, 2, 3, 0, 60_000, 1));
+        let a = draw(&sw, 1, &at(3, 0));
+        assert_eq!(a, draw(&sw, 1, &at(3, 0)));
+        assert_ne!(a, draw(&sw, 2, &at(3, 0)));
         let mut kinds_per_seed = vec![];
         for seed in 0..50 {
-            let d = draw(&sw, seed, 3, 0, 60_000, 1);
+            let d = draw(&sw, seed, &at(3, 0));
             assert!(d
                 .iter()
                 .all(|f| (2_000..40_000).contains(&f.at_ms.unwrap())));
@@ -332,19 +425,83 @@ mod tests {
                 .iter()
                 .any(|t| t.as_deref().is_some_and(|t| t.starts_with("etcd-")))
         };
-        let with: Vec<FaultSpec> = (0..20)
-            .flat_map(|s| draw(&sw, s, 3, 3, 60_000, 1))
-            .collect();
+        let with: Vec<FaultSpec> = (0..20).flat_map(|s| draw(&sw, s, &at(3, 3))).collect();
         assert!(with.iter().filter(|f| member_target(f)).count() > 10);
         assert!(with.iter().any(|f| f.kind == FaultKind::SlowDisk));
-        let without: Vec<FaultSpec> = (0..20)
-            .flat_map(|s| draw(&sw, s, 3, 0, 60_000, 1))
-            .collect();
+        let without: Vec<FaultSpec> = (0..20).flat_map(|s| draw(&sw, s, &at(3, 0))).collect();
         assert!(!without.iter().any(member_target));
         let plain = Swarm::default();
-        assert_eq!(
-            draw(&plain, 7, 3, 3, 60_000, 1),
-            draw(&plain, 7, 3, 0, 60_000, 1)
-        );
+        assert_eq!(draw(&plain, 7, &at(3, 3)), draw(&plain, 7, &at(3, 0)));
+    }
+
+    /// The new draws: slow writes straddle the resource timeout, a resign lands while
+    /// its slow write is in flight, clock faults fall inside the declared bounds and
+    /// beyond them, and drawn timeouts come from their own stream.
+    #[test]
+    fn slow_writes_resigns_clocks_and_timeouts() {
+        let sw = Swarm::default();
+        let all: Vec<FaultSpec> = (0..200).flat_map(|s| draw(&sw, s, &at(3, 0))).collect();
+        let only_slow_writes = Swarm {
+            weights: [("slow-write".to_string(), 1.0)].into(),
+            ..Swarm::default()
+        };
+        let slow: Vec<FaultSpec> = (0..50)
+            .flat_map(|s| draw(&only_slow_writes, s, &at(3, 0)))
+            .collect();
+        assert!(slow.len() > 50);
+        assert!(slow
+            .iter()
+            .all(|f| f.kind == FaultKind::SlowLink && f.to.as_deref() == Some("resource")));
+        assert!(slow.iter().any(|f| f.latency_ms_max.unwrap() > 500));
+        assert!(slow.iter().any(|f| f.latency_ms_min.unwrap() < 500));
+        assert!(slow
+            .iter()
+            .all(|f| (250..=1_500).contains(&f.latency_ms_min.unwrap())));
+        // A resign during a slow write lands while the leader's slow link is in force,
+        // within the write's latency.
+        let resigns_in_flight: usize = (0..200u64)
+            .map(|s| {
+                let d = draw(&sw, s, &at(3, 0));
+                let slow: Vec<(u64, u64)> = d
+                    .iter()
+                    .filter(|f| {
+                        f.kind == FaultKind::SlowLink
+                            && f.from.as_deref() == Some("leader")
+                            && f.to.as_deref() == Some("resource")
+                    })
+                    .map(|f| (f.at_ms.unwrap(), f.latency_ms_min.unwrap()))
+                    .collect();
+                d.iter()
+                    .filter(|f| f.kind == FaultKind::Resign)
+                    .filter(|f| {
+                        let r = f.at_ms.unwrap();
+                        slow.iter().any(|&(t, l)| t <= r && r <= t + l)
+                    })
+                    .count()
+            })
+            .sum();
+        assert!(resigns_in_flight > 5, "{resigns_in_flight}");
+        let drifts: Vec<i64> = all.iter().filter_map(|f| f.drift_ppm).collect();
+        assert!(drifts.iter().any(|d| d.abs() <= 300_000));
+        assert!(drifts.iter().any(|d| d.abs() > 300_000));
+        let offsets: Vec<i64> = all
+            .iter()
+            .filter_map(|f| f.offset_ms.or(f.step_ms))
+            .collect();
+        assert!(offsets.iter().any(|o| o.abs() <= 600));
+        assert!(offsets.iter().any(|o| o.abs() > 600));
+        // Timeouts: none unless asked for; asked for, seeded and in range.
+        assert_eq!(draw_timeouts(&sw, 3), (None, None));
+        let sw = Swarm {
+            client_timeout_ms: Some([100, 2_000]),
+            resource_timeout_ms: Some([100, 2_000]),
+            ..Swarm::default()
+        };
+        let t: Vec<(Option<u64>, Option<u64>)> = (0..50).map(|s| draw_timeouts(&sw, s)).collect();
+        assert_eq!(t[7], draw_timeouts(&sw, 7));
+        assert!(t.iter().any(|(c, r)| c > r) && t.iter().any(|(c, r)| c < r));
+        assert!(t.iter().all(
+            |(c, r)| (100..=2_000).contains(&c.unwrap()) && (100..=2_000).contains(&r.unwrap())
+        ));
     }
 }

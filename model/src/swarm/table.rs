@@ -7,7 +7,14 @@ use std::collections::BTreeMap;
 
 /// The kinds a swarm may draw, by the names its `weights` table uses. The last four hit
 /// the lease service's members (see [`MEMBER_KINDS`]).
-pub const KINDS: [&str; 15] = [
+///
+/// Besides the plain faults: `slow-write` slows a node's link to the fenced resource to
+/// between `slow_write_pct` of the resource timeout (a write that lands after the node
+/// gave up on it, or just before), and `resign-during-slow-write` does that to the
+/// leader and asks it to step down while its write is in flight. A `slow-link` is one
+/// direction of any link (node to node, service, resource or client, or back): requests
+/// only or replies only.
+pub const KINDS: [&str; 17] = [
     "kill",
     "pause",
     "partition",
@@ -19,6 +26,8 @@ pub const KINDS: [&str; 15] = [
     "network",
     "resign",
     "pause-before-write",
+    "slow-write",
+    "resign-during-slow-write",
     "member-kill",
     "member-pause",
     "member-partition",
@@ -69,6 +78,16 @@ pub struct Swarm {
     pub network_loss_ppm: [u64; 2],
     /// A network change's length, ms.
     pub network_ms: [u64; 2],
+    /// A slow write's latency, in percent of the scenario's `work.resource_timeout_ms`
+    /// (after the swarm's own draw of it, below).
+    pub slow_write_pct: [u64; 2],
+    /// When set, each seed draws `work.client_timeout_ms` from this range, ms (the load
+    /// client's timeout, longer or shorter than the node's call to the resource).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_timeout_ms: Option<[u64; 2]>,
+    /// When set, each seed draws `work.resource_timeout_ms` from this range, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_timeout_ms: Option<[u64; 2]>,
 }
 
 impl Default for Swarm {
@@ -93,6 +112,9 @@ impl Default for Swarm {
             network_latency_ms: [5, 300],
             network_loss_ppm: [0, 300_000],
             network_ms: [500, 5_000],
+            slow_write_pct: [50, 300],
+            client_timeout_ms: None,
+            resource_timeout_ms: None,
         }
     }
 }
@@ -154,7 +176,7 @@ impl Swarm {
                 return Err(KeyError::new(k, format!("{p} is out of range: 0 to 1")));
             }
         }
-        let ranges_u: [(&str, [u64; 2], u64, u64); 8] = [
+        let ranges_u: [(&str, [u64; 2], u64, u64); 10] = [
             ("pause_ms", self.pause_ms, 1, 3_600_000),
             ("restart_after_ms", self.restart_after_ms, 0, 3_600_000),
             ("partition_ms", self.partition_ms, 1, 3_600_000),
@@ -162,7 +184,19 @@ impl Swarm {
             ("network_latency_ms", self.network_latency_ms, 0, 60_000),
             ("network_loss_ppm", self.network_loss_ppm, 0, 1_000_000),
             ("network_ms", self.network_ms, 1, 3_600_000),
-            ("restart_after_ms", self.restart_after_ms, 0, 3_600_000),
+            ("slow_write_pct", self.slow_write_pct, 0, 10_000),
+            (
+                "client_timeout_ms",
+                self.client_timeout_ms.unwrap_or([1, 1]),
+                1,
+                3_600_000,
+            ),
+            (
+                "resource_timeout_ms",
+                self.resource_timeout_ms.unwrap_or([1, 1]),
+                1,
+                3_600_000,
+            ),
         ];
         for (k, [lo, hi], min, max) in ranges_u {
             if lo > hi || lo < min || hi > max {
