@@ -9,7 +9,8 @@
 # fix (`# fixed-by:`): a seed that fails either way found something else, and the search
 # goes on after it. The search stops at its first failure (`sim search --first-failure`,
 # 2 jobs), so every seed below the one found ran; it is given 60 s of wall time (SIGINT
-# after that). The seed found is shrunk (`sim shrink`) to the faults the failure needs.
+# after that). The seed found is shrunk (`sim shrink --fixed-by`) to the faults the
+# failure needs, keeping only candidates that still pass with the fix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . nightly/lib.sh
@@ -75,7 +76,9 @@ for file in scenarios/gallery/*.toml; do
   seeds=$((found + 1))
   rate=$(awk -v n="$seeds" -v w="$wall" 'BEGIN { printf "%.0f", n / w }')
   min="$work/min/$bug.min.toml"
-  sim_run shrink scenarios/swarm.toml --seed "$found" "${search[@]}" --out "$min" --force -q >/dev/null 2>&1
+  # Candidates must pass with the fix too: the minimal file reproduces this bug.
+  fixedby=("${fixset[@]/#--set/--fixed-by}")
+  sim_run shrink scenarios/swarm.toml --seed "$found" "${search[@]}" "${fixedby[@]}" --out "$min" --force -q >/dev/null 2>&1
   # The shrunk file fails (exit 1): its summary's fault lines are the schedule.
   "$sim" run "$min" --out "$work/minrun" --force >"$work/minrun.txt" 2>/dev/null || true
   schedule=$(sed -n 's/^fault [0-9]*: //p' "$work/minrun.txt" | paste -sd ';' - | sed 's/;/; /g')
@@ -96,7 +99,8 @@ tmp=$(mktemp reports/.gallery.md.XXXXXX)
   echo "search (\`sim search scenarios/swarm.toml --first-failure\` with the file's \`# search:\`"
   echo "switches: the protocol, the bug, and the workload it needs; no hand-written"
   echo "schedule) for the first seed that fails with the bug and passes with its fixed-by"
-  echo "switch, given ${budget_s} s of wall time on 2 jobs; then \`sim shrink\` of that seed."
+  echo "switch, given ${budget_s} s of wall time on 2 jobs; then \`sim shrink --fixed-by\` of that"
+  echo "seed (a candidate is kept only if it fails as the seed did and passes with the fix)."
   echo "\"seeds/s\" is seeds run (every seed up to the one found) over the wall time, which"
   echo "includes re-running each failure in a fresh process and, when a failure was not this"
   echo "bug's, the run with the fix that said so."

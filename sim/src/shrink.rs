@@ -219,39 +219,54 @@ pub struct Minimal {
 /// Shrinks the failing run of `base` (faults written out: a swarm's materialized) under
 /// `seed`, within `max_runs` candidates, and replays the result twice. `None` when the
 /// run passes: there is nothing to shrink.
+///
+/// With `fixed` (the same run with the bug's fix switched on, faults written out), a
+/// candidate is kept only if it also passes with the fix, so that the minimal file
+/// reproduces this bug and not another failure the faults bring; `Err` when the run
+/// fails with the fix too.
 pub fn minimize(
     base: &Resolved,
     seed: u64,
     max_runs: u64,
+    fixed: Option<&Resolved>,
     progress: impl FnMut(u64, usize),
-) -> Result<Option<Minimal>, String> {
+) -> Result<Option<Minimal>, MinimizeError> {
     let wanted = signature(base, seed)?;
     if wanted.is_empty() {
         return Ok(None);
     }
+    let passes_fixed = |candidate: &Resolved| -> Result<bool, String> {
+        match fixed {
+            None => Ok(true),
+            Some(f) => Ok(signature(&like(f, candidate)?, seed)?.is_empty()),
+        }
+    };
+    if !passes_fixed(base)? {
+        return Err(MinimizeError::FailsWithFix);
+    }
+    let keeps = |candidate: &Resolved| {
+        signature(candidate, seed).is_ok_and(|s| s == wanted)
+            && passes_fixed(candidate).unwrap_or(false)
+    };
     // Faults fire in time order; a candidate whose times shrank out of order is sorted.
     let sorted = |c: &[FaultSpec]| {
         let mut v = c.to_vec();
         v.sort_by_key(|f| f.at_ms);
         v
     };
-    let fails = |c: &[FaultSpec]| {
-        with_faults(base, &sorted(c))
-            .and_then(|r| signature(&r, seed))
-            .is_ok_and(|s| s == wanted)
-    };
+    let fails = |c: &[FaultSpec]| with_faults(base, &sorted(c)).is_ok_and(|r| keeps(&r));
     let shrunk = shrink(base.scenario.faults.clone(), max_runs, fails, progress);
     let min = with_faults(base, &sorted(&shrunk.faults))?;
-    let (min, runs) = default_timeouts(min, seed, &wanted)?;
+    let (min, runs) = default_timeouts(min, &keeps);
     // Replayed twice: the minimal file must fail the same way every time.
     let a = crate::experiment::run(&min, seed)?;
     let b = crate::experiment::run(&min, seed)?;
     if a.report_json != b.report_json || a.findings.signature() != wanted {
-        return Err(format!(
+        return Err(MinimizeError::Run(format!(
             "the shrunk scenario did not replay the same way (signature {} against {})",
             a.findings.signature().join(", "),
             wanted.join(", ")
-        ));
+        )));
     }
     Ok(Some(Minimal {
         resolved: min,
@@ -259,6 +274,31 @@ pub fn minimize(
         runs: shrunk.runs + runs,
         signature: wanted,
     }))
+}
+
+/// Why a shrink could not be done.
+#[derive(Debug)]
+pub enum MinimizeError {
+    /// The run fails with the fix on as well: nothing tells the bug apart.
+    FailsWithFix,
+    /// A run could not be made (a simulator error), or the result did not replay.
+    Run(String),
+}
+
+impl From<String> for MinimizeError {
+    fn from(e: String) -> Self {
+        MinimizeError::Run(e)
+    }
+}
+
+/// `fixed` with `candidate`'s faults and work timeouts: the candidate with the fix on.
+fn like(fixed: &Resolved, candidate: &Resolved) -> Result<Resolved, String> {
+    let mut s = fixed.scenario.clone();
+    s.swarm = None;
+    s.faults = candidate.scenario.faults.clone();
+    s.work.client_timeout_ms = candidate.scenario.work.client_timeout_ms;
+    s.work.resource_timeout_ms = candidate.scenario.work.resource_timeout_ms;
+    fixed.with_scenario(s).map_err(|e| e.to_string())
 }
 
 impl Minimal {
@@ -298,13 +338,8 @@ pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, String> 
 }
 
 /// The work timeouts a swarm draws per seed, shrunk too: each one set back to its
-/// default where the run still fails the same way. Returns the result and the runs
-/// tried.
-fn default_timeouts(
-    mut min: Resolved,
-    seed: u64,
-    wanted: &[String],
-) -> Result<(Resolved, u64), String> {
+/// default where the candidate is still kept. Returns the result and the runs tried.
+fn default_timeouts(mut min: Resolved, keeps: &impl Fn(&Resolved) -> bool) -> (Resolved, u64) {
     let default = crate::scenario::WorkConfig::default();
     let setters: [fn(&mut crate::scenario::WorkConfig, &crate::scenario::WorkConfig); 2] = [
         |w, d| w.client_timeout_ms = d.client_timeout_ms,
@@ -320,14 +355,13 @@ fn default_timeouts(
         runs += 1;
         // A candidate the scenario's checks refuse (a quantum above the client's
         // timeout) is not one.
-        let Ok(candidate) = min.with_scenario(s) else {
-            continue;
-        };
-        if signature(&candidate, seed)? == wanted {
-            min = candidate;
+        if let Ok(candidate) = min.with_scenario(s) {
+            if keeps(&candidate) {
+                min = candidate;
+            }
         }
     }
-    Ok((min, runs))
+    (min, runs)
 }
 
 /// `resolved` with `faults` instead of its own (and no swarm): a candidate.

@@ -91,3 +91,72 @@ fn a_passing_run_has_nothing_to_shrink() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("nothing to shrink"));
     assert!(!d.join("min.toml").exists());
 }
+
+/// `--fixed-by`: the consul gallery bug (lock-delay 0, fence off) fails swarm seed 58;
+/// shrunk without the option, the minimal file fails with the fix on too (the faults
+/// left break the protocol another way); with it, the minimal file passes with the fix.
+/// A "fix" that fixes nothing is refused with exit 2.
+#[test]
+fn fixed_by_keeps_the_minimal_file_to_this_bug() {
+    let d = temp_dir("shrink-fixed-by");
+    let s = swarm();
+    let bug = [
+        "--set",
+        "protocol=consul-session",
+        "--set",
+        "fencing=false",
+        "--set",
+        "consul-session.lock_delay_ms=0",
+    ];
+    let shrink = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "shrink",
+            s.as_str(),
+            "--seed",
+            "58",
+            "--out",
+            out,
+            "--quiet",
+        ];
+        args.extend_from_slice(&bug);
+        args.extend_from_slice(extra);
+        sim(&args, &d)
+    };
+    let with_fix = |file: &str| {
+        sim(
+            &[
+                "run",
+                file,
+                "--set",
+                "consul-session.lock_delay_ms=1500",
+                "--out",
+                &format!("{file}.fixed"),
+                "--quiet",
+            ],
+            &d,
+        )
+        .status
+        .code()
+    };
+    assert_eq!(shrink("plain.toml", &[]).status.code(), Some(0));
+    assert_eq!(with_fix("plain.toml"), Some(1));
+    let o = shrink(
+        "this-bug.toml",
+        &["--fixed-by", "consul-session.lock_delay_ms=1500"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(with_fix("this-bug.toml"), Some(0));
+    let o = shrink("none.toml", &["--fixed-by", "work.rate_per_s=1000"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("as well: nothing tells the bug apart"),
+        "{err}"
+    );
+    assert!(!d.join("none.toml").exists());
+}

@@ -234,6 +234,10 @@ struct ShrinkArgs {
     /// The most candidates to run.
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(1..))]
     max_runs: u64,
+    /// The bug's fix, as --set takes it (repeatable): keep only candidates that pass
+    /// with it, so that the minimal file reproduces this bug and not another failure.
+    #[arg(long, value_name = "KEY=VALUE")]
+    fixed_by: Vec<String>,
     /// Write the minimal scenario to this file instead of
     /// reports/<name>/shrink/<name>.min.toml (reports/<name>+<overrides>/shrink/ with --set).
     #[arg(long, value_name = "FILE")]

@@ -29,13 +29,34 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
     }
     let started = std::time::Instant::now();
     let base = crate::swarm::materialize(&resolved, args.seed).map_err(|e| input(e.to_string()))?;
+    let fixed = if args.fixed_by.is_empty() {
+        None
+    } else {
+        let with_fix = [args.set.set.clone(), args.fixed_by.clone()].concat();
+        let r = crate::scenario::load(&args.scenario, &with_fix)?;
+        Some(crate::swarm::materialize(&r, args.seed).map_err(|e| input(e.to_string()))?)
+    };
     let show = !args.quiet.quiet && std::io::stderr().is_terminal();
-    let min = crate::shrink::minimize(&base, args.seed, args.max_runs, |runs, n| {
-        if show {
-            eprint!("\rshrink: {runs} runs, {n} faults left   ");
-        }
-    })
-    .map_err(internal)?;
+    let min = crate::shrink::minimize(
+        &base,
+        args.seed,
+        args.max_runs,
+        fixed.as_ref(),
+        |runs, n| {
+            if show {
+                eprint!("\rshrink: {runs} runs, {n} faults left   ");
+            }
+        },
+    )
+    .map_err(|e| match e {
+        crate::shrink::MinimizeError::FailsWithFix => input(format!(
+            "{} under seed {} fails with --fixed-by {} as well: nothing tells the bug apart",
+            args.scenario.display(),
+            args.seed,
+            args.fixed_by.join(" --fixed-by ")
+        )),
+        crate::shrink::MinimizeError::Run(e) => internal(e),
+    })?;
     if show {
         eprintln!();
     }
@@ -47,11 +68,14 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         ));
         return Ok(Outcome::Pass);
     };
-    let command = Words::new("shrink")
+    let mut command = Words::new("shrink")
         .path(&args.scenario)
         .flag("--seed", args.seed.to_string())
-        .sets(&args.set.set)
-        .line();
+        .sets(&args.set.set);
+    for f in &args.fixed_by {
+        command = command.flag("--fixed-by", f.clone());
+    }
+    let command = command.line();
     let text = min.file_text(&command, started.elapsed(), &file, args.seed);
     if let Some(dir) = &parent {
         std::fs::create_dir_all(dir)
