@@ -114,5 +114,6 @@ tmp=$(mktemp reports/.gallery.md.XXXXXX)
 rm -rf reports/gallery
 mkdir -p reports/gallery
 cp "$work"/min/*.min.toml reports/gallery/ 2>/dev/null || true
+mark_committed reports/gallery "made by bash nightly/gallery.sh"
 replace_file "$tmp" "$out"
 cat "$out"
