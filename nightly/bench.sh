@@ -13,10 +13,7 @@ trap 'rm -f "$tmp"' EXIT
 table=$("$sim" bench)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//' || echo unknown)
 # The code measured: the checked-out commit, and whether the tree differed from it.
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':!reports'; then
-  commit="$commit plus uncommitted changes"
-fi
+commit=$(commit_name)
 {
   echo "# Baton speed benchmark"
   echo

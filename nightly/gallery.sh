@@ -19,10 +19,7 @@ budget_s=${GALLERY_BUDGET_S:-60}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/min"
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':!reports'; then
-  commit="$commit plus uncommitted changes"
-fi
+commit=$(commit_name)
 now() { date +%s.%N; }
 rows=""
 details=""

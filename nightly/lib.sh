@@ -40,3 +40,15 @@ replace_file() {
 mark_committed() {
   printf '%s\n' "$2" >"$1/.baton-committed"
 }
+
+# commit_name: prints the short HEAD commit a report is made on, "plus uncommitted
+# changes" when the code (anything outside reports/) differs from it, or "unknown"
+# outside git.
+commit_name() {
+  local commit
+  commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':!reports'; then
+    commit="$commit plus uncommitted changes"
+  fi
+  echo "$commit"
+}

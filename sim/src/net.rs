@@ -134,6 +134,11 @@ struct Routing {
 pub struct Net {
     routing: Mutex<Routing>,
     time: TimeHandle,
+    /// The last call number given out. One count for the whole network, not one per
+    /// socket: a node restarted binds its address again, and a late reply to a call of
+    /// its previous life must not match a call of this one (it finds no pending call and
+    /// is dropped, as a reply to a closed connection is).
+    last_call: std::sync::atomic::AtomicU64,
 }
 
 impl Simulator for Net {
@@ -153,6 +158,7 @@ impl Simulator for Net {
                 messages: 0,
             }),
             time: time.clone(),
+            last_call: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -315,7 +321,6 @@ struct SocketState {
     waker: Option<Waker>,
     /// Calls made from this socket that await a reply (lookup only, never iterated).
     pending: HashMap<u64, tokio::sync::oneshot::Sender<Body>>,
-    next_call: u64,
 }
 
 #[derive(Default)]
@@ -517,13 +522,12 @@ impl Endpoint {
     ) -> Result<R::Response, NoReply> {
         let socket = &self.inner.socket;
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let call = {
-            let mut s = socket.state.lock().unwrap();
-            s.next_call += 1;
-            let call = s.next_call;
-            s.pending.insert(call, tx);
-            call
-        };
+        let call = 1 + self
+            .inner
+            .net
+            .last_call
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        socket.state.lock().unwrap().pending.insert(call, tx);
         // Forget the call however this future ends (reply, timeout, or dropped), so that
         // a socket never accumulates dead calls.
         let _forget = Forget(socket, call);
