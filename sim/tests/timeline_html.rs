@@ -185,7 +185,8 @@ fn every_committed_scenario_draws_a_lane_per_node() {
     assert!(names.iter().any(|n| n == "storm/lease-storm"), "{names:?}");
     for name in names {
         let r = load(&name, &[]);
-        let a = baton_sim::experiment::run_unrecorded(&r, 42).unwrap();
+        // The plot is rendered by a run that writes its pages (a search's runs do not).
+        let a = baton_sim::experiment::run(&r, 42).unwrap();
         let svg = &a.leaders_acting_svg;
         assert!(svg.contains("lanes (one per node)"), "{name}: no lanes");
         for node in r.node_names() {

@@ -515,7 +515,11 @@ mod tests {
         let (s, v) = judge(&v);
         assert!(v.is_empty(), "{v:?}");
         assert_eq!(s.outcome, Outcome::FenceSaved);
-        assert!(s.fence_saved[0].contains("paused 9000 ms"), "{:?}", s.fence_saved);
+        assert!(
+            s.fence_saved[0].contains("paused 9000 ms"),
+            "{:?}",
+            s.fence_saved
+        );
     }
 
     #[test]
