@@ -81,8 +81,8 @@ pub fn report(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
 
 /// As [`report`], without the pages a person reads (the plot and timeline.html stay
 /// empty): for commands that read only the verdict, the findings, the summary and
-/// report.json, such as a search, which would otherwise spend a tenth of its time
-/// drawing pages nobody opens.
+/// report.json, such as a search, which would otherwise draw a plot and a page per
+/// seed that nobody opens.
 pub fn report_verdict(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
     render(resolved, seed, out, None, false)
 }

@@ -19,6 +19,7 @@ pub use baton_model::{
 };
 
 pub mod bench;
+pub mod bench_report;
 pub mod bisect;
 pub mod cli;
 pub mod client;

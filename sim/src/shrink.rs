@@ -291,13 +291,14 @@ impl From<String> for MinimizeError {
     }
 }
 
-/// `fixed` with `candidate`'s faults and work timeouts: the candidate with the fix on.
+/// `fixed` with `candidate`'s faults and drawn work keys: the candidate with the fix on.
 fn like(fixed: &Resolved, candidate: &Resolved) -> Result<Resolved, String> {
     let mut s = fixed.scenario.clone();
     s.swarm = None;
     s.faults = candidate.scenario.faults.clone();
-    s.work.client_timeout_ms = candidate.scenario.work.client_timeout_ms;
-    s.work.resource_timeout_ms = candidate.scenario.work.resource_timeout_ms;
+    for copy in crate::swarm::DRAWN_WORK_KEYS {
+        copy(&mut s.work, &candidate.scenario.work);
+    }
     fixed.with_scenario(s).map_err(|e| e.to_string())
 }
 
@@ -337,16 +338,12 @@ pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, String> 
         .signature())
 }
 
-/// The work timeouts a swarm draws per seed, shrunk too: each one set back to its
-/// default where the candidate is still kept. Returns the result and the runs tried.
+/// The work keys a swarm draws per seed, shrunk too: each one set back to its default
+/// where the candidate is still kept. Returns the result and the runs tried.
 fn default_timeouts(mut min: Resolved, keeps: &impl Fn(&Resolved) -> bool) -> (Resolved, u64) {
     let default = crate::scenario::WorkConfig::default();
-    let setters: [fn(&mut crate::scenario::WorkConfig, &crate::scenario::WorkConfig); 2] = [
-        |w, d| w.client_timeout_ms = d.client_timeout_ms,
-        |w, d| w.resource_timeout_ms = d.resource_timeout_ms,
-    ];
     let mut runs = 0;
-    for set in setters {
+    for set in crate::swarm::DRAWN_WORK_KEYS {
         let mut s = min.scenario.clone();
         set(&mut s.work, &default);
         if s.work == min.scenario.work {

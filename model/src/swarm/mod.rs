@@ -11,7 +11,7 @@
 pub mod table;
 
 use crate::fault::{FaultKind, FaultSpec, PausePoint};
-use crate::scenario::{Resolved, ScenarioError};
+use crate::scenario::{Resolved, ScenarioError, WorkConfig};
 use baton_protocols::safety::SafetyBounds;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -76,6 +76,14 @@ pub fn draw_timeouts(swarm: &Swarm, seed: u64) -> (Option<u64>, Option<u64>) {
     let client = one(swarm.client_timeout_ms);
     (client, one(swarm.resource_timeout_ms))
 }
+
+/// The `[work]` keys [`draw_timeouts`] may set, each as a copy from one `[work]` table to
+/// another: a shrink sets each back to its default, and carries each from a candidate to
+/// the same run with the fix on.
+pub const DRAWN_WORK_KEYS: [fn(&mut WorkConfig, &WorkConfig); 2] = [
+    |w, from| w.client_timeout_ms = from.client_timeout_ms,
+    |w, from| w.resource_timeout_ms = from.resource_timeout_ms,
+];
 
 /// Swarm testing: the kinds this seed keeps, each switched off with `off_probability`
 /// (one draw per kind with a weight, in [`KINDS`] order; the member kinds only with a
@@ -186,10 +194,7 @@ impl Draws<'_> {
                     ..FaultSpec::at(FaultKind::Resign, at + d)
                 });
             }
-            _ => {
-                let f = self.fault(kind, at);
-                out.push(f);
-            }
+            _ => out.push(self.fault(kind, at)),
         }
     }
 

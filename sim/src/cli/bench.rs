@@ -34,9 +34,9 @@ pub(super) fn bench(args: BenchArgs) -> Result {
     // is an internal error, whatever its own status.
     let rows = bench::measure_all(&exe, &chosen, args.repeat, |line| eprintln!("{line}"))
         .map_err(internal)?;
-    say(&bench::table(&rows));
+    say(&crate::bench_report::table(&rows));
     say("\n");
-    say(&bench::targets(&rows));
+    say(&crate::bench_report::targets(&rows));
     Ok(Outcome::Pass)
 }
 
