@@ -36,16 +36,7 @@ use std::sync::{Arc, Mutex};
 /// How often a world is asked again while the plan waits for a trigger.
 pub const POLL_MS: u64 = 5;
 
-/// A change to a node's clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClockChange {
-    /// Set it this far ahead of (negative: behind) true time.
-    Offset(i64),
-    /// Make it run this many parts per million fast (negative: slow).
-    Drift(i64),
-    /// Jump it.
-    Step(i64),
-}
+pub use crate::clock_model::ClockChange;
 
 /// What a world must do: its verbs, paired where one undoes another (cut/mend,
 /// pause/resume, kill/restart). Each names what it acts on; the world maps names onto
@@ -384,7 +375,6 @@ impl FaultPlan {
     ) -> (String, Verb, Option<String>) {
         let node = ends.first().cloned().unwrap_or_default();
         let on_node = |v: Verb| (node.clone(), v, Some(node.clone()));
-        let clock = |c: ClockChange| on_node(Verb::Clock(node.clone(), c));
         match fault {
             Fault::Kill { .. } => on_node(Verb::Kill(node.clone())),
             Fault::Restart { .. } => on_node(Verb::Restart(node.clone())),
@@ -394,9 +384,10 @@ impl FaultPlan {
                 index,
             }),
             Fault::SlowDisk { .. } => on_node(Verb::StallDisk(node.clone(), true)),
-            Fault::ClockOffset { offset_ms, .. } => clock(ClockChange::Offset(*offset_ms)),
-            Fault::ClockDrift { drift_ppm, .. } => clock(ClockChange::Drift(*drift_ppm)),
-            Fault::ClockStep { step_ms, .. } => clock(ClockChange::Step(*step_ms)),
+            Fault::ClockOffset { .. } | Fault::ClockDrift { .. } | Fault::ClockStep { .. } => {
+                let change = fault.clock_change().expect("a clock fault");
+                on_node(Verb::Clock(node.clone(), change))
+            }
             Fault::Partition { one_way, .. } => self.open_partition(index, ends, *one_way),
             Fault::SlowLink {
                 latency_ms_min,

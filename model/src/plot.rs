@@ -461,7 +461,7 @@ mod tests {
             None,
             None,
             None,
-            Some(crate::lanes::ClockChange::StepMs(-300)),
+            Some(crate::lanes::ClockChange::Step(-300)),
         ];
         let l = crate::lanes::build(
             crate::lanes::LaneBuilder::new(nodes, end_us, changes),

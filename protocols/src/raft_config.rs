@@ -77,14 +77,18 @@ impl RaftConfig {
     /// its own clock, and a follower votes for no one within `election_timeout_min_ms`
     /// of hearing it; no new leader is elected before the old one's lease ran out. The
     /// difference is the margin: a pause or clock jump up to it, and a slow clock up to
-    /// `1 - leader_lease / election_timeout_min`. (The `no-lease-check` canary claims
-    /// the same and breaks it: the checker must catch it.)
+    /// `1 - leader_lease / election_timeout_min`. The followers' clocks count the
+    /// election timeout, so the same bounds hold for every voter's clock: a follower
+    /// whose clock jumps past them votes early and ends the leader's grant under it.
+    /// (The `no-lease-check` canary claims the same and breaks it: the checker must
+    /// catch it.)
     pub fn safety_bounds(&self) -> SafetyBounds {
         SafetyBounds::with_margin(
             self.election_timeout_min_ms
                 .saturating_sub(self.leader_lease_ms),
             self.election_timeout_min_ms,
         )
+        .judged_by_peers()
     }
 
     /// openraft's tick: it checks election timeouts every 1.5 heartbeat intervals.

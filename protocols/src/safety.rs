@@ -26,6 +26,10 @@ pub struct SafetyBounds {
     pub drift_ppm: u64,
     /// The largest clock offset or jump of the leader it tolerates, ms either way.
     pub offset_ms: u64,
+    /// Whether the grant is judged by the other nodes' clocks (raft: a follower votes
+    /// for no one until its own election timer has run out), so that a clock fault
+    /// beyond the bounds on any node, not only the leader, can end the grant early.
+    pub peers_judge: bool,
 }
 
 impl SafetyBounds {
@@ -38,6 +42,7 @@ impl SafetyBounds {
         pause_ms: 0,
         drift_ppm: 0,
         offset_ms: 0,
+        peers_judge: false,
     };
 
     /// A protocol whose leader stops `margin_ms` before its grant can end, on a clock
@@ -49,6 +54,15 @@ impl SafetyBounds {
             pause_ms: margin_ms,
             drift_ppm: margin_ms * 1_000_000 / period_ms.max(1),
             offset_ms: margin_ms,
+            peers_judge: false,
+        }
+    }
+
+    /// The same bounds, judged by the peers' clocks too (see [`SafetyBounds::peers_judge`]).
+    pub fn judged_by_peers(self) -> SafetyBounds {
+        SafetyBounds {
+            peers_judge: true,
+            ..self
         }
     }
 
@@ -58,5 +72,6 @@ impl SafetyBounds {
         pause_ms: 0,
         drift_ppm: 0,
         offset_ms: 0,
+        peers_judge: false,
     };
 }

@@ -11,9 +11,12 @@
 //!
 //! Such an act is **excused** when, before it and during the leadership, the node was
 //! paused longer than the protocol's `pause_ms` (a scripted pause or GC noise; the
-//! pause's start counts, once its length is known), or its clock was set, stepped or
-//! made to drift beyond `offset_ms` / `drift_ppm` (either way), or the backend's clock
-//! was (a clock fault on any target that is not a node). Excused acts are the fence's to
+//! pause's start counts, once its length is known), or its clock jumped beyond
+//! `offset_ms` or was made to drift beyond `drift_ppm` (either way), or the backend's
+//! clock was (a clock fault on any target that is not a node), or, where the peers'
+//! clocks judge the grant (raft's followers time the election), any node's. A jump is judged by what
+//! the clock read before and after: setting an offset inside the bound on a clock that
+//! had drifted far moves it far (the checker keeps each clock's [`Skew`]). Excused acts are the fence's to
 //! stop: they are counted ("fence-saved"), and the run passes as the other checkers
 //! say. An act that is not excused is a bug in the protocol: one
 //! [`Violation::ActedPastGrant`] per leadership, whatever the fence did. A protocol that
@@ -25,7 +28,7 @@
 //! **protocol-safe**.
 
 use super::{us_to_ms, Violation};
-use crate::fault::Fault;
+use crate::clock_model::{ClockChange, Skew};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
 use baton_protocols::safety::SafetyBounds;
@@ -148,8 +151,10 @@ pub(crate) struct ProtocolSafety {
     bounds: SafetyBounds,
     protocol: &'static str,
     nodes: Vec<String>,
-    /// Clock faults' magnitudes by fault index: (offset or step ms, drift ppm).
-    clock_faults: BTreeMap<usize, (i64, i64)>,
+    /// Clock faults by fault index.
+    clock_faults: BTreeMap<usize, ClockChange>,
+    /// Every clock a clock fault touched, by target, as the world keeps it.
+    clocks: BTreeMap<String, Skew>,
     leads: Vec<Lead>,
     excuses: Vec<Excuse>,
     /// Pauses under way: node -> (start of the first, pauses in force). A pause may
@@ -165,18 +170,14 @@ impl ProtocolSafety {
             .faults
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| match &f.fault {
-                Fault::ClockOffset { offset_ms, .. } => Some((i, (*offset_ms, 0))),
-                Fault::ClockStep { step_ms, .. } => Some((i, (*step_ms, 0))),
-                Fault::ClockDrift { drift_ppm, .. } => Some((i, (0, *drift_ppm))),
-                _ => None,
-            })
+            .filter_map(|(i, f)| Some((i, f.fault.clock_change()?)))
             .collect();
         ProtocolSafety {
             bounds: r.protocol.safety_bounds(),
             protocol: r.scenario.protocol.name(),
             nodes: (1..=r.scenario.nodes).map(|i| format!("n{i}")).collect(),
             clock_faults,
+            clocks: BTreeMap::new(),
             leads: vec![],
             excuses: vec![],
             paused: BTreeMap::new(),
@@ -237,23 +238,41 @@ impl ProtocolSafety {
         }
     }
 
-    /// A fault fired: if it is a clock fault beyond the bounds, it excuses its target
-    /// from then on (every node, when it hit the backend).
+    /// A fault fired: if it is a clock fault beyond the bounds (a jump of the reading, or
+    /// a drift), it excuses its target from then on (every node, when it hit the backend).
     fn clock_fault(&mut self, index: usize, target: &str, t: i64) {
-        let Some(&(offset_ms, drift_ppm)) = self.clock_faults.get(&index) else {
+        let Some(&change) = self.clock_faults.get(&index) else {
             return;
         };
+        let jump_us = self
+            .clocks
+            .entry(target.to_string())
+            .or_default()
+            .apply(t, change);
+        let drift_ppm = match change {
+            ClockChange::Drift(ppm) => ppm,
+            _ => 0,
+        };
         let b = &self.bounds;
-        if offset_ms.unsigned_abs() > b.offset_ms || drift_ppm.unsigned_abs() > b.drift_ppm {
-            let what = if drift_ppm != 0 {
-                format!("its clock drifting {drift_ppm} ppm from {} ms", us_to_ms(t))
-            } else {
-                format!("its clock moved {offset_ms} ms at {} ms", us_to_ms(t))
+        if jump_us.unsigned_abs() > b.offset_ms * 1000 || drift_ppm.unsigned_abs() > b.drift_ppm {
+            let what = match change {
+                ClockChange::Drift(_) => {
+                    format!("its clock drifting {drift_ppm} ppm from {} ms", us_to_ms(t))
+                }
+                ClockChange::Offset(ms) if jump_us != ms * 1000 => format!(
+                    "its clock set to {ms} ms off at {} ms, a jump of {} ms",
+                    us_to_ms(t),
+                    us_to_ms(jump_us)
+                ),
+                _ => format!(
+                    "its clock moved {} ms at {} ms",
+                    us_to_ms(jump_us),
+                    us_to_ms(t)
+                ),
             };
-            let node = self
-                .nodes
-                .iter()
-                .any(|n| n == target)
+            // A node's own clock excuses that node, unless the peers' clocks judge the
+            // grant (raft): then, like the backend's clock, it excuses every node.
+            let node = (self.nodes.iter().any(|n| n == target) && !b.peers_judge)
                 .then(|| target.to_string());
             self.excuses.push(Excuse {
                 what: match &node {
@@ -560,7 +579,7 @@ mod tests {
         r.faults.push(crate::fault::Firing {
             when: crate::fault::When::At(2000),
             jitter_ms: 0,
-            fault: Fault::ClockDrift {
+            fault: crate::fault::Fault::ClockDrift {
                 target: "n1".into(),
                 drift_ppm: -200_000,
             },
@@ -584,6 +603,106 @@ mod tests {
             "{:?}",
             s.fence_saved
         );
+    }
+
+    #[test]
+    fn an_offset_inside_the_bounds_set_on_a_drifted_clock_is_judged_by_its_jump() {
+        // k8s-lease's defaults tolerate 5,000 ms and 333,333 ppm. n1 runs 200,000 ppm
+        // fast from 0 (inside), then at 30 s its clock is set to -13 ms (inside as a
+        // value): it had gained 6 s, so it jumps back 6,013 ms, beyond the bound (raft
+        // swarm seed 4586). The same offset on a true clock excuses nothing.
+        let faults = |drift: bool| {
+            let mut text = String::from("protocol = \"k8s-lease\"\n");
+            if drift {
+                text += "[[faults]]\nkind = \"clock-drift\"\ntarget = \"n1\"\ndrift_ppm = 200000\nat_ms = 0\n";
+            }
+            text += "[[faults]]\nkind = \"clock-offset\"\ntarget = \"n1\"\noffset_ms = -13\nat_ms = 30000\n";
+            crate::scenario::load_str("t.toml", "t", &text, &[]).expect("loads")
+        };
+        let applied = |index: usize, kind| {
+            at(
+                if index == 0 && kind == crate::fault::FaultKind::ClockDrift {
+                    0
+                } else {
+                    30_000
+                },
+                Event::FaultApplied {
+                    index,
+                    kind,
+                    target: "n1".into(),
+                },
+            )
+        };
+        let run = |r: &Resolved, extra: Vec<Entry>| {
+            let mut c = ProtocolSafety::new(r);
+            let mut v = vec![leader(100, "n1", 5)];
+            v.extend(extra);
+            v.extend([
+                key_deleted(31_000, 5),
+                stopped(31_400, "n1", 5, "deadline_passed"),
+            ]);
+            for e in &v {
+                c.entry(e);
+            }
+            let mut out = vec![];
+            let s = c.finish(40_000_000, &mut out);
+            (s, out)
+        };
+        use crate::fault::FaultKind::{ClockDrift, ClockOffset};
+        let (s, v) = run(
+            &faults(true),
+            vec![applied(0, ClockDrift), applied(1, ClockOffset)],
+        );
+        assert!(v.is_empty(), "{v:?}");
+        assert!(
+            s.fence_saved[0].contains("set to -13 ms off at 30000 ms, a jump of -6013 ms"),
+            "{:?}",
+            s.fence_saved
+        );
+        let (_, v) = run(&faults(false), vec![applied(0, ClockOffset)]);
+        assert_eq!(v.len(), 1, "{v:?}");
+    }
+
+    #[test]
+    fn a_followers_clock_jump_excuses_the_leader_only_where_peers_judge_the_grant() {
+        // n1 leads; follower n2's clock steps 1,490 ms ahead (beyond 50 ms); n3 wins at
+        // 26.655 s with n2's early vote and n1 believes 31 ms longer (raft swarm seeds
+        // 1020 and 8978). Under raft, whose followers' clocks time the election, the jump
+        // excuses n1; under k8s-lease, where the Lease API's clock judges, it does not.
+        let run = |protocol: &str| {
+            let text = format!(
+                "protocol = \"{protocol}\"\n[[faults]]\nkind = \"clock-step\"\ntarget = \"n2\"\nstep_ms = 1490\nat_ms = 26623\n"
+            );
+            let r = crate::scenario::load_str("t.toml", "t", &text, &[]).expect("loads");
+            let mut c = ProtocolSafety::new(&r);
+            for e in [
+                leader(100, "n1", 2),
+                at(
+                    26_623,
+                    Event::FaultApplied {
+                        index: 0,
+                        kind: crate::fault::FaultKind::ClockStep,
+                        target: "n2".into(),
+                    },
+                ),
+                leader(26_655, "n3", 3),
+                stopped(26_687, "n1", 2, "lease_lost"),
+            ] {
+                c.entry(&e);
+            }
+            let mut v = vec![];
+            let s = c.finish(40_000_000, &mut v);
+            (s, v)
+        };
+        let (s, v) = run("raft");
+        assert!(v.is_empty(), "{v:?}");
+        assert!(
+            s.fence_saved[0].contains("n2: the clock moved 1490 ms"),
+            "{:?}",
+            s.fence_saved
+        );
+        let (_, v) = run("k8s-lease");
+        assert_eq!(v.len(), 1, "{v:?}");
     }
 
     #[test]

@@ -292,6 +292,17 @@ pub enum Fault {
 }
 
 impl Fault {
+    /// What a clock fault does to its clock; `None` for any other fault.
+    pub fn clock_change(&self) -> Option<crate::clock_model::ClockChange> {
+        use crate::clock_model::ClockChange;
+        match self {
+            Fault::ClockOffset { offset_ms, .. } => Some(ClockChange::Offset(*offset_ms)),
+            Fault::ClockDrift { drift_ppm, .. } => Some(ClockChange::Drift(*drift_ppm)),
+            Fault::ClockStep { step_ms, .. } => Some(ClockChange::Step(*step_ms)),
+            _ => None,
+        }
+    }
+
     /// Its kind.
     pub fn kind(&self) -> FaultKind {
         match self {

@@ -130,16 +130,10 @@ impl LaneBuilder {
     /// from the start, whether or not anything happens to it), its length and its clock
     /// faults.
     pub fn for_scenario(resolved: &crate::scenario::Resolved) -> Self {
-        use crate::fault::Fault;
         let clock_changes = resolved
             .faults
             .iter()
-            .map(|f| match f.fault {
-                Fault::ClockOffset { offset_ms, .. } => Some(ClockChange::OffsetMs(offset_ms)),
-                Fault::ClockDrift { drift_ppm, .. } => Some(ClockChange::DriftPpm(drift_ppm)),
-                Fault::ClockStep { step_ms, .. } => Some(ClockChange::StepMs(step_ms)),
-                _ => None,
-            })
+            .map(|f| f.fault.clock_change())
             .collect();
         let mut lanes = resolved.node_names();
         lanes.extend(resolved.scenario.etcd_members());
@@ -625,7 +619,7 @@ mod tests {
         LaneBuilder::new(
             vec!["n1".into(), "n2".into(), "n3".into()],
             30_000_000,
-            vec![None, Some(ClockChange::DriftPpm(-400_000)), None],
+            vec![None, Some(ClockChange::Drift(-400_000)), None],
         )
     }
 

@@ -3,33 +3,10 @@
 //! offset from global time can be drawn over the run. The timeline names a clock fault
 //! by its index only, so the values come from the scenario.
 
+pub use crate::clock_model::ClockChange;
 use crate::clock_model::Skew;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// A clock fault's value, by its index in the scenario's faults (the timeline names a
-/// fault by index only).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClockChange {
-    /// The clock is set this far ahead of global time.
-    OffsetMs(i64),
-    /// The clock runs this many parts per million fast from now on.
-    DriftPpm(i64),
-    /// The clock jumps by this much.
-    StepMs(i64),
-}
-
-impl ClockChange {
-    /// A short label: `offset +200 ms`, `drift -400000 ppm`, `step -300 ms`.
-    pub fn label(&self) -> String {
-        match self {
-            ClockChange::OffsetMs(v) => format!("offset {v:+} ms"),
-            ClockChange::DriftPpm(v) => format!("drift {v:+} ppm"),
-            ClockChange::StepMs(v) => format!("step {v:+} ms"),
-        }
-    }
-}
 
 /// One clock's offset from global time over the run: straight lines between points.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -39,15 +16,6 @@ pub struct ClockSeries {
     /// `(at_us, offset_us)`: at each change, the offset just before and just after, then
     /// the offset at the run's end.
     pub points: Vec<(i64, i64)>,
-}
-
-/// Applies a clock fault to a clock's state, as the world applies it to the node's clock.
-fn apply(s: &mut Skew, change: ClockChange, global_us: i64) {
-    match change {
-        ClockChange::OffsetMs(ms) => s.set_offset_ms(global_us, ms),
-        ClockChange::StepMs(ms) => s.step_ms(global_us, ms),
-        ClockChange::DriftPpm(ppm) => s.set_drift_ppm(global_us, ppm),
-    }
 }
 
 /// The clocks the faults moved so far, while the builder reads the timeline: each one's
@@ -82,7 +50,7 @@ impl Clocks {
                 .entry(lane.to_string())
                 .or_insert((Skew::default(), vec![(0, 0)]));
             points.push((at_us, state.offset_at(at_us)));
-            apply(state, change, at_us);
+            state.apply(at_us, change);
             points.push((at_us, state.offset_at(at_us)));
         }
         label
@@ -125,7 +93,7 @@ mod tests {
         let builder = LaneBuilder::new(
             vec!["n1".into(), "n2".into(), "n3".into()],
             30_000_000,
-            vec![None, Some(ClockChange::DriftPpm(-400_000)), None],
+            vec![None, Some(ClockChange::Drift(-400_000)), None],
         );
         let entries = vec![at(
             10_000,
@@ -149,11 +117,11 @@ mod tests {
         );
         assert_eq!(l.marks[0].label, "drift -400000 ppm");
         let mut s = Skew::default();
-        apply(&mut s, ClockChange::OffsetMs(200), 1_000_000);
+        s.apply(1_000_000, ClockChange::Offset(200));
         assert_eq!(s.offset_at(2_000_000), 200_000);
-        apply(&mut s, ClockChange::StepMs(-300), 2_000_000);
+        s.apply(2_000_000, ClockChange::Step(-300));
         assert_eq!(s.offset_at(2_000_000), -100_000);
-        apply(&mut s, ClockChange::DriftPpm(-500_000), 2_000_000);
+        s.apply(2_000_000, ClockChange::Drift(-500_000));
         assert_eq!(s.offset_at(3_000_000), -600_000);
     }
 }

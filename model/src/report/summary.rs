@@ -181,8 +181,15 @@ fn protocol_safety(w: &mut String, run: &Run) {
     let bounds = p.bounds.map_or(String::new(), |b| {
         if b.self_safe {
             format!(
-                " (declared bounds: pause {} ms, drift {} ppm, offset {} ms)",
-                b.pause_ms, b.drift_ppm, b.offset_ms
+                " (declared bounds: pause {} ms, drift {} ppm, offset {} ms{})",
+                b.pause_ms,
+                b.drift_ppm,
+                b.offset_ms,
+                if b.peers_judge {
+                    "; clocks: every node's"
+                } else {
+                    ""
+                }
             )
         } else {
             " (the protocol declares no safety of its own: the fence is all)".to_string()
