@@ -15,6 +15,12 @@ pub trait Clock: Send + Sync {
     /// The local time now, in microseconds.
     fn now_us(&self) -> i64;
 
+    /// The node's monotonic reading now, in microseconds: it runs at the local clock's
+    /// rate (drift included) but never jumps when the wall clock is set or stepped, as
+    /// `CLOCK_MONOTONIC` (Go's monotonic reading, Rust's `Instant`) does not. For
+    /// protocols that time their waits as their real client does, on a monotonic clock.
+    fn monotonic_us(&self) -> i64;
+
     /// How long in global (runtime) time a local interval of `local` lasts, so that
     /// sleeping for the result makes the local clock advance by `local`.
     fn global_duration_for(&self, local: Duration) -> Duration;

@@ -10,7 +10,9 @@
 //!   it only when it is held by nobody, or when it has not seen the record change for
 //!   `leaseDuration` by its OWN clock: it remembers when it last observed a change
 //!   (`observedTime`) and never trusts the holder's timestamps, which come from another
-//!   clock. Taking it bumps `leaseTransitions`;
+//!   clock. It compares Go `time.Time`s, which carry a monotonic reading that
+//!   `After` uses, so a step of its wall clock does not cut its wait (a clock that runs
+//!   fast does). Taking it bumps `leaseTransitions`;
 //! - candidates retry every `RetryPeriod`, jittered by `wait.Jitter(RetryPeriod,
 //!   JitterFactor)`: a wait drawn uniformly from [RetryPeriod, RetryPeriod x (1 +
 //!   JitterFactor)), JitterFactor = 1.2;
@@ -216,7 +218,7 @@ pub trait LeaseApi: Send + Sync {
 struct Observed {
     /// The last Lease object read or written (for its resourceVersion).
     lease: Option<Lease>,
-    /// When the spec last changed as this node saw it, on its own clock.
+    /// When the spec last changed as this node saw it, on its own monotonic clock.
     time_us: i64,
 }
 
@@ -284,7 +286,7 @@ impl Inner {
     fn observe_now(&self, lease: Lease) {
         let mut o = self.observed.lock().unwrap();
         o.lease = Some(lease);
-        o.time_us = self.clock.now_us();
+        o.time_us = self.clock.monotonic_us();
     }
 
     /// client-go's `tryAcquireOrRenew`. `leading` is true while this elector holds a
@@ -352,11 +354,14 @@ impl Inner {
         }
         let observed_us = self.observed.lock().unwrap().time_us;
         let ours = old.spec.holder_identity == self.identity;
-        let judged_from_us = match self.cfg.expiry_judged_by {
-            ExpiryJudgedBy::ObservedTime => observed_us,
-            ExpiryJudgedBy::RenewTime => old.spec.renew_time_us,
+        // client-go compares monotonic readings (Go's `time.Time` carries one, and
+        // `After` uses it): a step of the candidate's wall clock does not cut its wait.
+        // The bug compares the holder's wall-clock renewTime with its own wall clock.
+        let (judged_from_us, judged_now_us) = match self.cfg.expiry_judged_by {
+            ExpiryJudgedBy::ObservedTime => (observed_us, self.clock.monotonic_us()),
+            ExpiryJudgedBy::RenewTime => (old.spec.renew_time_us, now),
         };
-        let unexpired = judged_from_us + old.spec.lease_duration_ms as i64 * 1000 > now;
+        let unexpired = judged_from_us + old.spec.lease_duration_ms as i64 * 1000 > judged_now_us;
         if !old.spec.holder_identity.is_empty() && !ours && unexpired {
             return Try::HeldByOther;
         }

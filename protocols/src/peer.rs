@@ -500,6 +500,9 @@ mod tests {
         fn now_us(&self) -> i64 {
             0
         }
+        fn monotonic_us(&self) -> i64 {
+            0
+        }
         fn global_duration_for(&self, local: Duration) -> Duration {
             local
         }

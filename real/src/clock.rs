@@ -64,6 +64,10 @@ impl Clock for RealClock {
         self.state.lock().unwrap().local_at(self.run.now_us())
     }
 
+    fn monotonic_us(&self) -> i64 {
+        self.state.lock().unwrap().monotonic_at(self.run.now_us())
+    }
+
     fn global_duration_for(&self, local: Duration) -> Duration {
         self.state.lock().unwrap().global_duration_for(local)
     }

@@ -58,6 +58,10 @@ impl Clock for NodeClock {
         self.state.lock().unwrap().local_at(global_now_us())
     }
 
+    fn monotonic_us(&self) -> i64 {
+        self.state.lock().unwrap().monotonic_at(global_now_us())
+    }
+
     fn global_duration_for(&self, local: Duration) -> Duration {
         self.state.lock().unwrap().global_duration_for(local)
     }
