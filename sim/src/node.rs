@@ -192,6 +192,7 @@ async fn campaign(
     };
     let token = leadership.token;
     ctl.set_status(Role::Leader, Some(token));
+    *ctl.leading.lock().unwrap() = Some(leadership.clone());
     env.timeline.record(Event::RoleChanged {
         node: ctl.name.clone(),
         role: Role::Leader,
@@ -212,6 +213,7 @@ async fn step_down(
     reason: LossReason,
 ) {
     let token = leadership.token;
+    ctl.leading.lock().unwrap().take();
     // Every protected write has completed or timed out by now: lead() is the only
     // writer and it has returned. Only then is leadership released.
     work.stop_leading();

@@ -7,6 +7,7 @@
 use crate::clock::NodeClock;
 use crate::protocol::DiskSlot;
 use crate::timeline::Role;
+use baton_protocols::{Leadership, LossReason};
 use madsim::task::NodeId;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -34,6 +35,9 @@ pub struct NodeControl {
     pub clock: NodeClock,
     /// Its belief, updated by the node.
     pub status: Mutex<NodeStatus>,
+    /// The leadership it holds while it leads: at a kill the world reads from it when
+    /// the node's belief ended, if that was before (see [`NodeControl::belief_ended`]).
+    pub leading: Mutex<Option<Leadership>>,
     /// Set by the world to ask a leader to step down.
     pub resign_requested: AtomicBool,
     /// Wakes a leader waiting for work when a resign is requested.
@@ -66,6 +70,7 @@ impl NodeControl {
                 token: None,
                 dead: false,
             }),
+            leading: Mutex::new(None),
             resign_requested: AtomicBool::new(false),
             resign_notify: Notify::new(),
             pause_armed: Mutex::new(None),
@@ -111,6 +116,16 @@ impl NodeControl {
     /// restart starts it unpaused).
     pub fn clear_holds(&self) {
         *self.holds.lock().unwrap() = 0;
+    }
+
+    /// The leadership it held, forgotten, if its belief in it had already ended by its
+    /// own judgement at global time `now_us`: (token, why, when it ended). A leader notices
+    /// a passed deadline only once its write in flight is done, so one killed meanwhile
+    /// never recorded its stop; its belief ended at the deadline all the same.
+    pub fn belief_ended(&self, now_us: i64) -> Option<(u64, LossReason, i64)> {
+        let l = self.leading.lock().unwrap().take()?;
+        let at = l.lost_at_us(now_us)?;
+        Some((l.token, l.loss_reason(), at))
     }
 
     /// Records the node's belief: its role and, while it leads, its token.

@@ -257,6 +257,7 @@ impl World {
         let n = self.node(name).expect("validated node name");
         self.handle.kill(*n.id.get().expect("built"));
         n.clear_holds();
+        self.record_belief_end(n);
         *n.status.lock().unwrap() = node::NodeStatus {
             role: Role::Follower,
             token: None,
@@ -265,6 +266,19 @@ impl World {
         self.timeline.record(Event::NodeKilled {
             node: name.to_string(),
         });
+    }
+
+    /// A leader killed after its belief ended by its own judgement, before it recorded
+    /// its stop (a write in flight held it): the timeline says when it stopped acting.
+    fn record_belief_end(&self, n: &NodeControl) {
+        if let Some((token, reason, at_us)) = n.belief_ended(crate::clock::global_now_us()) {
+            self.timeline.record(Event::StoppedActing {
+                node: n.name.clone(),
+                token,
+                reason: reason.as_str().to_string(),
+                lost_at_us: Some(at_us),
+            });
+        }
     }
 
     /// Starts a node (or an etcd member) again from scratch (killing it first if it
@@ -281,6 +295,7 @@ impl World {
         // madsim's restart does not close the old sockets; a kill does. Restarting a live
         // node kills it first, and the timeline says so: its beliefs die with it.
         if !n.status.lock().unwrap().dead {
+            self.record_belief_end(n);
             self.timeline.record(Event::NodeKilled {
                 node: name.to_string(),
             });
