@@ -113,9 +113,10 @@ fn render(
             resolved.to_toml_for_run(seed)
         ),
         Some(x) => format!(
-            "# Resolved by `{}` (trial {}, against a live etcd): every default filled in.\n# A real run does not repeat exactly: `sim run FILE` runs this scenario with the seed\n# below in the simulator, for comparison.\n{}",
+            "# Resolved by `{}` (trial {}, against {}): every default filled in.\n# A real run does not repeat exactly: `sim run FILE` runs this scenario with the seed\n# below in the simulator, for comparison.\n{}",
             x.command,
             x.trial,
+            x.backend,
             resolved.to_toml_for_run(seed)
         ),
     };

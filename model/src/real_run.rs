@@ -19,6 +19,9 @@ pub struct RealRun {
     /// The command that runs the experiment again (`reproduce` in report.json).
     #[serde(skip)]
     pub command: String,
+    /// The live backend the run used, for a person (`a live etcd`, `a live Redis`).
+    #[serde(skip)]
+    pub backend: String,
     /// The SQL check over the ledger and its row counts.
     pub ledger: LedgerCheck,
     /// What real mode did differently from the scenario, or did not count: one sentence

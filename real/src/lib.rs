@@ -11,6 +11,15 @@
 //! - [`etcd_client`]: `EtcdApi` over the `etcd-client` crate, every call bounded, every
 //!   failure paced;
 //! - [`etcd_cluster`]: a 3-member etcd cluster on loopback, started and removed per run;
+//! - [`server`]: a single-process backend server on loopback, started and removed per
+//!   run, and each kind: [`redis_server`], [`zk_server`], [`pg_server`];
+//! - [`redis_client`], [`zk_client`], [`pg_client`]: `RedisApi` over the `redis` crate,
+//!   `ZkApi` over `zookeeper-client`, `DbApi` over `tokio-postgres`, every call bounded;
+//! - [`redis_watch`], [`zk_watch`], [`pg_watch`]: the supervisor's observers of the
+//!   Redis lock key, the election's znodes, the database row;
+//! - [`protocol`]: which protocols real mode runs ([`protocol::RealProtocol`]);
+//! - [`backend`]: the run's live backend, whichever it is;
+//! - [`node_elector`]: a node's elector for its protocol, on its live client;
 //! - [`proxy`]: TCP proxies that cut (holding bytes, never closing), mend and slow links;
 //! - [`ledger`]: the fenced resource's SQLite ledger and the `lag()` check;
 //! - [`resource`]: the resource process around the ledger;
@@ -27,6 +36,7 @@
 #![cfg(not(madsim))]
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod backoff;
 pub mod clock;
 pub mod driver;
@@ -38,14 +48,26 @@ pub mod ledger;
 pub mod load;
 pub mod metrics;
 pub mod node;
+pub mod node_elector;
+pub mod pg_client;
+pub mod pg_server;
+pub mod pg_watch;
 pub mod ports;
 pub mod process;
+pub mod protocol;
 pub mod proxy;
+pub mod redis_client;
+pub mod redis_server;
+pub mod redis_watch;
 pub mod resource;
 pub mod run_clock;
+pub mod server;
 pub mod smoke;
 pub mod supervisor;
 pub mod support;
 pub mod trial;
 pub mod trials;
 pub mod work;
+pub mod zk_client;
+pub mod zk_server;
+pub mod zk_watch;

@@ -1,5 +1,6 @@
-//! A fleet node as a process: the etcd-lease elector campaigning in a loop, the leader
-//! work while it leads, and the spec's HTTP interface (section 8).
+//! A fleet node as a process: its protocol's elector (see [`crate::node_elector`])
+//! campaigning in a loop, the leader work while it leads, and the spec's HTTP interface
+//! (section 8).
 //!
 //! The node's life is the simulated node's (`sim/src/node.rs`): campaign -> lead (claim
 //! the resource, then ticks and sequencer batches, every write fenced) -> stop writing ->
@@ -21,9 +22,9 @@
 
 use crate::backoff::{Backoff, Pacer};
 use crate::clock::RealClock;
-use crate::etcd_client::{LeaseObserver, RealEtcdClient};
 use crate::events::{Event, EventLog, Role};
 use crate::metrics::NodeMetrics;
+use crate::protocol::RealProtocol;
 use crate::run_clock::RunClock;
 use crate::work::{lead, LeaderWork, NextReply, WorkCtx};
 use axum::extract::{Query, State};
@@ -32,7 +33,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use baton_protocols::clock::sleep_local;
-use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
 use baton_protocols::{Clock, Elector, Leadership, LossReason};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -60,12 +60,13 @@ pub struct NodeConfig {
     pub epoch_us: i64,
     /// Where its events go.
     pub log_path: PathBuf,
-    /// The etcd members' client URLs, through this node's proxies.
-    pub etcd_endpoints: Vec<String>,
+    /// The backend's addresses, through this node's proxies: every etcd member's client
+    /// URL, or the one server's.
+    pub backend_endpoints: Vec<String>,
     /// The resource's `/write` URL, through this node's proxy.
     pub resource_url: String,
-    /// The election's parameters (the scenario's `[etcd-lease]` table).
-    pub etcd_lease: EtcdLeaseConfig,
+    /// The protocol and its parameters (the scenario's table for it).
+    pub protocol: RealProtocol,
     /// Scheduler tick interval.
     pub tick_interval_ms: u64,
     /// Timeout of each write to the resource.
@@ -110,7 +111,7 @@ impl NodeConfig {
 impl NodeConfig {
     /// The generator for `what` in this start of this node:
     /// `seed::fork(seed, "<what>/<node>/<incarnation>")`.
-    fn rng(&self, what: &str) -> rand_chacha::ChaCha8Rng {
+    pub fn rng(&self, what: &str) -> rand_chacha::ChaCha8Rng {
         baton_model::seed::fork(
             self.seed,
             &format!("{what}/{}/{}", self.name, self.incarnation),
@@ -197,52 +198,6 @@ impl Node {
         *self.status.lock().unwrap() = (role, leadership);
         self.metrics.set_role(role);
         self.metrics.fence_token.set(token.unwrap_or(0) as i64);
-    }
-}
-
-/// Logs lease events and counts renewals for the node's metrics.
-struct Observer {
-    node: String,
-    log: EventLog,
-    metrics: Arc<NodeMetrics>,
-}
-
-impl LeaseObserver for Observer {
-    fn granted(&self, id: i64, requested_ms: u64, granted_ms: u64) {
-        self.log.record(Event::LeaseGranted {
-            node: self.node.clone(),
-            lease_id: id,
-            ttl_requested_ms: requested_ms,
-            ttl_granted_ms: granted_ms,
-        });
-    }
-    fn renewed(&self, id: i64, renewed: bool) {
-        if renewed {
-            // The lessor has just renewed it: a lease's overrun runs from here.
-            self.log.record(Event::LeaseRenewed { lease_id: id });
-            self.metrics.renewals.inc();
-        } else {
-            self.metrics.renewal_failures.inc();
-        }
-    }
-    fn renewal_failed(&self, _: i64) {
-        self.metrics.renewal_failures.inc();
-    }
-    fn revoked(&self, id: i64) {
-        self.log.record(Event::LeaseRevoked { lease_id: id });
-    }
-    fn unreachable(&self, endpoints: &[String], why: &str) {
-        eprintln!(
-            "baton-real node {}: cannot reach etcd at {} ({why}); retrying, pausing up to the call timeout between tries",
-            self.node,
-            endpoints.join(", ")
-        );
-    }
-    fn reachable_again(&self, failures: u32) {
-        eprintln!(
-            "baton-real node {}: etcd answers again, after {failures} failed calls in a row",
-            self.node
-        );
     }
 }
 
@@ -335,10 +290,6 @@ const OBSERVE_INTERVAL_MS: u64 = 1000;
 /// How long a node that resigned waits before campaigning again.
 const REJOIN_AFTER_RESIGN_MS: u64 = 1000;
 
-/// The first and the longest pause between tries to make the etcd client
-/// ([`crate::backoff::Backoff`]).
-const CONNECT_RETRY_MS: (u64, u64) = (100, 2000);
-
 /// The first pause after a failed write to the resource, doubling up to the write's
 /// timeout (see [`crate::work::WorkCtx::pacer`]).
 const RESOURCE_FIRST_PAUSE_MS: u64 = 25;
@@ -355,13 +306,13 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
     let node = new_node(&cfg, clock, log)?;
     serve_http(node.clone()).await?;
     let dyn_clock = node.ctx.clock.clone();
-    let api = connect_etcd(&cfg, &node).await;
-    let elector: Arc<dyn Elector> = Arc::new(EtcdLeaseElector::new(
-        &cfg.name,
-        Arc::new(api),
-        dyn_clock.clone(),
-        cfg.etcd_lease.clone(),
-    ));
+    let side = crate::node_elector::NodeSide {
+        clock: dyn_clock.clone(),
+        log: node.log.clone(),
+        metrics: node.metrics.clone(),
+        run: run_clock,
+    };
+    let elector = crate::node_elector::build(&cfg, &side).await?;
     spawn_hint_keeper(elector.clone(), node.clone());
     // Booting: the simulator's node neither listens nor campaigns for this long; this
     // one listens (its HTTP answers that it follows) and does not campaign.
@@ -435,46 +386,6 @@ async fn serve_http(node: Arc<Node>) -> Result<(), String> {
     });
     crate::process::announce_listening(addr);
     Ok(())
-}
-
-/// The node's etcd client, retried until it can be made.
-async fn connect_etcd(cfg: &NodeConfig, node: &Node) -> RealEtcdClient {
-    // etcd is reached after the node listens, and retried: a node restarted while its
-    // link to etcd is cut must come up and wait, as a real process would, not exit.
-    let mut backoff = Backoff::new(
-        CONNECT_RETRY_MS.0,
-        CONNECT_RETRY_MS.1,
-        cfg.rng("backoff/connect"),
-    );
-    loop {
-        let observer = Observer {
-            node: cfg.name.clone(),
-            log: node.log.clone(),
-            metrics: node.metrics.clone(),
-        };
-        match RealEtcdClient::connect(
-            &cfg.etcd_endpoints,
-            cfg.etcd_lease.rpc_timeout_ms,
-            Box::new(observer),
-            cfg.rng("backoff/etcd"),
-        )
-        .await
-        {
-            Ok(api) => return api,
-            Err(e) => {
-                let pause = backoff.failed();
-                if backoff.failures() == 1 {
-                    eprintln!(
-                        "baton-real node {}: etcd client for {}: {e}; retrying, pausing up to {} ms between tries",
-                        cfg.name,
-                        cfg.etcd_endpoints.join(", "),
-                        CONNECT_RETRY_MS.1
-                    );
-                }
-                tokio::time::sleep(pause).await;
-            }
-        }
-    }
 }
 
 /// Keeps the node's `409` hint fresh in the background.

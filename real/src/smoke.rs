@@ -39,7 +39,12 @@ impl CleanKillOptions {
     /// A quick trial (about 10 s of run time plus etcd's start) at `lease_ttl_ms`.
     pub fn new(run_dir: PathBuf, binary: PathBuf, lease_ttl_ms: u64) -> Self {
         let mut config = RealConfig::new(run_dir, binary);
-        config.etcd_lease.lease_ttl_ms = lease_ttl_ms;
+        config.protocol = crate::protocol::RealProtocol::EtcdLease(
+            baton_protocols::etcd_lease::EtcdLeaseConfig {
+                lease_ttl_ms,
+                ..Default::default()
+            },
+        );
         CleanKillOptions {
             config,
             warmup_ms: 1500,

@@ -1,8 +1,9 @@
 //! The real world: every process of a run, and the fault verbs that act on them.
 //!
-//! [`Supervisor::start`] starts, on 127.0.0.1 only: a 3-member etcd cluster, the fenced
-//! resource (SQLite ledger), the nodes, each behind its own proxies (to every etcd
-//! member, to the resource, and from the load client), and the load client. It is the
+//! [`Supervisor::start`] starts, on 127.0.0.1 only: the protocol's backend (a 3-member
+//! etcd cluster, or a Redis: see [`crate::backend`]), the fenced resource (SQLite
+//! ledger), the nodes, each behind its own proxies (to every etcd member or to the
+//! server, to the resource, and from the load client), and the load client. It is the
 //! real counterpart of the simulator's `World`: mechanism only. A driver (the scenario
 //! runner, or [`crate::smoke`]) decides when to call the verbs:
 //!
@@ -18,10 +19,11 @@
 //! | [`resign`](Supervisor::resign) | asks a leader to step down | the node: `released` ... |
 //!
 //! The driver logs `fault_applied` / `fault_healed` itself ([`Supervisor::record`]), as
-//! the simulator's driver does. The supervisor also watches the election prefix on etcd
-//! (directly, not through any proxy) and logs each key deletion (`key_deleted`, and
-//! `lease_expired` when the key's lease is gone: see [`watch_keys`]), from which election
-//! latency is timed.
+//! the simulator's driver does. The supervisor also observes the backend (directly, not
+//! through any proxy) and logs each end of a grant: on etcd each key deletion under the
+//! election prefix (`key_deleted`, and `lease_expired` when the key's lease is gone: see
+//! [`watch_keys`]), on Redis each deletion of the lock key (see
+//! [`crate::redis_watch`]). Election latency is timed from them.
 //!
 //! [`Supervisor::stop`] stops everything and merges the per-process logs into
 //! `timeline.jsonl`. Dropping a supervisor without `stop` (an error, a panic) kills
@@ -32,7 +34,7 @@
 //! interface, `/status` and `/metrics`, through its client proxy), `supervisor.jsonl`, `resource.jsonl`, `n<i>.jsonl` (the
 //! event logs), `timeline.jsonl` (merged), `ledger.db` (the SQLite ledger),
 //! `load-stats.json`, the processes' configs (`*.json`) and stderr (`*.stderr`), and
-//! the etcd members' logs (`etcd-m<i>.log`).
+//! the backend's logs (`etcd-m<i>.log`, `redis.log`).
 //!
 //! One concept per file under `supervisor/`: `config` ([`RealConfig`]), `error`
 //! ([`RealError`]), `link` ([`Link`], [`Direction`]), `spawn` (a child process, its config
@@ -55,11 +57,11 @@ mod watch_keys;
 pub use config::RealConfig;
 pub use error::RealError;
 pub use link::{Direction, Link};
+pub use members::watch_leader;
 pub use stop::RunOutput;
 pub use watch_keys::watch_keys;
 
-use crate::backoff::Backoff;
-use crate::etcd_cluster::EtcdCluster;
+use crate::backend::Backend;
 use crate::events::{Entry, Event, EventLog};
 use crate::process::ManagedChild;
 use crate::run_clock::RunClock;
@@ -68,10 +70,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
-
-/// The first and the longest pause between tries to open the election watch
-/// ([`watch_keys`]): short, since deletions are lost while it is closed.
-const WATCH_RETRY_MS: (u64, u64) = (50, 500);
 
 /// Background tasks that end with their owner: a run that fails half-way through its
 /// start, or is dropped, leaves no watcher behind.
@@ -97,13 +95,13 @@ impl Drop for Tasks {
 ///
 /// Dropped (an error, a panic), it stops everything: fields drop in declaration order,
 /// so the watchers go first, then the load client, the nodes and their proxies, the
-/// resource, and etcd (with its data) last.
+/// resource, and the backend (with its data) last.
 pub struct Supervisor {
     tasks: Tasks,
     load: Option<ManagedChild>,
     nodes: Vec<NodeSlot>,
     resource: Option<ManagedChild>,
-    etcd: Option<EtcdCluster>,
+    backend: Option<Backend>,
     cfg: RealConfig,
     clock: RunClock,
     log: EventLog,
@@ -114,7 +112,7 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// Starts every process of a run (see the module doc) and returns once all listen.
-    /// The run's clock starts once etcd is healthy, just before the resource and the
+    /// The run's clock starts once the backend answers, just before the resource and the
     /// fleet start: time 0 of the timeline is when the fleet began to boot.
     pub async fn start(cfg: RealConfig) -> Result<Supervisor, RealError> {
         std::fs::create_dir_all(&cfg.run_dir)?;
@@ -122,41 +120,28 @@ impl Supervisor {
         if log_path.exists() {
             return Err(RealError::RunDirUsed(cfg.run_dir.clone()));
         }
-        let mut etcd_cfg = cfg.etcd.clone();
-        etcd_cfg.log_dir = Some(cfg.run_dir.clone());
-        let etcd = EtcdCluster::start(&etcd_cfg).await?;
+        let backend = Backend::start(&cfg.protocol, &cfg.etcd, &cfg.run_dir).await?;
         let clock = RunClock::start();
         let log = EventLog::open(&log_path, clock)?;
-        let mut ports = etcd.ports();
-        let pids = Arc::new(Mutex::new(etcd.pids()));
+        let mut ports = backend.ports();
+        let pids = Arc::new(Mutex::new(backend.pids()));
         let http = reqwest::Client::builder()
             .timeout(Duration::from_millis(1000))
             .build()
             .expect("a plain HTTP client builds");
         let mut tasks = Tasks::default();
-        tasks.push(tokio::spawn(watch_keys(
-            etcd.client_urls(),
-            format!("{}/", cfg.etcd_lease.prefix),
-            log.clone(),
-            Backoff::new(
-                WATCH_RETRY_MS.0,
-                WATCH_RETRY_MS.1,
-                baton_model::seed::fork(cfg.seed, "backoff/supervisor/watch"),
-            ),
-        )));
-        tasks.push(tokio::spawn(members::watch_leader(
-            etcd.client_urls(),
-            log.clone(),
-        )));
+        for t in backend.observers(&cfg.protocol, &log, cfg.seed) {
+            tasks.push(t);
+        }
         let (resource, resource_addr) = fleet::start_resource(&cfg, clock)?;
         pids.lock().unwrap().push(resource.pid());
         ports.push(resource_addr.port());
-        let nodes = fleet::node_slots(&cfg, clock, &etcd, resource_addr, &mut ports).await?;
+        let nodes = fleet::node_slots(&cfg, clock, &backend, resource_addr, &mut ports).await?;
         let mut sup = Supervisor {
             cfg,
             clock,
             log,
-            etcd: Some(etcd),
+            backend: Some(backend),
             resource: Some(resource),
             nodes,
             load: None,
@@ -215,15 +200,17 @@ impl Supervisor {
         self.nodes.iter().map(|s| s.cfg.name.clone()).collect()
     }
 
-    /// Where etcd keeps its data (removed when the run stops).
-    pub fn etcd_data_dir(&self) -> Option<PathBuf> {
-        self.etcd.as_ref().map(|e| e.data_dir().to_path_buf())
+    /// Where the backend keeps its data (removed when the run stops).
+    pub fn backend_data_dir(&self) -> Option<PathBuf> {
+        self.backend.as_ref().map(Backend::data_dir)
     }
 
-    /// The etcd cluster's client URLs (direct, not proxied).
+    /// The etcd cluster's client URLs (direct, not proxied); none when the backend is
+    /// not etcd.
     pub fn etcd_urls(&self) -> Vec<String> {
-        self.etcd
+        self.backend
             .as_ref()
+            .and_then(Backend::etcd)
             .map(|e| e.client_urls())
             .unwrap_or_default()
     }

@@ -5,15 +5,16 @@
 //! is written there, or the `--set` that gave it), the key and why, everything real mode
 //! cannot do faithfully:
 //!
-//! - a protocol other than `etcd-lease` (the only one with a real backend here);
+//! - a protocol without a real backend (see [`crate::protocol`]: etcd-lease on etcd,
+//!   redis-naive and redis-fenced on Redis);
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
 //! - background GC noise (`[noise.gc]`): not implemented for processes;
-//! - a partition or slow link between two nodes (etcd-lease nodes do not talk to each
+//! - a partition or slow link between two nodes (lease nodes do not talk to each
 //!   other: there is no link to cut) or between two non-nodes (`backend`, `resource`,
 //!   `client`: no proxy sits between them);
-//! - a clock fault on `backend` or an etcd member (etcd reads the machine's clock, which
-//!   is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
+//! - a clock fault on `backend` or an etcd member (a live server reads the machine's
+//!   clock, which is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
 //!   traffic has no proxy); member kill, restart, pause and partitions from the clients
 //!   run (see crate::driver);
 //! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
@@ -24,6 +25,7 @@
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
 //! sends at most every 10 ms.
 
+use crate::protocol::{RealProtocol, REAL_PROTOCOLS};
 use baton_model::fault::Fault;
 use baton_model::protocol::ProtocolName;
 use baton_model::scenario::{line_of_key, Resolved, Scenario};
@@ -174,12 +176,12 @@ const RULES: &[Rule] = &[
 ];
 
 fn protocol_without_backend(s: &Scenario) -> Option<String> {
-    (s.protocol != ProtocolName::EtcdLease).then(|| {
-        format!(
-            "`{}` has no real backend here; real mode runs etcd-lease against a live etcd (allowed: etcd-lease)",
-            s.protocol.name()
-        )
-    })
+    RealProtocol::from_config(s.protocol_config())
+        .err()
+        .map(|why| {
+            let allowed: Vec<&str> = REAL_PROTOCOLS.iter().map(|p| p.name()).collect();
+            format!("{why} (allowed: {})", allowed.join(", "))
+        })
 }
 
 fn network_loss(s: &Scenario) -> Option<String> {
@@ -195,6 +197,9 @@ fn gc_noise(s: &Scenario) -> Option<String> {
 }
 
 fn simulated_min_lease_ttl(s: &Scenario) -> Option<String> {
+    if s.protocol != ProtocolName::EtcdLease {
+        return None;
+    }
     let lease = s.etcd_lease.clone().unwrap_or_default();
     let etcd = EtcdLeaseConfig::default();
     (lease.min_lease_ttl_ms != etcd.min_lease_ttl_ms).then(|| {
@@ -206,6 +211,9 @@ fn simulated_min_lease_ttl(s: &Scenario) -> Option<String> {
 }
 
 fn simulated_expiry_check(s: &Scenario) -> Option<String> {
+    if s.protocol != ProtocolName::EtcdLease {
+        return None;
+    }
     let lease = s.etcd_lease.clone().unwrap_or_default();
     let etcd = EtcdLeaseConfig::default();
     (lease.expiry_check_interval_ms != etcd.expiry_check_interval_ms).then(|| {
@@ -308,7 +316,7 @@ fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'sta
     match fault {
         Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
             match (is_node(from), is_node(to)) {
-                (true, true) => Some(("to", format!("`{from}` and `{to}` are both nodes, and etcd-lease nodes do not talk to each other: there is no link between them to cut or slow (allowed: a node and backend, resource or client)"))),
+                (true, true) => Some(("to", format!("`{from}` and `{to}` are both nodes, and lease nodes do not talk to each other: there is no link between them to cut or slow (allowed: a node and backend, resource or client)"))),
                 (false, false) => Some(("to", format!("no proxy sits between `{from}` and `{to}` (allowed: a node and backend, resource or client)"))),
                 _ => None,
             }
@@ -318,7 +326,7 @@ fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'sta
         | Fault::ClockStep { target, .. }
             if target == "backend" =>
         {
-            Some(("target", "a live etcd reads the machine's clock, which real mode does not skew (allowed: a node, leader, follower, previous)".into()))
+            Some(("target", "a live backend server reads the machine's clock, which real mode does not skew (allowed: a node, leader, follower, previous)".into()))
         }
         Fault::Network { loss_ppm, .. } if *loss_ppm > 0 => Some(("loss_ppm", format!("{loss_ppm}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0; latency works)"))),
         _ => None,
@@ -417,6 +425,10 @@ mod tests {
 
     #[test]
     fn what_real_mode_runs_passes() {
+        for protocol in ["redis-naive", "redis-fenced"] {
+            let set = format!("protocol={protocol}");
+            assert!(checked(KILL, &[set.as_str()]).is_ok(), "{protocol}");
+        }
         let p = checked(KILL, &[]).unwrap();
         assert!(p.notes.iter().any(|n| n.contains("10 ms")), "{:?}", p.notes);
         let text = format!("{KILL}[work.job]\nstep_ms_min = 100\n[[faults]]\nkind = \"partition\"\nat_ms = 6000\nfrom = \"backend\"\nto = \"leader\"\none_way = true\n");
@@ -452,9 +464,14 @@ mod tests {
 
     #[test]
     fn refusals_name_the_key_and_where() {
-        let r = checked(KILL, &["protocol=raft"]).unwrap_err();
+        let r = checked(KILL, &["protocol=consul-session"]).unwrap_err();
         assert_eq!(r.key, "protocol");
-        assert_eq!(r.set.as_deref(), Some("protocol=raft"));
+        assert_eq!(r.set.as_deref(), Some("protocol=consul-session"));
+        assert!(r.to_string().contains("simulation-only"), "{r}");
+        assert!(
+            r.to_string().contains("allowed: etcd-lease, redis-naive"),
+            "{r}"
+        );
         let text = format!("{KILL}[[faults]]\nkind = \"partition\"\nat_ms = 6000\nfrom = \"n1\"\nto = \"leader\"\n");
         let r = checked(&text, &[]).unwrap_err();
         assert_eq!((r.key.as_str(), r.line), ("faults.1.to", Some(11)), "{r}");

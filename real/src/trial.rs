@@ -79,7 +79,9 @@ pub fn config(spec: &TrialSpec) -> RealConfig {
     let s = &spec.plan.resolved.scenario;
     let mut cfg = RealConfig::new(spec.run_dir.clone(), spec.binary.clone());
     cfg.nodes = s.nodes as usize;
-    cfg.etcd_lease = s.etcd_lease.clone().unwrap_or_default();
+    // Checked by crate::support before the trial was planned.
+    cfg.protocol = crate::protocol::RealProtocol::from_config(s.protocol_config())
+        .expect("real mode runs the protocol (checked before the run)");
     cfg.fencing = s.fencing;
     cfg.tick_interval_ms = s.work.tick_interval_ms;
     cfg.rate_per_s = s.work.rate_per_s;
@@ -231,6 +233,10 @@ fn real_run(spec: &TrialSpec, output: &RunOutput, notes: Vec<String>) -> RealRun
     RealRun {
         trial: spec.trial,
         command: spec.command.clone(),
+        backend: format!(
+            "a live {}",
+            crate::backend::backend_name(spec.plan.resolved.scenario.protocol)
+        ),
         ledger: LedgerCheck {
             non_increasing_steps: l.non_increasing_steps,
             seq_batches: l.seq_batches,

@@ -257,6 +257,7 @@ pub async fn run(args: RealArgs) -> Result<bool, RealCommandError> {
         Err(e) => return Err(bad(format!("cannot watch for Ctrl-C: {e}"))),
     };
     crate::process::sweep_stale_dirs(crate::etcd_cluster::DATA_PREFIX);
+    crate::process::sweep_stale_dirs(crate::server::DATA_PREFIX);
     // The directory is Baton's from the first trial on (its marker, and trials.json
     // listing the trials so far), so that a run stopped half-way can be run again into it.
     write_trials(&p, &[], false).map_err(|e| {
@@ -284,10 +285,11 @@ async fn run_trial(
 ) -> Result<(), RealCommandError> {
     if !quiet {
         eprintln!(
-            "trial {}/{} (seed {}): etcd, {} nodes, the resource and the load client on 127.0.0.1 for {:.1} s of real time ...",
+            "trial {}/{} (seed {}): {}, {} nodes, the resource and the load client on 127.0.0.1 for {:.1} s of real time ...",
             spec.trial,
             p.specs.len(),
             spec.seed,
+            crate::backend::backend_name(spec.plan.resolved.scenario.protocol),
             spec.plan.resolved.scenario.nodes,
             spec.plan.resolved.scenario.duration_ms as f64 / 1000.0
         );

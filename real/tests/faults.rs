@@ -9,6 +9,7 @@
 #![cfg(not(madsim))]
 #![allow(clippy::await_holding_lock)]
 
+use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_real::events::{Entry, Event};
 use baton_real::node::ClockChange;
 use baton_real::supervisor::{Direction, Link, RealConfig, RunOutput, Supervisor};
@@ -25,7 +26,10 @@ fn config(dir: &tempfile::TempDir, fencing: bool) -> RealConfig {
         dir.path().join("run"),
         PathBuf::from(env!("CARGO_BIN_EXE_baton-real")),
     );
-    cfg.etcd_lease.lease_ttl_ms = 2000;
+    cfg.protocol = baton_real::protocol::RealProtocol::EtcdLease(EtcdLeaseConfig {
+        lease_ttl_ms: 2000,
+        ..Default::default()
+    });
     cfg.fencing = fencing;
     cfg.rate_per_s = 500;
     cfg

@@ -89,7 +89,7 @@ async fn a_clean_kill_fails_over_and_leaves_nothing_behind() {
     assert_eq!(o.load.reused, 0);
     // The timeline is in time order.
     assert!(t.windows(2).all(|w| w[0].at_us <= w[1].at_us));
-    assert_nothing_left(&o.pids, &o.ports, &o.etcd_data_dir);
+    assert_nothing_left(&o.pids, &o.ports, &o.backend_data_dir);
 }
 
 /// A run that ends in an error or a panic drops its supervisor without `stop`: every
@@ -118,7 +118,7 @@ async fn a_dropped_supervisor_leaves_nothing_behind() {
         text.contains(&format!("leaders_acting{{node=\"{leader}\"}} 1")),
         "{text}"
     );
-    let (pids, ports, data) = (sup.pids(), sup.ports(), sup.etcd_data_dir().unwrap());
+    let (pids, ports, data) = (sup.pids(), sup.ports(), sup.backend_data_dir().unwrap());
     drop(sup);
     assert_nothing_left(&pids, &ports, &data);
 }

@@ -26,6 +26,7 @@ use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_real::etcd_cluster::{EtcdCluster, EtcdClusterConfig};
 use baton_real::node::NodeConfig;
 use baton_real::process::{process_alive, ManagedChild};
+use baton_real::protocol::RealProtocol;
 use baton_real::run_clock::RunClock;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -49,13 +50,13 @@ fn node_config(dir: &Path, endpoints: Vec<String>) -> NodeConfig {
         name: "n1".into(),
         epoch_us: RunClock::start().epoch_us(),
         log_path: dir.join("n1.jsonl"),
-        etcd_endpoints: endpoints,
+        backend_endpoints: endpoints,
         // Nothing listens there either; the node never leads in these tests.
         resource_url: "http://127.0.0.1:9/write".into(),
-        etcd_lease: EtcdLeaseConfig {
+        protocol: RealProtocol::EtcdLease(EtcdLeaseConfig {
             lease_ttl_ms: 10_000,
             ..EtcdLeaseConfig::default()
-        },
+        }),
         tick_interval_ms: 1000,
         resource_timeout_ms: 500,
         peers: vec![],

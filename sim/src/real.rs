@@ -53,10 +53,11 @@ fn on_path(program: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// What real mode needs from the machine and does not find, as one line naming the apt
-/// package, or `None` when everything is there.
+/// What real mode's build needs from the machine and does not find, as one line naming
+/// the apt package, or `None` when everything is there. (Each backend's server binary,
+/// etcd's or Redis's, is checked when a run starts it: a run on Redis needs no etcd.)
 ///
-/// Checked from what the build and the run actually read: etcd's binary; the `protoc`
+/// Checked from what the build actually reads: the `protoc`
 /// that etcd-client's build script runs (`$PROTOC`, else the one on `PATH`); and the
 /// well-known `.proto` files that etcd's API imports (`google/protobuf/descriptor.proto`
 /// and `struct.proto`), found by asking that protoc to compile a file importing them, with
@@ -64,11 +65,6 @@ fn on_path(program: &str) -> bool {
 /// recommends `libprotobuf-dev`, the package holding those files, so an install without
 /// recommends has protoc and not its includes.
 pub fn missing_prerequisite() -> Option<String> {
-    if !Path::new("/usr/bin/etcd").is_file() && !on_path("etcd") {
-        return Some(
-            "real mode needs etcd: apt-get install etcd-server (Debian's 3.4 package)".into(),
-        );
-    }
     let protoc = std::env::var_os("PROTOC")
         .map(PathBuf::from)
         .or_else(|| on_path("protoc").then(|| PathBuf::from("protoc")));

@@ -95,10 +95,11 @@ fn header(w: &mut String, run: &Run) {
         Some(x) => {
             let _ = writeln!(
                 w,
-                "Baton real run: {} (trial {}, seed {seed}), protocol {} against a live etcd, {} node processes, fencing {}, {} of real time",
+                "Baton real run: {} (trial {}, seed {seed}), protocol {} against {}, {} node processes, fencing {}, {} of real time",
                 s.name,
                 x.trial,
                 s.protocol.name(),
+                x.backend,
                 s.nodes,
                 if s.fencing { "on" } else { "OFF" },
                 ms(s.duration_ms as f64)

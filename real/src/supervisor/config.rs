@@ -1,7 +1,7 @@
 //! What a real run needs to start: [`RealConfig`].
 
 use crate::etcd_cluster::EtcdClusterConfig;
-use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use crate::protocol::RealProtocol;
 use std::path::PathBuf;
 
 /// Everything a real run needs to start.
@@ -9,8 +9,8 @@ use std::path::PathBuf;
 pub struct RealConfig {
     /// Fleet size.
     pub nodes: usize,
-    /// The election's parameters.
-    pub etcd_lease: EtcdLeaseConfig,
+    /// The protocol the nodes run, with its table: it decides the backend.
+    pub protocol: RealProtocol,
     /// Whether the resource's fence is on.
     pub fencing: bool,
     /// Scheduler tick interval.
@@ -27,7 +27,8 @@ pub struct RealConfig {
     pub run_dir: PathBuf,
     /// The `baton-real` binary that runs nodes, the resource and the load client.
     pub binary: PathBuf,
-    /// The etcd cluster (its `log_dir` is set to `run_dir`).
+    /// How to start an etcd cluster, when the protocol runs on etcd (its `log_dir` is
+    /// set to `run_dir`).
     pub etcd: EtcdClusterConfig,
     /// How long a child may take to start listening.
     pub process_start_timeout_ms: u64,
@@ -47,7 +48,7 @@ impl RealConfig {
     pub fn new(run_dir: PathBuf, binary: PathBuf) -> Self {
         RealConfig {
             nodes: 3,
-            etcd_lease: EtcdLeaseConfig::default(),
+            protocol: RealProtocol::default(),
             fencing: true,
             tick_interval_ms: 1000,
             rate_per_s: 1000,

@@ -4,7 +4,7 @@
 use super::config::RealConfig;
 use super::error::RealError;
 use super::spawn::{spawn_child, spawn_load, write_json};
-use crate::etcd_cluster::EtcdCluster;
+use crate::backend::Backend;
 use crate::load::LoadConfig;
 use crate::node::{NodeConfig, Peer};
 use crate::process::ManagedChild;
@@ -27,7 +27,8 @@ pub(super) struct NodeSlot {
     pub(super) child: SharedChild,
     /// Where the current process listens (the supervisor's direct line).
     pub(super) addr: Option<SocketAddr>,
-    pub(super) etcd_proxies: Vec<Proxy>,
+    /// To each etcd member, in member order, or to the one server.
+    pub(super) backend_proxies: Vec<Proxy>,
     pub(super) resource_proxy: Proxy,
     pub(super) client_proxy: Proxy,
     /// Incremented at every start, so a pause watcher knows its process is gone.
@@ -35,9 +36,9 @@ pub(super) struct NodeSlot {
 }
 
 impl NodeSlot {
-    /// Every proxy of the node: to each etcd member, to the resource, from the client.
+    /// Every proxy of the node: to the backend, to the resource, from the client.
     pub(super) fn all_proxies(&self) -> impl Iterator<Item = &Proxy> {
-        self.etcd_proxies
+        self.backend_proxies
             .iter()
             .chain([&self.resource_proxy, &self.client_proxy])
     }
@@ -64,20 +65,15 @@ pub(super) fn start_resource(
 pub(super) async fn node_slots(
     cfg: &RealConfig,
     clock: RunClock,
-    etcd: &EtcdCluster,
+    backend: &Backend,
     resource_addr: SocketAddr,
     ports: &mut Vec<u16>,
 ) -> Result<Vec<NodeSlot>, RealError> {
     // Proxies first: every node's client-facing address must be known before any
     // node starts, for its peers' 409 hints.
-    let member_addrs: Vec<SocketAddr> = etcd
-        .members()
-        .iter()
-        .map(|m| SocketAddr::from((crate::ports::LOOPBACK, m.client_port)))
-        .collect();
     let mut slots = vec![];
     for i in 1..=cfg.nodes {
-        slots.push(node_slot(cfg, clock, i, &member_addrs, resource_addr, ports).await?);
+        slots.push(node_slot(cfg, clock, i, backend, resource_addr, ports).await?);
     }
     let peers = peers(&slots);
     for s in &mut slots {
@@ -97,19 +93,22 @@ async fn node_slot(
     cfg: &RealConfig,
     clock: RunClock,
     i: usize,
-    member_addrs: &[SocketAddr],
+    backend: &Backend,
     resource_addr: SocketAddr,
     ports: &mut Vec<u16>,
 ) -> Result<NodeSlot, RealError> {
-    let mut etcd_proxies = vec![];
-    for a in member_addrs {
-        etcd_proxies.push(Proxy::start(*a).await?);
+    let mut backend_proxies = vec![];
+    for a in backend.addrs() {
+        backend_proxies.push(Proxy::start(a).await?);
     }
     let resource_proxy = Proxy::start(resource_addr).await?;
     // The node is not up yet: its proxy points at the resource's port until it is
     // set to the node's own (nothing connects before then).
     let client_proxy = Proxy::start(resource_addr).await?;
-    for p in etcd_proxies.iter().chain([&resource_proxy, &client_proxy]) {
+    for p in backend_proxies
+        .iter()
+        .chain([&resource_proxy, &client_proxy])
+    {
         ports.push(p.addr().port());
     }
     let name = format!("n{i}");
@@ -117,12 +116,12 @@ async fn node_slot(
         name: name.clone(),
         epoch_us: clock.epoch_us(),
         log_path: cfg.run_dir.join(format!("{name}.jsonl")),
-        etcd_endpoints: etcd_proxies
+        backend_endpoints: backend_proxies
             .iter()
-            .map(|p| format!("http://{}", p.addr()))
+            .map(|p| backend.endpoint(p.addr()))
             .collect(),
         resource_url: format!("http://{}/write", resource_proxy.addr()),
-        etcd_lease: cfg.etcd_lease.clone(),
+        protocol: cfg.protocol.clone(),
         tick_interval_ms: cfg.tick_interval_ms,
         resource_timeout_ms: cfg.resource_timeout_ms,
         peers: vec![],
@@ -137,7 +136,7 @@ async fn node_slot(
         cfg: ncfg,
         child: Arc::new(Mutex::new(None)),
         addr: None,
-        etcd_proxies,
+        backend_proxies,
         resource_proxy,
         client_proxy,
         incarnation: Arc::new(AtomicU64::new(0)),

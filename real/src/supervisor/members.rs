@@ -16,10 +16,13 @@ use std::time::Duration;
 pub const LEADER_POLL_MS: u64 = 100;
 
 impl Supervisor {
+    /// The etcd cluster: member faults are refused before the run unless the protocol
+    /// runs on etcd (see crate::support).
     fn etcd_mut(&mut self) -> &mut crate::etcd_cluster::EtcdCluster {
-        self.etcd
+        self.backend
             .as_mut()
-            .expect("etcd runs until the supervisor stops")
+            .and_then(crate::backend::Backend::etcd_mut)
+            .expect("member faults only run on etcd, until the supervisor stops")
     }
 
     /// Kills member `member` (`etcd-<i>`) with SIGKILL; its data stays.

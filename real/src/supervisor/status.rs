@@ -106,12 +106,8 @@ impl Supervisor {
                 out.push(("load".into(), err("load")));
             }
         }
-        if let Some(e) = &self.etcd {
-            for (m, pid) in e.members().iter().map(|m| (m, m.pid())) {
-                if !crate::process::process_alive(pid) {
-                    out.push((format!("etcd member {}", m.name), m.log.clone()));
-                }
-            }
+        if let Some(b) = &self.backend {
+            out.extend(b.dead());
         }
         out
     }

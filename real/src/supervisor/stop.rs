@@ -26,8 +26,8 @@ pub struct RunOutput {
     pub ports: Vec<u16>,
     /// Every process the run started, for leak checks.
     pub pids: Vec<u32>,
-    /// Where etcd kept its data (removed by now), for leak checks.
-    pub etcd_data_dir: PathBuf,
+    /// Where the backend kept its data (removed by now), for leak checks.
+    pub backend_data_dir: PathBuf,
 }
 
 impl Supervisor {
@@ -42,7 +42,7 @@ impl Supervisor {
     }
 
     /// Stops everything (the load client with SIGTERM so it saves its counts, the rest
-    /// with SIGKILL, etcd last), removes etcd's data, merges the logs into
+    /// with SIGKILL, the backend last), removes its data, merges the logs into
     /// `timeline.jsonl` and reads the ledger.
     pub async fn stop(mut self) -> Result<RunOutput, RealError> {
         if let Some(mut l) = self.load.take() {
@@ -61,10 +61,10 @@ impl Supervisor {
         }
         let log_paths = self.log_paths();
         self.nodes.clear(); // closes the proxies
-        let mut etcd_data_dir = PathBuf::new();
-        if let Some(e) = self.etcd.take() {
-            etcd_data_dir = e.data_dir().to_path_buf();
-            e.stop();
+        let mut backend_data_dir = PathBuf::new();
+        if let Some(b) = self.backend.take() {
+            backend_data_dir = b.data_dir();
+            b.stop();
         }
         let merged = merge(&log_paths)?;
         write_timeline(&self.cfg.run_dir.join("timeline.jsonl"), &merged.entries)?;
@@ -79,7 +79,7 @@ impl Supervisor {
             load,
             ports: self.ports.clone(),
             pids: self.pids(),
-            etcd_data_dir,
+            backend_data_dir,
         })
     }
 }

@@ -121,8 +121,8 @@ impl Supervisor {
     fn proxies(&self, node: &str, link: Link) -> Result<Vec<&Proxy>, RealError> {
         let s = &self.nodes[self.slot(node)?];
         Ok(match link {
-            Link::Backend => s.etcd_proxies.iter().collect(),
-            Link::Member(i) => s.etcd_proxies.get(i).into_iter().collect(),
+            Link::Backend => s.backend_proxies.iter().collect(),
+            Link::Member(i) => s.backend_proxies.get(i).into_iter().collect(),
             Link::Resource => vec![&s.resource_proxy],
             Link::Client => vec![&s.client_proxy],
         })

@@ -1,0 +1,115 @@
+//! Which protocols real mode runs, and how a node builds its elector for one: the same
+//! elector code as the simulator's, on a live server's client.
+//!
+//! | protocol | live backend ([`crate::backend`]) | client |
+//! |---|---|---|
+//! | `etcd-lease` | Debian's etcd 3.4, a cluster of `[etcd] members` | [`crate::etcd_client`] (`etcd-client`) |
+//! | `redis-naive`, `redis-fenced` | Debian's `redis-server`, one instance, no persistence | [`crate::redis_client`] (`redis`) |
+//! | `zk-sequential` | Debian's `zookeeper`, one standalone server | [`crate::zk_client`] (`zookeeper-client`) |
+//! | `db-row` | Debian's `postgresql`, one cluster | [`crate::pg_client`] (`tokio-postgres`) |
+//!
+//! The others have no live server on this machine kind (Consul, a Kubernetes API server)
+//! or none yet: [`RealProtocol::from_config`] says so, and real mode refuses them before
+//! anything starts (see [`crate::support`]).
+
+use baton_model::protocol::{ProtocolConfig, ProtocolName};
+use baton_protocols::db_row::DbRowConfig;
+use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::redis_lock::RedisLockConfig;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
+use serde::{Deserialize, Serialize};
+
+/// A protocol real mode runs, with its scenario table: what the supervisor tells each
+/// node (in its config file) and what decides the backend it starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "protocol", content = "config", rename_all = "kebab-case")]
+pub enum RealProtocol {
+    /// etcd's election recipe on a live etcd.
+    EtcdLease(EtcdLeaseConfig),
+    /// The Redis lock without a token, on a live Redis.
+    RedisNaive(RedisLockConfig),
+    /// The Redis lock with an `INCR` token, on a live Redis.
+    RedisFenced(RedisLockConfig),
+    /// The recipe's ephemeral sequential znodes, on a live ZooKeeper.
+    ZkSequential(ZkSequentialConfig),
+    /// The lease on a database row, on a live PostgreSQL.
+    DbRow(DbRowConfig),
+}
+
+/// The protocols real mode runs, for messages (`allowed: ...`).
+pub const REAL_PROTOCOLS: &[ProtocolName] = &[
+    ProtocolName::EtcdLease,
+    ProtocolName::RedisNaive,
+    ProtocolName::RedisFenced,
+    ProtocolName::ZkSequential,
+    ProtocolName::DbRow,
+];
+
+impl RealProtocol {
+    /// The protocol of a scenario's table, if real mode runs it; otherwise why not (one
+    /// sentence, for a refusal).
+    pub fn from_config(c: ProtocolConfig) -> Result<RealProtocol, String> {
+        Ok(match c {
+            ProtocolConfig::EtcdLease(c) => RealProtocol::EtcdLease(c),
+            ProtocolConfig::RedisNaive(c) => RealProtocol::RedisNaive(c),
+            ProtocolConfig::RedisFenced(c) => RealProtocol::RedisFenced(c),
+            ProtocolConfig::ZkSequential(c) => RealProtocol::ZkSequential(c),
+            ProtocolConfig::DbRow(c) => RealProtocol::DbRow(c),
+            ProtocolConfig::ConsulSession(_) | ProtocolConfig::K8sLease(_) => {
+                return Err(format!(
+                    "`{}` has no real server on this machine kind (Debian has no package for it): it stays simulation-only",
+                    c.name().name()
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "`{}` has no real backend in Baton yet",
+                    other.name().name()
+                ))
+            }
+        })
+    }
+
+    /// Its name.
+    pub fn name(&self) -> ProtocolName {
+        match self {
+            RealProtocol::EtcdLease(_) => ProtocolName::EtcdLease,
+            RealProtocol::RedisNaive(_) => ProtocolName::RedisNaive,
+            RealProtocol::RedisFenced(_) => ProtocolName::RedisFenced,
+            RealProtocol::ZkSequential(_) => ProtocolName::ZkSequential,
+            RealProtocol::DbRow(_) => ProtocolName::DbRow,
+        }
+    }
+
+    /// The etcd recipe's table, when the protocol runs on etcd.
+    pub fn etcd_lease(&self) -> Option<&EtcdLeaseConfig> {
+        match self {
+            RealProtocol::EtcdLease(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The Redis lock's table, when the protocol runs on Redis.
+    pub fn redis_lock(&self) -> Option<&RedisLockConfig> {
+        match self {
+            RealProtocol::RedisNaive(c) | RealProtocol::RedisFenced(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The timeout of one call to the backend, for the node's connection retries.
+    pub fn rpc_timeout_ms(&self) -> u64 {
+        match self {
+            RealProtocol::EtcdLease(c) => c.rpc_timeout_ms,
+            RealProtocol::RedisNaive(c) | RealProtocol::RedisFenced(c) => c.rpc_timeout_ms,
+            RealProtocol::ZkSequential(c) => c.rpc_timeout_ms,
+            RealProtocol::DbRow(c) => c.statement_timeout_ms,
+        }
+    }
+}
+
+impl Default for RealProtocol {
+    fn default() -> Self {
+        RealProtocol::EtcdLease(EtcdLeaseConfig::default())
+    }
+}
