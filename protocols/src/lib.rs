@@ -15,9 +15,6 @@ pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod leadership;
 pub mod peer;
-// Raft runs on a madsim-only runtime (tasks, timers and RNG per madsim node); the real
-// build (without `--cfg madsim`) leaves it out.
-#[cfg(madsim)]
 pub mod raft;
 pub mod raft_config;
 pub mod redis_lock;

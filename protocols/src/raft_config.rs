@@ -1,8 +1,7 @@
 //! The `[raft]` table's types: what a scenario may say about the raft protocol.
 //!
-//! Kept apart from [`crate::raft`], which needs openraft and is built only for the
-//! simulation (`--cfg madsim`): the model reads `[raft]` tables in both builds, the real
-//! one included.
+//! Kept apart from [`crate::raft`], which needs openraft: the model reads `[raft]` tables
+//! without it.
 
 use crate::safety::SafetyBounds;
 use serde::{Deserialize, Serialize};

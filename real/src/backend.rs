@@ -36,7 +36,17 @@ pub fn backend_name(protocol: ProtocolName) -> &'static str {
         ProtocolName::RedisNaive | ProtocolName::RedisFenced => "Redis",
         ProtocolName::ZkSequential => "ZooKeeper",
         ProtocolName::DbRow => "PostgreSQL",
+        ProtocolName::Raft => "no backend",
         _ => "etcd",
+    }
+}
+
+/// What a report says the run was against (`a live etcd`; raft's nodes are their own
+/// service).
+pub fn against(protocol: ProtocolName) -> String {
+    match protocol {
+        ProtocolName::Raft => "its own node processes (no backend)".to_string(),
+        p => format!("a live {}", backend_name(p)),
     }
 }
 
@@ -51,6 +61,8 @@ pub enum Backend {
     Zk(Server),
     /// A live PostgreSQL (`db-row`).
     Postgres(Server),
+    /// None: the nodes are the service (`raft`).
+    Peers,
 }
 
 /// The libpq connection string of a PostgreSQL reached at `addr`.
@@ -85,6 +97,7 @@ impl Backend {
             RealProtocol::DbRow(_) => {
                 Backend::Postgres(Server::start(Box::new(PgServer), log_dir).await?)
             }
+            RealProtocol::Raft(_) => Backend::Peers,
         };
         backend.prepare(protocol).await?;
         Ok(backend)
@@ -113,7 +126,7 @@ impl Backend {
     /// The single server, when the backend is one.
     fn server(&self) -> Option<&Server> {
         match self {
-            Backend::Etcd(_) => None,
+            Backend::Etcd(_) | Backend::Peers => None,
             Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => Some(s),
         }
     }
@@ -121,7 +134,7 @@ impl Backend {
     /// The single server, mutably, when the backend is one.
     pub fn server_mut(&mut self) -> Option<&mut Server> {
         match self {
-            Backend::Etcd(_) => None,
+            Backend::Etcd(_) | Backend::Peers => None,
             Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => Some(s),
         }
     }
@@ -136,6 +149,7 @@ impl Backend {
                 .map(|m| SocketAddr::from((crate::ports::LOOPBACK, m.client_port)))
                 .collect(),
             Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => vec![s.addr()],
+            Backend::Peers => vec![],
         }
     }
 
@@ -146,6 +160,7 @@ impl Backend {
             Backend::Redis(_) => format!("redis://{proxy}/"),
             Backend::Zk(_) => proxy.to_string(),
             Backend::Postgres(_) => conninfo(proxy),
+            Backend::Peers => String::new(),
         }
     }
 
@@ -154,6 +169,7 @@ impl Backend {
         match self {
             Backend::Etcd(e) => e.ports(),
             Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => vec![s.port()],
+            Backend::Peers => vec![],
         }
     }
 
@@ -162,14 +178,19 @@ impl Backend {
         match self {
             Backend::Etcd(e) => e.pids(),
             Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => vec![s.pid()],
+            Backend::Peers => vec![],
         }
     }
 
-    /// Where it keeps its data (removed when it stops).
-    pub fn data_dir(&self) -> PathBuf {
+    /// Where it keeps its data (removed when it stops); none for raft, whose nodes keep
+    /// theirs in the run directory.
+    pub fn data_dir(&self) -> Option<PathBuf> {
         match self {
-            Backend::Etcd(e) => e.data_dir().to_path_buf(),
-            Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => s.data_dir().to_path_buf(),
+            Backend::Etcd(e) => Some(e.data_dir().to_path_buf()),
+            Backend::Redis(s) | Backend::Zk(s) | Backend::Postgres(s) => {
+                Some(s.data_dir().to_path_buf())
+            }
+            Backend::Peers => None,
         }
     }
 

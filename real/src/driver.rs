@@ -100,18 +100,36 @@ fn is_member(end: &str) -> bool {
 
 /// The node-side proxies that carry `from -> to`: a node's own link, or, when one end is
 /// an etcd member, each node's proxy to that member (`clients`: every node's). Other
-/// member links (to its peers) are refused before the run (see crate::support).
+/// member links (to its peers) are refused before the run (see crate::support). Where
+/// the nodes are the service (raft, `peers_are_backend`), `backend` is every other node,
+/// as in the simulator.
 fn links_of(
     nodes: &[String],
     from: &str,
     to: &str,
     one_way: bool,
+    peers_are_backend: bool,
 ) -> Vec<(String, Link, Direction)> {
+    if peers_are_backend && (from == "backend" || to == "backend") {
+        let node = if from == "backend" { to } else { from };
+        return nodes
+            .iter()
+            .filter(|n| *n != node)
+            .flat_map(|peer| {
+                let (f, t) = if from == "backend" {
+                    (peer.as_str(), node)
+                } else {
+                    (node, peer.as_str())
+                };
+                node_links(nodes, f, t, one_way)
+            })
+            .collect();
+    }
     let member = |e: &str| baton_model::etcd_cluster::member_index(e).map(|i| i as usize - 1);
     let (m, other, dir) = match (member(from), member(to)) {
         (Some(m), None) => (m, to, Direction::ToNode),
         (None, Some(m)) => (m, from, Direction::FromNode),
-        _ => return vec![link_of(nodes, from, to, one_way)],
+        _ => return node_links(nodes, from, to, one_way),
     };
     let dir = if one_way { dir } else { Direction::Both };
     let hit: Vec<&String> = if other == baton_model::etcd_cluster::CLIENTS {
@@ -122,6 +140,31 @@ fn links_of(
     hit.into_iter()
         .map(|n| (n.clone(), Link::Member(m), dir))
         .collect()
+}
+
+/// The proxies that carry `from -> to` when neither end is an etcd member: the node's
+/// own link to a service, or, between two nodes (raft), each one's proxy to the other:
+/// what `from` sends travels on its proxy to `to`, and its answers to `to`'s messages
+/// on `to`'s proxy to it.
+fn node_links(
+    nodes: &[String],
+    from: &str,
+    to: &str,
+    one_way: bool,
+) -> Vec<(String, Link, Direction)> {
+    let index = |n: &str| nodes.iter().position(|x| x == n);
+    let (Some(a), Some(b)) = (index(from), index(to)) else {
+        return vec![link_of(nodes, from, to, one_way)];
+    };
+    let (out, back) = if one_way {
+        (Direction::FromNode, Direction::ToNode)
+    } else {
+        (Direction::Both, Direction::Both)
+    };
+    vec![
+        (from.to_string(), Link::Peer(b), out),
+        (to.to_string(), Link::Peer(a), back),
+    ]
 }
 
 /// Which end of a link is the node, which link, and which way: the proxy that carries it.
@@ -261,7 +304,7 @@ impl<'a> Driver<'a> {
 
     /// The node-side proxies that carry `from -> to` (both ways unless `one_way`).
     fn links(&self, from: &str, to: &str, one_way: bool) -> Vec<(String, Link, Direction)> {
-        links_of(&self.nodes, from, to, one_way)
+        links_of(&self.nodes, from, to, one_way, self.sup.nodes_talk())
     }
 }
 
@@ -464,15 +507,39 @@ mod tests {
     fn a_member_cut_from_the_clients_is_every_node_s_proxy_to_it() {
         let nodes = vec!["n1".to_string(), "n2".to_string()];
         assert_eq!(
-            links_of(&nodes, "etcd-2", "clients", true),
+            links_of(&nodes, "etcd-2", "clients", true, false),
             vec![
                 ("n1".into(), Link::Member(1), Direction::ToNode),
                 ("n2".into(), Link::Member(1), Direction::ToNode)
             ]
         );
         assert_eq!(
-            links_of(&nodes, "n2", "etcd-1", false),
+            links_of(&nodes, "n2", "etcd-1", false, false),
             vec![("n2".into(), Link::Member(0), Direction::Both)]
+        );
+        // Between two nodes (raft): what n1 sends goes on its proxy to n2, its answers
+        // to n2's messages on n2's proxy to it.
+        assert_eq!(
+            links_of(&nodes, "n1", "n2", true, false),
+            vec![
+                ("n1".into(), Link::Peer(1), Direction::FromNode),
+                ("n2".into(), Link::Peer(0), Direction::ToNode)
+            ]
+        );
+        // Under raft, `backend` is every other node.
+        assert_eq!(
+            links_of(&nodes, "n1", "backend", true, true),
+            vec![
+                ("n1".into(), Link::Peer(1), Direction::FromNode),
+                ("n2".into(), Link::Peer(0), Direction::ToNode)
+            ]
+        );
+        assert_eq!(
+            links_of(&nodes, "n2", "n1", false, false),
+            vec![
+                ("n2".into(), Link::Peer(0), Direction::Both),
+                ("n1".into(), Link::Peer(1), Direction::Both)
+            ]
         );
     }
 

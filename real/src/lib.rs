@@ -20,6 +20,7 @@
 //! - [`protocol`]: which protocols real mode runs ([`protocol::RealProtocol`]);
 //! - [`backend`]: the run's live backend, whichever it is;
 //! - [`node_elector`]: a node's elector for its protocol, on its live client;
+//! - [`raft_http`]: raft's messages between node processes, over HTTP;
 //! - [`proxy`]: TCP proxies that cut (holding bytes, never closing), mend and slow links;
 //! - [`ledger`]: the fenced resource's SQLite ledger and the `lag()` check;
 //! - [`resource`]: the resource process around the ledger;
@@ -56,6 +57,7 @@ pub mod ports;
 pub mod process;
 pub mod protocol;
 pub mod proxy;
+pub mod raft_http;
 pub mod redis_client;
 pub mod redis_server;
 pub mod redis_watch;

@@ -18,7 +18,9 @@
 //!   `index`): the node stops itself just before its next protected write;
 //! - `POST /control/clock {"offset_ms"?, "drift_ppm"?, "step_ms"?}` skews its clock and
 //!   answers `{"offset_us", "drift_ppm"}`;
-//! - `POST /control/resign` asks a leader to step down.
+//! - `POST /control/resign` asks a leader to step down;
+//! - `POST /raft` (raft only) takes a peer's Raft message and answers it (see
+//!   [`crate::raft_http`]).
 
 use crate::backoff::{Backoff, Pacer};
 use crate::clock::RealClock;
@@ -90,6 +92,13 @@ pub struct NodeConfig {
     /// campaigns (a scenario's `start_delay_ms_max`; 0: none).
     #[serde(default)]
     pub start_delay_ms_max: u64,
+    /// For protocols whose nodes talk to each other (raft): each node's `/raft` URL,
+    /// through this node's proxy to it, in fleet order (its own is empty).
+    #[serde(default)]
+    pub raft_peers: Vec<String>,
+    /// Where a raft node keeps its log and vote (they survive a kill).
+    #[serde(default)]
+    pub raft_disk: Option<PathBuf>,
 }
 
 impl NodeConfig {
@@ -190,6 +199,8 @@ struct Node {
     status: Mutex<(Role, Option<Leadership>)>,
     hint: Mutex<Option<String>>,
     peers: Vec<Peer>,
+    /// The raft elector, once built (raft only): it answers `POST /raft`.
+    raft: std::sync::OnceLock<Arc<baton_protocols::raft::RaftElector>>,
 }
 
 impl Node {
@@ -278,6 +289,13 @@ async fn change_clock(State(n): State<Arc<Node>>, Json(c): Json<ClockChange>) ->
     })
 }
 
+async fn raft_message(
+    State(n): State<Arc<Node>>,
+    Json(msg): Json<baton_protocols::raft::RaftMsg>,
+) -> Json<baton_protocols::raft::RaftReply> {
+    Json(crate::raft_http::handle(n.raft.get().map(|r| r.as_ref()), msg).await)
+}
+
 async fn resign(State(n): State<Arc<Node>>) -> StatusCode {
     n.ctx.resign_requested.store(true, Ordering::SeqCst);
     n.ctx.resign_notify.notify_waiters();
@@ -312,7 +330,11 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
         metrics: node.metrics.clone(),
         run: run_clock,
     };
-    let elector = crate::node_elector::build(&cfg, &side).await?;
+    let built = crate::node_elector::build(&cfg, &side).await?;
+    if let Some(r) = built.raft {
+        let _ = node.raft.set(r);
+    }
+    let elector = built.elector;
     spawn_hint_keeper(elector.clone(), node.clone());
     // Booting: the simulator's node neither listens nor campaigns for this long; this
     // one listens (its HTTP answers that it follows) and does not campaign.
@@ -360,6 +382,7 @@ fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Nod
         status: Mutex::new((Role::Follower, None)),
         hint: Mutex::new(None),
         peers: cfg.peers.clone(),
+        raft: std::sync::OnceLock::new(),
     }))
 }
 
@@ -373,6 +396,7 @@ async fn serve_http(node: Arc<Node>) -> Result<(), String> {
         .route("/control/pause", post(arm_pause))
         .route("/control/clock", post(change_clock))
         .route("/control/resign", post(resign))
+        .route("/raft", post(raft_message))
         .with_state(node);
     let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
         .await

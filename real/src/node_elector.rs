@@ -8,7 +8,10 @@
 //!   on first use and reconnects by itself; its lock values are drawn from the
 //!   simulator's generator for this node and start (`<protocol>/<node>/<incarnation>`);
 //! - `zk-sequential`: [`ZkSequentialElector`] on [`RealZk`] (a connection per session);
-//! - `db-row`: [`DbRowElector`] on [`RealDb`] (one connection, made again when it breaks).
+//! - `db-row`: [`DbRowElector`] on [`RealDb`] (one connection, made again when it breaks);
+//! - `raft`: [`RaftElector`] on [`HttpRaft`], its log and vote in its file, its election
+//!   timeouts drawn from the simulator's generator for this node and start
+//!   (`raft/<node>/<incarnation>`); the node answers its peers with it (`POST /raft`).
 
 use crate::backoff::Backoff;
 use crate::etcd_client::{LeaseObserver, RealEtcdClient};
@@ -17,10 +20,12 @@ use crate::metrics::NodeMetrics;
 use crate::node::NodeConfig;
 use crate::pg_client::RealDb;
 use crate::protocol::RealProtocol;
+use crate::raft_http::{EventElectionLog, HttpRaft};
 use crate::redis_client::RealRedis;
 use crate::zk_client::RealZk;
 use baton_protocols::db_row::DbRowElector;
 use baton_protocols::etcd_lease::EtcdLeaseElector;
+use baton_protocols::raft::{RaftDisk, RaftElector, RaftNode};
 use baton_protocols::redis_lock::{Fencing, RedisLockElector};
 use baton_protocols::zk_sequential::ZkSequentialElector;
 use baton_protocols::{Clock, Elector};
@@ -43,8 +48,70 @@ pub struct NodeSide {
     pub run: crate::run_clock::RunClock,
 }
 
+/// A node's elector, and the raft one as itself too (the node routes its peers'
+/// messages to it).
+pub struct Built {
+    /// The elector.
+    pub elector: Arc<dyn Elector>,
+    /// The same, when it is raft's.
+    pub raft: Option<Arc<RaftElector>>,
+}
+
 /// The node's elector for `cfg.protocol` (see the module doc).
-pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elector>, String> {
+pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Built, String> {
+    if let RealProtocol::Raft(raft) = &cfg.protocol {
+        let e = raft_elector(cfg, side, raft)?;
+        return Ok(Built {
+            elector: e.clone(),
+            raft: Some(e),
+        });
+    }
+    Ok(Built {
+        elector: lease_elector(cfg, side).await?,
+        raft: None,
+    })
+}
+
+/// A raft node's elector (see the module doc).
+fn raft_elector(
+    cfg: &NodeConfig,
+    side: &NodeSide,
+    raft: &baton_protocols::raft_config::RaftConfig,
+) -> Result<Arc<RaftElector>, String> {
+    let path = cfg
+        .raft_disk
+        .as_ref()
+        .ok_or("a raft node needs raft_disk in its config")?;
+    let disk = RaftDisk::durable(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let me = cfg
+        .peers
+        .iter()
+        .position(|p| p.name == cfg.name)
+        .ok_or("the node is not among its peers")? as u64
+        + 1;
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| format!("http client: {e}"))?;
+    let node = RaftNode {
+        me,
+        names: cfg.peers.iter().map(|p| p.name.clone()).collect(),
+        transport: Arc::new(HttpRaft {
+            urls: cfg.raft_peers.clone(),
+            http,
+        }),
+        clock: side.clock.clone(),
+        rng: cfg.rng("raft"),
+        disk: Arc::new(disk),
+        log: Arc::new(EventElectionLog {
+            node: cfg.name.clone(),
+            log: side.log.clone(),
+        }),
+    };
+    Ok(RaftElector::start(node, raft.clone()))
+}
+
+/// A lease protocol's elector, on its backend's live client (see the module doc).
+async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elector>, String> {
     let endpoint = || {
         cfg.backend_endpoints
             .first()
@@ -53,7 +120,7 @@ pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elector>
     };
     Ok(match &cfg.protocol {
         RealProtocol::EtcdLease(lease) => {
-            let api = connect_etcd(cfg, side).await;
+            let api = connect_etcd(cfg, lease.rpc_timeout_ms, side).await;
             Arc::new(EtcdLeaseElector::new(
                 &cfg.name,
                 Arc::new(api),
@@ -88,6 +155,7 @@ pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elector>
             side.clock.clone(),
             db.clone(),
         )),
+        RealProtocol::Raft(_) => return Err("raft is not a lease protocol".into()),
     })
 }
 
@@ -138,7 +206,7 @@ impl LeaseObserver for Observer {
 }
 
 /// The node's etcd client, retried until it can be made.
-async fn connect_etcd(cfg: &NodeConfig, side: &NodeSide) -> RealEtcdClient {
+async fn connect_etcd(cfg: &NodeConfig, rpc_timeout_ms: u64, side: &NodeSide) -> RealEtcdClient {
     // etcd is reached after the node listens, and retried: a node restarted while its
     // link to etcd is cut must come up and wait, as a real process would, not exit.
     let mut backoff = Backoff::new(
@@ -154,7 +222,7 @@ async fn connect_etcd(cfg: &NodeConfig, side: &NodeSide) -> RealEtcdClient {
         };
         match RealEtcdClient::connect(
             &cfg.backend_endpoints,
-            cfg.protocol.rpc_timeout_ms(),
+            rpc_timeout_ms,
             Box::new(observer),
             cfg.rng("backoff/etcd"),
         )

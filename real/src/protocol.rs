@@ -7,6 +7,7 @@
 //! | `redis-naive`, `redis-fenced` | Debian's `redis-server`, one instance, no persistence | [`crate::redis_client`] (`redis`) |
 //! | `zk-sequential` | Debian's `zookeeper`, one standalone server | [`crate::zk_client`] (`zookeeper-client`) |
 //! | `db-row` | Debian's `postgresql`, one cluster | [`crate::pg_client`] (`tokio-postgres`) |
+//! | `raft` | none: the nodes are the service, openraft over HTTP between them | [`crate::raft_http`] |
 //!
 //! The others have no live server on this machine kind (Consul, a Kubernetes API server)
 //! or none yet: [`RealProtocol::from_config`] says so, and real mode refuses them before
@@ -15,6 +16,7 @@
 use baton_model::protocol::{ProtocolConfig, ProtocolName};
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::raft_config::RaftConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use baton_protocols::zk_sequential::ZkSequentialConfig;
 use serde::{Deserialize, Serialize};
@@ -34,6 +36,8 @@ pub enum RealProtocol {
     ZkSequential(ZkSequentialConfig),
     /// The lease on a database row, on a live PostgreSQL.
     DbRow(DbRowConfig),
+    /// Raft among the node processes.
+    Raft(RaftConfig),
 }
 
 /// The protocols real mode runs, for messages (`allowed: ...`).
@@ -43,6 +47,7 @@ pub const REAL_PROTOCOLS: &[ProtocolName] = &[
     ProtocolName::RedisFenced,
     ProtocolName::ZkSequential,
     ProtocolName::DbRow,
+    ProtocolName::Raft,
 ];
 
 impl RealProtocol {
@@ -55,6 +60,7 @@ impl RealProtocol {
             ProtocolConfig::RedisFenced(c) => RealProtocol::RedisFenced(c),
             ProtocolConfig::ZkSequential(c) => RealProtocol::ZkSequential(c),
             ProtocolConfig::DbRow(c) => RealProtocol::DbRow(c),
+            ProtocolConfig::Raft(c) => RealProtocol::Raft(c),
             ProtocolConfig::ConsulSession(_) | ProtocolConfig::K8sLease(_) => {
                 return Err(format!(
                     "`{}` has no real server on this machine kind (Debian has no package for it): it stays simulation-only",
@@ -78,33 +84,13 @@ impl RealProtocol {
             RealProtocol::RedisFenced(_) => ProtocolName::RedisFenced,
             RealProtocol::ZkSequential(_) => ProtocolName::ZkSequential,
             RealProtocol::DbRow(_) => ProtocolName::DbRow,
+            RealProtocol::Raft(_) => ProtocolName::Raft,
         }
     }
 
-    /// The etcd recipe's table, when the protocol runs on etcd.
-    pub fn etcd_lease(&self) -> Option<&EtcdLeaseConfig> {
-        match self {
-            RealProtocol::EtcdLease(c) => Some(c),
-            _ => None,
-        }
-    }
-
-    /// The Redis lock's table, when the protocol runs on Redis.
-    pub fn redis_lock(&self) -> Option<&RedisLockConfig> {
-        match self {
-            RealProtocol::RedisNaive(c) | RealProtocol::RedisFenced(c) => Some(c),
-            _ => None,
-        }
-    }
-
-    /// The timeout of one call to the backend, for the node's connection retries.
-    pub fn rpc_timeout_ms(&self) -> u64 {
-        match self {
-            RealProtocol::EtcdLease(c) => c.rpc_timeout_ms,
-            RealProtocol::RedisNaive(c) | RealProtocol::RedisFenced(c) => c.rpc_timeout_ms,
-            RealProtocol::ZkSequential(c) => c.rpc_timeout_ms,
-            RealProtocol::DbRow(c) => c.statement_timeout_ms,
-        }
+    /// True when the nodes talk to each other (raft): each gets a proxy to each peer.
+    pub fn nodes_talk(&self) -> bool {
+        matches!(self, RealProtocol::Raft(_))
     }
 }
 

@@ -170,7 +170,7 @@ impl Supervisor {
 
     /// Starts node `i`'s process (a fresh one) and points its client proxy at it.
     fn start_node(&mut self, i: usize) -> Result<(), RealError> {
-        fleet::start_node(&self.cfg, &mut self.nodes[i], &self.pids, &mut self.ports)
+        fleet::start_node(&self.cfg, &mut self.nodes, i, &self.pids, &mut self.ports)
     }
 
     fn slot(&self, node: &str) -> Result<usize, RealError> {
@@ -178,6 +178,12 @@ impl Supervisor {
             .iter()
             .position(|s| s.cfg.name == node)
             .ok_or_else(|| RealError::UnknownNode(node.to_string()))
+    }
+
+    /// True when the nodes talk to each other (raft): a link between two nodes has
+    /// proxies, and `backend` stands for every other node.
+    pub fn nodes_talk(&self) -> bool {
+        self.cfg.protocol.nodes_talk()
     }
 
     /// The run's clock (every process's timeline time).
@@ -202,7 +208,7 @@ impl Supervisor {
 
     /// Where the backend keeps its data (removed when the run stops).
     pub fn backend_data_dir(&self) -> Option<PathBuf> {
-        self.backend.as_ref().map(Backend::data_dir)
+        self.backend.as_ref().and_then(Backend::data_dir)
     }
 
     /// The etcd cluster's client URLs (direct, not proxied); none when the backend is

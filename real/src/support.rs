@@ -6,13 +6,16 @@
 //! cannot do faithfully:
 //!
 //! - a protocol without a real backend (see [`crate::protocol`]: etcd-lease on etcd,
-//!   redis-naive and redis-fenced on Redis);
+//!   redis-naive and redis-fenced on Redis, zk-sequential on ZooKeeper, db-row on
+//!   PostgreSQL, raft among the node processes); raft with its sequencer in the log
+//!   (`raft.sequencer = "log"`: the real node hands out numbers at the resource only);
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
 //! - background GC noise (`[noise.gc]`): not implemented for processes;
-//! - a partition or slow link between two nodes (lease nodes do not talk to each
-//!   other: there is no link to cut) or between two non-nodes (`backend`, `resource`,
-//!   `client`: no proxy sits between them);
+//! - a partition or slow link between two nodes, except under raft (lease nodes do not
+//!   talk to each other: there is no link to cut), or between two non-nodes (`backend`,
+//!   `resource`, `client`: no proxy sits between them); under raft, as in the simulator,
+//!   `backend` stands for every other node;
 //! - a clock fault on `backend` or an etcd member (a live server reads the machine's
 //!   clock, which is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
 //!   traffic has no proxy); member kill, restart, pause and partitions from the clients
@@ -154,6 +157,10 @@ const RULES: &[Rule] = &[
         refuses: protocol_without_backend,
     },
     Rule {
+        key: "raft.sequencer",
+        refuses: raft_log_sequencer,
+    },
+    Rule {
         key: "network.loss_ppm",
         refuses: network_loss,
     },
@@ -182,6 +189,14 @@ fn protocol_without_backend(s: &Scenario) -> Option<String> {
             let allowed: Vec<&str> = REAL_PROTOCOLS.iter().map(|p| p.name()).collect();
             format!("{why} (allowed: {})", allowed.join(", "))
         })
+}
+
+fn raft_log_sequencer(s: &Scenario) -> Option<String> {
+    use baton_protocols::raft_config::SequencerPath;
+    let raft = s.raft.clone().unwrap_or_default();
+    (s.protocol == ProtocolName::Raft && raft.sequencer == SequencerPath::Log).then(|| {
+        "log: the real node hands out sequence numbers at the fenced resource only (allowed: resource)".into()
+    })
 }
 
 fn network_loss(s: &Scenario) -> Option<String> {
@@ -248,8 +263,9 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
         .ok()
         .and_then(|t| t.get("faults").and_then(|f| f.as_array()).map(|a| a.len()));
     let one_for_one = src.swarm_seed.is_none() && file_tables == Some(resolved.faults.len());
+    let raft = resolved.scenario.protocol == ProtocolName::Raft;
     for (i, firing) in resolved.faults.iter().enumerate() {
-        let Some((field, why)) = fault_refusal(&firing.fault, &is_node) else {
+        let Some((field, why)) = fault_refusal(&firing.fault, &is_node, raft) else {
             continue;
         };
         let (key_base, fault) = fault_key_base(resolved, src, i, one_for_one);
@@ -266,7 +282,12 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
 
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
-fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'static str, String)> {
+/// `raft`: the nodes talk to each other (a link between two of them has proxies).
+fn fault_refusal(
+    fault: &Fault,
+    is_node: &dyn Fn(&str) -> bool,
+    raft: bool,
+) -> Option<(&'static str, String)> {
     use baton_model::etcd_cluster::{member_index, CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
     let member = |t: &str| member_index(t).is_some() || t == ETCD_LEADER || t == LEADER_MEMBER;
     const ON_MEMBERS: &str = "allowed on an etcd member: kill, restart, pause, and a partition or slow link to `clients` or a node";
@@ -316,6 +337,7 @@ fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'sta
     match fault {
         Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. } => {
             match (is_node(from), is_node(to)) {
+                (true, true) if raft => None,
                 (true, true) => Some(("to", format!("`{from}` and `{to}` are both nodes, and lease nodes do not talk to each other: there is no link between them to cut or slow (allowed: a node and backend, resource or client)"))),
                 (false, false) => Some(("to", format!("no proxy sits between `{from}` and `{to}` (allowed: a node and backend, resource or client)"))),
                 _ => None,
@@ -425,7 +447,13 @@ mod tests {
 
     #[test]
     fn what_real_mode_runs_passes() {
-        for protocol in ["redis-naive", "redis-fenced"] {
+        for protocol in [
+            "redis-naive",
+            "redis-fenced",
+            "zk-sequential",
+            "db-row",
+            "raft",
+        ] {
             let set = format!("protocol={protocol}");
             assert!(checked(KILL, &[set.as_str()]).is_ok(), "{protocol}");
         }
@@ -496,6 +524,16 @@ mod tests {
                 .key,
             "etcd-lease.min_lease_ttl_ms"
         );
+    }
+
+    #[test]
+    fn raft_runs_links_between_nodes() {
+        let link = format!("{KILL}[[faults]]\nkind = \"partition\"\nat_ms = 6000\nfrom = \"n1\"\nto = \"leader\"\nduration_ms = 1000\n");
+        assert!(checked(&link, &["protocol=raft"]).is_ok());
+        let backend = format!("{KILL}[[faults]]\nkind = \"partition\"\nat_ms = 6000\nfrom = \"backend\"\nto = \"leader\"\nduration_ms = 1000\n");
+        assert!(checked(&backend, &["protocol=raft"]).is_ok());
+        let r = checked(KILL, &["protocol=raft", "raft.sequencer=log"]).unwrap_err();
+        assert_eq!(r.key, "raft.sequencer", "{r}");
     }
 
     #[test]

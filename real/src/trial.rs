@@ -233,10 +233,7 @@ fn real_run(spec: &TrialSpec, output: &RunOutput, notes: Vec<String>) -> RealRun
     RealRun {
         trial: spec.trial,
         command: spec.command.clone(),
-        backend: format!(
-            "a live {}",
-            crate::backend::backend_name(spec.plan.resolved.scenario.protocol)
-        ),
+        backend: crate::backend::against(spec.plan.resolved.scenario.protocol),
         ledger: LedgerCheck {
             non_increasing_steps: l.non_increasing_steps,
             seq_batches: l.seq_batches,

@@ -65,6 +65,8 @@ fn node_config(dir: &Path, endpoints: Vec<String>) -> NodeConfig {
         seed: 1,
         incarnation: 1,
         start_delay_ms_max: 0,
+        raft_peers: vec![],
+        raft_disk: None,
     }
 }
 

@@ -13,14 +13,15 @@
 //! runs on one thread; it is only ever looked up by node, never iterated, so it cannot
 //! leak order into a run. It holds no protocol state: what survives a restart (the log
 //! and vote) lives in [`super::store::RaftDisk`], owned by the world.
+//!
+//! In the real build (without `--cfg madsim`) madsim's tasks and timers are tokio's, and
+//! a process is one node: [`register`] keeps its clock and RNG for the whole process.
 
 use crate::clock::{sleep_local, sleep_until_local, Clock, Timer};
 use openraft::async_runtime::AsyncOneshotSendExt;
 use openraft::{AsyncRuntime, Instant};
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::future::Future;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::pin::Pin;
@@ -33,12 +34,15 @@ struct NodeRt {
     rng: Arc<Mutex<ChaCha8Rng>>,
 }
 
+#[cfg(madsim)]
 thread_local! {
-    static NODES: RefCell<HashMap<madsim::task::NodeId, Arc<NodeRt>>> = RefCell::new(HashMap::new());
+    static NODES: std::cell::RefCell<std::collections::HashMap<madsim::task::NodeId, Arc<NodeRt>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// Makes `clock` and `rng` the time and randomness openraft sees on the current madsim
 /// node (replacing what an earlier incarnation registered).
+#[cfg(madsim)]
 pub fn register(clock: Arc<dyn Clock>, rng: ChaCha8Rng) {
     let rt = Arc::new(NodeRt {
         clock,
@@ -47,6 +51,7 @@ pub fn register(clock: Arc<dyn Clock>, rng: ChaCha8Rng) {
     NODES.with(|n| n.borrow_mut().insert(madsim::plugin::node(), rt));
 }
 
+#[cfg(madsim)]
 fn current() -> Arc<NodeRt> {
     let node = madsim::plugin::node();
     NODES.with(|n| {
@@ -56,6 +61,39 @@ fn current() -> Arc<NodeRt> {
             .expect("openraft runs only on a node that called raft::runtime::register")
     })
 }
+
+/// The process's node, in the real build.
+#[cfg(not(madsim))]
+static NODE: Mutex<Option<Arc<NodeRt>>> = Mutex::new(None);
+
+/// Makes `clock` and `rng` the time and randomness openraft sees in this process.
+#[cfg(not(madsim))]
+pub fn register(clock: Arc<dyn Clock>, rng: ChaCha8Rng) {
+    *NODE.lock().unwrap() = Some(Arc::new(NodeRt {
+        clock,
+        rng: Arc::new(Mutex::new(rng)),
+    }));
+}
+
+#[cfg(not(madsim))]
+fn current() -> Arc<NodeRt> {
+    NODE.lock()
+        .unwrap()
+        .clone()
+        .expect("openraft runs only in a process that called raft::runtime::register")
+}
+
+/// A timeout that ran out (madsim's and tokio's own are not constructible here alike).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Elapsed;
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
 
 /// A point in time on the current node's own clock, in local microseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -151,14 +189,14 @@ impl<T> NodeTimeout<T> {
 }
 
 impl<T: Future> Future for NodeTimeout<T> {
-    type Output = Result<T::Output, madsim::time::error::Elapsed>;
+    type Output = Result<T::Output, Elapsed>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // The future first, as tokio's timeout does: a result ready at the deadline wins.
         if let Poll::Ready(v) = self.fut.as_mut().poll(cx) {
             return Poll::Ready(Ok(v));
         }
         match Pin::new(&mut self.sleep).poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(madsim::time::error::Elapsed)),
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed)),
             Poll::Pending => Poll::Pending,
         }
     }
@@ -176,7 +214,7 @@ impl AsyncRuntime for MadsimRuntime {
     type JoinHandle<T: Send + 'static> = madsim::task::JoinHandle<T>;
     type Sleep = NodeSleep;
     type Instant = NodeInstant;
-    type TimeoutError = madsim::time::error::Elapsed;
+    type TimeoutError = Elapsed;
     type Timeout<R, T: Future<Output = R> + Send> = NodeTimeout<T>;
     type ThreadLocalRng = NodeRng;
     type OneshotSender<T: Send> = OneshotSender<T>;

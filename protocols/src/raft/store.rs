@@ -4,6 +4,10 @@
 //! kill loses nothing that was stored and a restart finds it again, as a real node finds
 //! its fsynced files. Every write here is complete the moment it returns, which models a
 //! disk whose fsync never loses an acknowledged write.
+//!
+//! A node process (real mode) keeps it in a file instead ([`RaftDisk::durable`]): every
+//! write is written out whole (a temporary file, fsynced, renamed over the last) before
+//! it returns, and a restarted process reads it back.
 
 use super::TypeConfig;
 use crate::peer::ElectionLog;
@@ -12,15 +16,17 @@ use openraft::{
     Entry, EntryPayload, LogId, LogState, RaftLogReader, RaftSnapshotBuilder, Snapshot,
     SnapshotMeta, StorageError, StoredMembership, Vote,
 };
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::io::Cursor;
 use std::ops::RangeBounds;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 type Membership = StoredMembership<u64, openraft::EmptyNode>;
 
-#[derive(Default)]
+#[derive(Default, Serialize, Deserialize)]
 struct Disk {
     vote: Option<Vote<u64>>,
     log: BTreeMap<u64, Entry<TypeConfig>>,
@@ -38,9 +44,55 @@ struct Disk {
 #[derive(Default)]
 pub struct RaftDisk {
     inner: Mutex<Disk>,
+    /// Where it is written out, for a node process; `None` in the simulation.
+    file: Option<PathBuf>,
+}
+
+fn write_out(path: &Path, d: &Disk) -> std::io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(&serde_json::to_vec(d).map_err(std::io::Error::other)?)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 impl RaftDisk {
+    /// A disk kept in the file `path`: what the file holds (nothing if it does not exist
+    /// yet), written out again at every write.
+    pub fn durable(path: &Path) -> std::io::Result<RaftDisk> {
+        let disk = match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(std::io::Error::other)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Disk::default(),
+            Err(e) => return Err(e),
+        };
+        Ok(RaftDisk {
+            inner: Mutex::new(disk),
+            file: Some(path.to_path_buf()),
+        })
+    }
+
+    /// The disk locked for a write: [`RaftDisk::store`] it before the lock is let go.
+    fn write(&self) -> MutexGuard<'_, Disk> {
+        self.inner.lock().unwrap()
+    }
+
+    /// Writes `d` out when the disk has a file (a node process): done before a write
+    /// returns, as an fsync is. A write that fails is a storage error to openraft, which
+    /// stops the node's Raft instance rather than vote on state it could not keep.
+    fn store(&self, d: &Disk) -> Result<(), Box<StorageError<u64>>> {
+        match &self.file {
+            Some(path) => write_out(path, d).map_err(|e| {
+                Box::new(StorageError::from_io_error(
+                    openraft::ErrorSubject::Store,
+                    openraft::ErrorVerb::Write,
+                    e,
+                ))
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// True once the node has stored anything (a vote or a log entry): it was
     /// initialised before and must not be initialised again.
     pub fn is_blank(&self) -> bool {
@@ -94,8 +146,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote<u64>) -> Result<(), StorageError<u64>> {
-        self.0.inner.lock().unwrap().vote = Some(*vote);
-        Ok(())
+        let mut d = self.0.write();
+        d.vote = Some(*vote);
+        self.0.store(&d).map_err(|e| *e)
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote<u64>>, StorageError<u64>> {
@@ -106,8 +159,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         &mut self,
         committed: Option<LogId<u64>>,
     ) -> Result<(), StorageError<u64>> {
-        self.0.inner.lock().unwrap().committed = committed;
-        Ok(())
+        let mut d = self.0.write();
+        d.committed = committed;
+        self.0.store(&d).map_err(|e| *e)
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId<u64>>, StorageError<u64>> {
@@ -123,28 +177,37 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry<TypeConfig>> + Send,
         I::IntoIter: Send,
     {
-        {
-            let mut d = self.0.inner.lock().unwrap();
+        let stored = {
+            let mut d = self.0.write();
             for e in entries {
                 d.log.insert(e.log_id.index, e);
             }
-        }
+            self.0.store(&d).map_err(|e| *e)
+        };
         // Stored is durable here: the "fsync" completes at once.
-        callback.log_io_completed(Ok(()));
-        Ok(())
+        match stored {
+            Ok(()) => {
+                callback.log_io_completed(Ok(()));
+                Ok(())
+            }
+            Err(e) => {
+                callback.log_io_completed(Err(std::io::Error::other(e.to_string())));
+                Err(e)
+            }
+        }
     }
 
     async fn truncate(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
-        let mut d = self.0.inner.lock().unwrap();
+        let mut d = self.0.write();
         d.log.split_off(&log_id.index);
-        Ok(())
+        self.0.store(&d).map_err(|e| *e)
     }
 
     async fn purge(&mut self, log_id: LogId<u64>) -> Result<(), StorageError<u64>> {
-        let mut d = self.0.inner.lock().unwrap();
+        let mut d = self.0.write();
         d.purged = Some(log_id);
         d.log = d.log.split_off(&(log_id.index + 1));
-        Ok(())
+        self.0.store(&d).map_err(|e| *e)
     }
 }
 
@@ -163,9 +226,10 @@ fn snapshot_of(d: &Disk) -> (SnapshotMeta<u64, openraft::EmptyNode>, Vec<u8>) {
 
 impl RaftSnapshotBuilder<TypeConfig> for StateMachine {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError<u64>> {
-        let mut d = self.disk.inner.lock().unwrap();
+        let mut d = self.disk.write();
         let (meta, data) = snapshot_of(&d);
         d.snapshot = Some((meta.clone(), data.clone()));
+        self.disk.store(&d).map_err(|e| *e)?;
         Ok(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(data)),
@@ -188,7 +252,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         I: IntoIterator<Item = Entry<TypeConfig>> + Send,
         I::IntoIter: Send,
     {
-        let mut d = self.disk.inner.lock().unwrap();
+        let mut d = self.disk.write();
         let mut out = Vec::new();
         for e in entries {
             d.applied = Some(e.log_id);
@@ -214,6 +278,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             }
             out.push(d.value);
         }
+        self.disk.store(&d).map_err(|e| *e)?;
         Ok(out)
     }
 
@@ -232,7 +297,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         meta: &SnapshotMeta<u64, openraft::EmptyNode>,
         snapshot: Box<Cursor<Vec<u8>>>,
     ) -> Result<(), StorageError<u64>> {
-        let mut d = self.disk.inner.lock().unwrap();
+        let mut d = self.disk.write();
         let data = snapshot.into_inner();
         let mut b = [0u8; 8];
         let n = data.len().min(8);
@@ -241,7 +306,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         d.applied = meta.last_log_id;
         d.membership = meta.last_membership.clone();
         d.snapshot = Some((meta.clone(), data));
-        Ok(())
+        self.disk.store(&d).map_err(|e| *e)
     }
 
     async fn get_current_snapshot(
@@ -252,5 +317,33 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             meta: meta.clone(),
             snapshot: Box::new(Cursor::new(data.clone())),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_durable_disk_reads_back_what_it_stored() {
+        // A node process's disk: a vote and an entry written out, read back by a new
+        // process's disk as a restarted node would; a fresh file is blank.
+        let dir = std::env::temp_dir().join(format!("baton-raftdisk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("n1.raft.json");
+        let _ = std::fs::remove_file(&path);
+        let disk = RaftDisk::durable(&path).unwrap();
+        assert!(disk.is_blank());
+        {
+            let mut d = disk.write();
+            d.vote = Some(Vote::new(3, 2));
+            d.value = 41;
+            disk.store(&d).unwrap();
+        }
+        let again = RaftDisk::durable(&path).unwrap();
+        assert!(!again.is_blank());
+        assert_eq!(again.value(), 41);
+        assert_eq!(again.inner.lock().unwrap().vote, Some(Vote::new(3, 2)));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -31,16 +31,28 @@ pub(super) struct NodeSlot {
     pub(super) backend_proxies: Vec<Proxy>,
     pub(super) resource_proxy: Proxy,
     pub(super) client_proxy: Proxy,
+    /// To each peer, by its 0-based index (raft only: the nodes talk to each other).
+    pub(super) peer_proxies: Vec<(usize, Proxy)>,
     /// Incremented at every start, so a pause watcher knows its process is gone.
     pub(super) incarnation: Arc<AtomicU64>,
 }
 
 impl NodeSlot {
-    /// Every proxy of the node: to the backend, to the resource, from the client.
+    /// Every proxy of the node: to the backend, to the resource, from the client, to
+    /// its peers.
     pub(super) fn all_proxies(&self) -> impl Iterator<Item = &Proxy> {
         self.backend_proxies
             .iter()
             .chain([&self.resource_proxy, &self.client_proxy])
+            .chain(self.peer_proxies.iter().map(|(_, p)| p))
+    }
+
+    /// The proxy to peer `j` (0-based), for a protocol whose nodes talk to each other.
+    pub(super) fn peer_proxy(&self, j: usize) -> Option<&Proxy> {
+        self.peer_proxies
+            .iter()
+            .find(|(k, _)| *k == j)
+            .map(|(_, p)| p)
     }
 }
 
@@ -78,6 +90,25 @@ pub(super) async fn node_slots(
     let peers = peers(&slots);
     for s in &mut slots {
         s.cfg.peers = peers.clone();
+    }
+    if cfg.protocol.nodes_talk() {
+        // Until a peer runs, its proxies point at the resource (nothing answers a Raft
+        // message there); each start points them at the new process.
+        for i in 0..slots.len() {
+            for j in (0..slots.len()).filter(|j| *j != i) {
+                let p = Proxy::start(resource_addr).await?;
+                ports.push(p.addr().port());
+                slots[i].peer_proxies.push((j, p));
+            }
+            slots[i].cfg.raft_peers = (0..slots.len())
+                .map(|j| {
+                    slots[i]
+                        .peer_proxy(j)
+                        .map_or(String::new(), |p| format!("http://{}/raft", p.addr()))
+                })
+                .collect();
+            slots[i].cfg.raft_disk = Some(cfg.run_dir.join(format!("n{}.raft.json", i + 1)));
+        }
     }
     let (lo, hi) = cfg.network_latency_ms;
     if hi > 0 {
@@ -130,6 +161,8 @@ async fn node_slot(
         seed: cfg.seed,
         incarnation: 0,
         start_delay_ms_max: cfg.start_delay_ms_max,
+        raft_peers: vec![],
+        raft_disk: None,
     };
     Ok(NodeSlot {
         config_path: cfg.run_dir.join(format!("{name}.json")),
@@ -139,6 +172,7 @@ async fn node_slot(
         backend_proxies,
         resource_proxy,
         client_proxy,
+        peer_proxies: vec![],
         incarnation: Arc::new(AtomicU64::new(0)),
     })
 }
@@ -154,14 +188,32 @@ pub(super) fn peers(slots: &[NodeSlot]) -> Vec<Peer> {
         .collect()
 }
 
-/// Starts a fresh process for `s` and points its client proxy at it; the new process's
-/// pid and port go to `pids` and `ports`.
+/// Starts a fresh process for node `i` and points its client proxy, and its peers'
+/// proxies to it, at it; the new process's pid and port go to `pids` and `ports`.
 pub(super) fn start_node(
+    cfg: &RealConfig,
+    slots: &mut [NodeSlot],
+    i: usize,
+    pids: &Mutex<Vec<u32>>,
+    ports: &mut Vec<u16>,
+) -> Result<(), RealError> {
+    let addr = start_process(cfg, &mut slots[i], pids, ports)?;
+    for s in slots.iter() {
+        if let Some(p) = s.peer_proxy(i) {
+            p.set_upstream(addr);
+        }
+    }
+    Ok(())
+}
+
+/// Starts a fresh process for `s` and points its client proxy at it; returns where it
+/// listens.
+fn start_process(
     cfg: &RealConfig,
     s: &mut NodeSlot,
     pids: &Mutex<Vec<u32>>,
     ports: &mut Vec<u16>,
-) -> Result<(), RealError> {
+) -> Result<SocketAddr, RealError> {
     s.cfg.incarnation = s.incarnation.load(Ordering::SeqCst) + 1;
     write_json(&s.config_path, &s.cfg)?;
     let (child, addr) = spawn_child(cfg, &s.cfg.name, "node", &s.config_path)?;
@@ -171,7 +223,7 @@ pub(super) fn start_node(
     s.addr = Some(addr);
     s.incarnation.fetch_add(1, Ordering::SeqCst);
     *s.child.lock().unwrap() = Some(child);
-    Ok(())
+    Ok(addr)
 }
 
 /// Starts the load client against `peers`, unless the run has no load (`rate_per_s`

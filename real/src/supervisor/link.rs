@@ -13,6 +13,9 @@ pub enum Link {
     Resource,
     /// The load client and the node.
     Client,
+    /// The node and another node (0-based: `n2` is 1), for protocols whose nodes talk to
+    /// each other (raft): the proxy this node's messages to that peer go through.
+    Peer(usize),
 }
 
 /// Which way, seen from the node.

@@ -26,7 +26,8 @@ pub struct RunOutput {
     pub ports: Vec<u16>,
     /// Every process the run started, for leak checks.
     pub pids: Vec<u32>,
-    /// Where the backend kept its data (removed by now), for leak checks.
+    /// Where the backend kept its data (removed by now), for leak checks; empty when it
+    /// kept none (raft).
     pub backend_data_dir: PathBuf,
 }
 
@@ -63,7 +64,7 @@ impl Supervisor {
         self.nodes.clear(); // closes the proxies
         let mut backend_data_dir = PathBuf::new();
         if let Some(b) = self.backend.take() {
-            backend_data_dir = b.data_dir();
+            backend_data_dir = b.data_dir().unwrap_or_default();
             b.stop();
         }
         let merged = merge(&log_paths)?;

@@ -125,6 +125,7 @@ impl Supervisor {
             Link::Member(i) => s.backend_proxies.get(i).into_iter().collect(),
             Link::Resource => vec![&s.resource_proxy],
             Link::Client => vec![&s.client_proxy],
+            Link::Peer(j) => s.peer_proxy(j).into_iter().collect(),
         })
     }
 
