@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Fidelity (issue 11): the simulator's figures beside a live etcd's, for the committed
-# comparisons in reports/fidelity/: clean-kill, gc-pause and partition at the scenarios'
-# TTL of 3 s, and clean-kill at a requested TTL of 1 s (etcd grants its minimum, 2 s).
+# Fidelity (issues 11 and 23): the simulator's figures beside a live backend's, for the
+# committed comparisons in reports/fidelity/: on etcd, clean-kill, gc-pause and partition
+# at the scenarios' TTL of 3 s, and clean-kill at a requested TTL of 1 s (etcd grants its
+# minimum, 2 s); the same three cases on a live Redis (redis-fenced), ZooKeeper
+# (zk-sequential), PostgreSQL (db-row) and raft among the node processes.
 #
 #   bash nightly/fidelity.sh live [TRIALS [CASE...]]
 #                                            measure the live side again: TRIALS (20)
-#                                            trials of `sim real` per comparison against a
-#                                            3-member etcd on this machine (about 40 s
+#                                            trials of `sim real` per comparison against its
+#                                            live backend on this machine (about 40 s
 #                                            each); keeps each trial's report.json,
 #                                            summary.txt and scenario.toml, and trials.json,
 #                                            in reports/fidelity/<case>/real/ (every case,
@@ -21,7 +23,8 @@
 #
 # A live run is a measurement of this machine and cannot repeat byte for byte, so it is
 # committed as data; the simulated side is recomputed from the code on every run. Live
-# mode needs etcd-server and protobuf-compiler (apt). Committed files are replaced only
+# mode needs etcd-server, redis-server, zookeeper, postgresql and protobuf-compiler
+# (apt). Committed files are replaced only
 # when every run of the step succeeded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +37,19 @@ cases=(
   # Issue 21: the etcd leader killed at a random moment (12-13 s: the Baton leader
   # refreshes every second) and the Baton leader 300 ms later, on a 3-member cluster.
   "etcd-leader-kill|scenarios/etcd/leader-kill.toml|"
+  # Issue 23: the other backends with a real server here, the same three cases each.
+  "redis-fenced-clean-kill|scenarios/clean-kill.toml|protocol=redis-fenced"
+  "redis-fenced-gc-pause|scenarios/gc-pause.toml|protocol=redis-fenced"
+  "redis-fenced-partition|scenarios/partition.toml|protocol=redis-fenced"
+  "zk-sequential-clean-kill|scenarios/clean-kill.toml|protocol=zk-sequential"
+  "zk-sequential-gc-pause|scenarios/gc-pause.toml|protocol=zk-sequential"
+  "zk-sequential-partition|scenarios/partition.toml|protocol=zk-sequential"
+  "db-row-clean-kill|scenarios/clean-kill.toml|protocol=db-row"
+  "db-row-gc-pause|scenarios/gc-pause.toml|protocol=db-row"
+  "db-row-partition|scenarios/partition.toml|protocol=db-row"
+  "raft-clean-kill|scenarios/clean-kill.toml|protocol=raft"
+  "raft-gc-pause|scenarios/gc-pause.toml|protocol=raft"
+  "raft-partition|scenarios/partition.toml|protocol=raft"
 )
 sim_build
 mkdir -p reports/fidelity

@@ -308,12 +308,7 @@ impl Inner {
                 record.lease_transitions = lease.spec.lease_transitions;
                 lease.spec = record.clone();
                 if let Ok(written) = self.api.update(lease).await {
-                    let token = written.spec.lease_transitions;
-                    self.observe_now(written);
-                    return Try::Held {
-                        token,
-                        started_us: now,
-                    };
+                    return self.held(written, now);
                 }
                 // Conflict or timeout: fall back to reading the record.
             }
@@ -328,14 +323,7 @@ impl Inner {
                     spec: record,
                 };
                 return match self.api.create(lease).await {
-                    Ok(written) => {
-                        let token = written.spec.lease_transitions;
-                        self.observe_now(written);
-                        Try::Held {
-                            token,
-                            started_us: now,
-                        }
-                    }
+                    Ok(written) => self.held(written, now),
                     Err(_) => Try::Failed,
                 };
             }
@@ -382,15 +370,19 @@ impl Inner {
             ..old
         };
         match self.api.update(lease).await {
-            Ok(written) => {
-                let token = written.spec.lease_transitions;
-                self.observe_now(written);
-                Try::Held {
-                    token,
-                    started_us: now,
-                }
-            }
+            Ok(written) => self.held(written, now),
             Err(_) => Try::Failed,
+        }
+    }
+
+    /// A try that wrote the record (`written`), started at local time `now`: held,
+    /// under the record's transition count.
+    fn held(&self, written: Lease, now: i64) -> Try {
+        let token = written.spec.lease_transitions;
+        self.observe_now(written);
+        Try::Held {
+            token,
+            started_us: now,
         }
     }
 

@@ -13,13 +13,14 @@
 //! row every few milliseconds.
 
 use crate::backoff::Backoff;
+use crate::etcd_cluster::EtcdStartError;
 use crate::etcd_cluster::{EtcdCluster, EtcdClusterConfig};
 use crate::events::EventLog;
 use crate::pg_server::{PgServer, DB_NAME, DB_USER};
 use crate::protocol::RealProtocol;
 use crate::redis_server::RedisServer;
 use crate::server::Server;
-use crate::supervisor::RealError;
+use crate::server::ServerStartError;
 use crate::zk_server::ZkServer;
 use baton_model::protocol::ProtocolName;
 use std::net::SocketAddr;
@@ -48,6 +49,26 @@ pub fn against(protocol: ProtocolName) -> String {
         ProtocolName::Raft => "its own node processes (no backend)".to_string(),
         p => format!("a live {}", backend_name(p)),
     }
+}
+
+/// Why a backend did not start. Each message is one line, saying what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    /// etcd did not start.
+    #[error(transparent)]
+    Etcd(#[from] EtcdStartError),
+    /// A server (Redis, ZooKeeper, PostgreSQL) did not start.
+    #[error(transparent)]
+    Server(#[from] ServerStartError),
+    /// The backend started but what the protocol needs on it could not be made (the
+    /// database's table, the election's parent znode).
+    #[error("{backend}: {why}")]
+    Setup {
+        /// The backend.
+        backend: &'static str,
+        /// What failed.
+        why: String,
+    },
 }
 
 /// A running backend. Dropping it stops it and removes its data.
@@ -81,7 +102,7 @@ impl Backend {
         protocol: &RealProtocol,
         etcd: &EtcdClusterConfig,
         log_dir: &Path,
-    ) -> Result<Backend, RealError> {
+    ) -> Result<Backend, BackendError> {
         let backend = match protocol {
             RealProtocol::EtcdLease(_) => {
                 let mut cfg = etcd.clone();
@@ -105,8 +126,8 @@ impl Backend {
 
     /// Makes what the protocol expects to find: the database's table, the election's
     /// parent znode.
-    async fn prepare(&self, protocol: &RealProtocol) -> Result<(), RealError> {
-        let setup = |why: String| RealError::Setup {
+    async fn prepare(&self, protocol: &RealProtocol) -> Result<(), BackendError> {
+        let setup = |why: String| BackendError::Setup {
             backend: backend_name(protocol.name()),
             why,
         };
@@ -246,13 +267,13 @@ impl Backend {
         let log = log.clone();
         match (self, protocol) {
             (Backend::Etcd(e), RealProtocol::EtcdLease(c)) => vec![
-                tokio::spawn(crate::supervisor::watch_keys(
+                tokio::spawn(crate::etcd_watch::watch_keys(
                     e.client_urls(),
                     format!("{}/", c.prefix),
                     log.clone(),
                     backoff("watch"),
                 )),
-                tokio::spawn(crate::supervisor::watch_leader(e.client_urls(), log)),
+                tokio::spawn(crate::etcd_watch::watch_leader(e.client_urls(), log)),
             ],
             (Backend::Redis(s), RealProtocol::RedisNaive(c) | RealProtocol::RedisFenced(c)) => {
                 vec![tokio::spawn(crate::redis_watch::watch_lock(

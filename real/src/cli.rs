@@ -181,7 +181,9 @@ async fn smoke(lease_ttl_ms: u64, trials: usize, rate_per_s: u64, out: Option<Pa
                 all_ok &= ok;
                 failovers.extend(r.failovers_ms.first().copied());
             }
-            Err(e @ (RealError::Etcd(_) | RealError::RunDirUsed(_) | RealError::Child { .. })) => {
+            Err(
+                e @ (RealError::Backend(_) | RealError::RunDirUsed(_) | RealError::Child { .. }),
+            ) => {
                 eprintln!("baton-real: {e}");
                 return 2;
             }

@@ -10,7 +10,8 @@
 //!   real server;
 //! - [`etcd_client`]: `EtcdApi` over the `etcd-client` crate, every call bounded, every
 //!   failure paced;
-//! - [`etcd_cluster`]: a 3-member etcd cluster on loopback, started and removed per run;
+//! - [`etcd_cluster`]: a 3-member etcd cluster on loopback, started and removed per run,
+//!   and [`etcd_watch`]: the supervisor's observers of it;
 //! - [`server`]: a single-process backend server on loopback, started and removed per
 //!   run, and each kind: [`redis_server`], [`zk_server`], [`pg_server`];
 //! - [`redis_client`], [`zk_client`], [`pg_client`]: `RedisApi` over the `redis` crate,
@@ -26,6 +27,7 @@
 //! - [`resource`]: the resource process around the ledger;
 //! - [`metrics`]: a node's Prometheus metrics;
 //! - [`work`], [`node`]: the leader work and the node process with the spec's HTTP API;
+//! - [`node_config`]: what the supervisor tells a node process;
 //! - [`load`]: the load client process;
 //! - [`process`], [`ports`]: children that cannot outlive the run, loopback ports;
 //! - [`supervisor`]: starts everything, the fault verbs, stop and merge;
@@ -43,12 +45,14 @@ pub mod clock;
 pub mod driver;
 pub mod etcd_client;
 pub mod etcd_cluster;
+pub mod etcd_watch;
 pub mod events;
 pub mod fine_timer;
 pub mod ledger;
 pub mod load;
 pub mod metrics;
 pub mod node;
+pub mod node_config;
 pub mod node_elector;
 pub mod pg_client;
 pub mod pg_server;

@@ -17,7 +17,7 @@ use crate::backoff::Backoff;
 use crate::etcd_client::{LeaseObserver, RealEtcdClient};
 use crate::events::{Event, EventLog};
 use crate::metrics::NodeMetrics;
-use crate::node::NodeConfig;
+use crate::node_config::NodeConfig;
 use crate::pg_client::RealDb;
 use crate::protocol::RealProtocol;
 use crate::raft_http::{EventElectionLog, HttpRaft};

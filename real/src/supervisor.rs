@@ -22,7 +22,7 @@
 //! the simulator's driver does. The supervisor also observes the backend (directly, not
 //! through any proxy) and logs each end of a grant: on etcd each key deletion under the
 //! election prefix (`key_deleted`, and `lease_expired` when the key's lease is gone: see
-//! [`watch_keys`]), on Redis each deletion of the lock key (see
+//! [`crate::etcd_watch::watch_keys`]), on Redis each deletion of the lock key (see
 //! [`crate::redis_watch`]). Election latency is timed from them.
 //!
 //! [`Supervisor::stop`] stops everything and merges the per-process logs into
@@ -40,8 +40,7 @@
 //! ([`RealError`]), `link` ([`Link`], [`Direction`]), `spawn` (a child process, its config
 //! and stderr files), `fleet` (the resource, the nodes behind their proxies, the load
 //! client), `verbs` (the table above), `status` (`/status`, who leads or follows, who
-//! died), `stop` (the end of the run and the merge, [`RunOutput`]) and `watch_keys`
-//! ([`watch_keys`]). This file holds the [`Supervisor`] itself and its start.
+//! died), and `stop` (the end of the run and the merge, [`RunOutput`]). This file holds the [`Supervisor`] itself and its start.
 
 mod config;
 mod error;
@@ -52,14 +51,11 @@ mod spawn;
 mod status;
 mod stop;
 mod verbs;
-mod watch_keys;
 
 pub use config::RealConfig;
 pub use error::RealError;
 pub use link::{Direction, Link};
-pub use members::watch_leader;
 pub use stop::RunOutput;
-pub use watch_keys::watch_keys;
 
 use crate::backend::Backend;
 use crate::events::{Entry, Event, EventLog};

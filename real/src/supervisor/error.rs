@@ -1,28 +1,14 @@
 //! Why a real run could not start, or a verb failed: [`RealError`].
 
-use crate::etcd_cluster::EtcdStartError;
-use crate::server::ServerStartError;
+use crate::backend::BackendError;
 use std::path::PathBuf;
 
 /// Why a run could not start (the CLI's exit 2) or a verb failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RealError {
-    /// etcd did not start.
+    /// The backend (etcd, a server) did not start.
     #[error(transparent)]
-    Etcd(#[from] EtcdStartError),
-    /// A backend server (Redis, ZooKeeper, PostgreSQL) did not start, or did not come
-    /// back after a restart.
-    #[error(transparent)]
-    Server(#[from] ServerStartError),
-    /// The backend started but what the protocol needs on it could not be made (the
-    /// database's table, the election's parent znode).
-    #[error("{backend}: {why}")]
-    Setup {
-        /// The backend.
-        backend: &'static str,
-        /// What failed.
-        why: String,
-    },
+    Backend(#[from] BackendError),
     /// The run directory holds an earlier run.
     #[error("{0} already holds a run (supervisor.jsonl exists): choose another directory")]
     RunDirUsed(PathBuf),

@@ -2,18 +2,13 @@
 //! member's process, and who leads etcd. A member cut from the clients is a cut of each
 //! node's proxy to it ([`Link::Member`](super::Link::Member)), in `verbs`.
 //!
-//! Who leads is read from the members' own status ([`leader_among`]); a watcher polls it
-//! every [`LEADER_POLL_MS`] and logs `etcd_leader_elected` when the leader or its term
-//! changes, stamped when the poll saw it (up to one poll late).
+//! Who leads is read from the members' own status ([`leader_among`]); the watcher that
+//! logs it is [`crate::etcd_watch::watch_leader`].
 
 use super::error::RealError;
 use super::Supervisor;
 use crate::etcd_cluster::leader_among;
-use crate::events::{Event, EventLog};
-use std::time::Duration;
-
-/// How often the leader watcher asks the members who leads.
-pub const LEADER_POLL_MS: u64 = 100;
+use crate::events::Event;
 
 impl Supervisor {
     /// The etcd cluster: member faults are refused before the run unless the protocol
@@ -76,30 +71,5 @@ impl Supervisor {
         leader_among(&self.http, &self.etcd_urls())
             .await
             .map(|(m, _)| m)
-    }
-}
-
-/// Logs `etcd_leader_elected` each time the leader or its term changes (see the module
-/// doc); runs until aborted.
-pub async fn watch_leader(urls: Vec<String>, log: EventLog) {
-    let http = reqwest::Client::builder()
-        .build()
-        .expect("a plain HTTP client builds");
-    let mut last: Option<(String, u64)> = None;
-    loop {
-        let at_us = log.clock().now_us();
-        if let Some(now) = leader_among(&http, &urls).await {
-            if last.as_ref() != Some(&now) {
-                log.record_at(
-                    at_us,
-                    Event::EtcdLeaderElected {
-                        member: now.0.clone(),
-                        term: now.1,
-                    },
-                );
-                last = Some(now);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(LEADER_POLL_MS)).await;
     }
 }

@@ -1,8 +1,17 @@
-//! The election's observer: every key deletion under the election prefix, logged as etcd
-//! reports it.
+//! The etcd cluster's observers, run by the supervisor directly on the members (no
+//! proxy: an observer is not part of the system under test): every key deletion under
+//! the election prefix ([`watch_keys`]), and who leads etcd ([`watch_leader`]: its
+//! members' own status, polled every [`LEADER_POLL_MS`]; `etcd_leader_elected` is logged
+//! when the leader or its term changes, stamped when the poll saw it, up to one poll
+//! late).
 
 use crate::backoff::Backoff;
+use crate::etcd_cluster::leader_among;
 use crate::events::{Event, EventLog};
+use std::time::Duration;
+
+/// How often the leader watcher asks the members who leads.
+pub const LEADER_POLL_MS: u64 = 100;
 
 /// Logs every deletion under the election prefix, as etcd reports it to a watch opened
 /// directly on the cluster (no proxy: the observer is not part of the system under
@@ -61,5 +70,29 @@ pub async fn watch_keys(
                 );
             }
         }
+    }
+}
+
+/// Logs `etcd_leader_elected` each time the leader or its term changes ; runs until aborted.
+pub async fn watch_leader(urls: Vec<String>, log: EventLog) {
+    let http = reqwest::Client::builder()
+        .build()
+        .expect("a plain HTTP client builds");
+    let mut last: Option<(String, u64)> = None;
+    loop {
+        let at_us = log.clock().now_us();
+        if let Some(now) = leader_among(&http, &urls).await {
+            if last.as_ref() != Some(&now) {
+                log.record_at(
+                    at_us,
+                    Event::EtcdLeaderElected {
+                        member: now.0.clone(),
+                        term: now.1,
+                    },
+                );
+                last = Some(now);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(LEADER_POLL_MS)).await;
     }
 }
