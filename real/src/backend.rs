@@ -31,6 +31,10 @@ use tokio::task::JoinHandle;
 /// since what happens while it is closed is lost.
 const WATCH_RETRY_MS: (u64, u64) = (50, 500);
 
+/// How many rounds of the recipe's calls warm a fresh ZooKeeper up before the fleet
+/// starts (see [`crate::zk_client::warm_up`]).
+const ZK_WARM_UP_ROUNDS: usize = 100;
+
 /// What the backend of `protocol` is called in messages (`etcd`, `Redis`).
 pub fn backend_name(protocol: ProtocolName) -> &'static str {
     match protocol {
@@ -125,7 +129,7 @@ impl Backend {
     }
 
     /// Makes what the protocol expects to find: the database's table, the election's
-    /// parent znode.
+    /// parent znode (on a ZooKeeper warmed up first).
     async fn prepare(&self, protocol: &RealProtocol) -> Result<(), BackendError> {
         let setup = |why: String| BackendError::Setup {
             backend: backend_name(protocol.name()),
@@ -136,7 +140,11 @@ impl Backend {
                 .await
                 .map_err(setup),
             (Backend::Zk(s), RealProtocol::ZkSequential(c)) => {
-                crate::zk_watch::create_parent(&s.addr().to_string(), &c.election_path)
+                let connect = s.addr().to_string();
+                crate::zk_client::warm_up(&connect, ZK_WARM_UP_ROUNDS)
+                    .await
+                    .map_err(setup)?;
+                crate::zk_watch::create_parent(&connect, &c.election_path)
                     .await
                     .map_err(setup)
             }

@@ -182,3 +182,43 @@ impl ZkApi for RealZk {
         self.bounded(c.delete(path, None)).await
     }
 }
+
+/// Runs the recipe's calls `rounds` times on the server at `connect` (a session, its
+/// parent, an ephemeral sequential znode, the children, the close), under a path of its
+/// own that it removes: a freshly started ZooKeeper is a JVM that has loaded and
+/// compiled nothing yet, and its first session took 473 ms to open where later ones took
+/// 2 ms (`real/tests/call_latency.rs`, on this machine kind). Real deployments elect
+/// against a warm server, so the supervisor warms it before the fleet starts.
+pub async fn warm_up(connect: &str, rounds: usize) -> Result<(), String> {
+    let zk = RealZk::new(connect, 5000);
+    let fail = |e: ZkError| format!("warming ZooKeeper up at {connect}: {e}");
+    for _ in 0..rounds {
+        let s = zk.create_session(4000).await.map_err(fail)?;
+        match zk
+            .create(s.id, "/baton-warm-up", "", CreateMode::Persistent)
+            .await
+        {
+            Ok(_) | Err(ZkError::NodeExists) => {}
+            Err(e) => return Err(fail(e)),
+        }
+        let (path, _) = zk
+            .create(
+                s.id,
+                "/baton-warm-up/n_",
+                "w",
+                CreateMode::EphemeralSequential,
+            )
+            .await
+            .map_err(fail)?;
+        zk.get_children(s.id, "/baton-warm-up")
+            .await
+            .map_err(fail)?;
+        zk.get_data(s.id, &path).await.map_err(fail)?;
+        zk.ping(s.id).await.map_err(fail)?;
+        zk.delete(s.id, &path).await.map_err(fail)?;
+        zk.close_session(s.id).await.map_err(fail)?;
+    }
+    let s = zk.create_session(4000).await.map_err(fail)?;
+    zk.delete(s.id, "/baton-warm-up").await.map_err(fail)?;
+    zk.close_session(s.id).await.map_err(fail)
+}

@@ -1,0 +1,85 @@
+//! How long each call of a lease recipe takes against its live server on this machine,
+//! for the simulated services' models: a measurement, not a check.
+//!
+//! `CARGO_ENCODED_RUSTFLAGS= cargo test --release -p baton-real --target-dir target/real --test call_latency -- --ignored --nocapture`
+//!
+//! Each call runs 60 times on a server Baton starts, through no proxy, one at a time;
+//! the test prints each call's median and 90th percentile in ms. It asserts only that
+//! every call answered.
+#![cfg(not(madsim))]
+
+use baton_protocols::zk_sequential::{CreateMode, ZkApi};
+use baton_real::server::Server;
+use baton_real::zk_client::RealZk;
+use baton_real::zk_server::ZkServer;
+use std::time::Instant;
+
+const REPS: usize = 60;
+
+fn show(name: &str, mut ms: Vec<f64>) {
+    ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let at = |q: f64| ms[((ms.len() as f64 * q).ceil() as usize).clamp(1, ms.len()) - 1];
+    println!(
+        "{name:<28} median {:>7.2} ms   p90 {:>7.2} ms   ({} calls)",
+        at(0.5),
+        at(0.9),
+        ms.len()
+    );
+}
+
+/// The zk-sequential recipe's calls on a live ZooKeeper (tickTime 1000 ms, a 3 s
+/// session, as the committed scenarios ask).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run it by hand (see the module doc)"]
+async fn zookeeper_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let kind = ZkServer {
+        tick_time_ms: 1000,
+        min_session_timeout_ms: 2000,
+        max_session_timeout_ms: 20_000,
+    };
+    let server = Server::start(Box::new(kind), dir.path()).await.unwrap();
+    let zk = RealZk::new(&server.addr().to_string(), 2000);
+    let (mut connect, mut parent, mut seq, mut children, mut data, mut ping, mut close) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    for _ in 0..REPS {
+        let t = Instant::now();
+        let s = zk.create_session(3000).await.expect("a session");
+        connect.push(ms(t));
+        let t = Instant::now();
+        let _ = zk
+            .create(s.id, "/election", "", CreateMode::Persistent)
+            .await;
+        parent.push(ms(t));
+        let t = Instant::now();
+        let (path, _) = zk
+            .create(s.id, "/election/n_", "n1", CreateMode::EphemeralSequential)
+            .await
+            .expect("a znode");
+        seq.push(ms(t));
+        let t = Instant::now();
+        zk.get_children(s.id, "/election").await.expect("children");
+        children.push(ms(t));
+        let t = Instant::now();
+        zk.get_data(s.id, &path).await.expect("data");
+        data.push(ms(t));
+        let t = Instant::now();
+        zk.ping(s.id).await.expect("a ping");
+        ping.push(ms(t));
+        let t = Instant::now();
+        zk.close_session(s.id).await.expect("closed");
+        close.push(ms(t));
+    }
+    println!(
+        "first round: connect {:.2} ms, parent {:.2} ms, sequential {:.2} ms, children {:.2} ms",
+        connect[0], parent[0], seq[0], children[0]
+    );
+    show("create_session (connect)", connect);
+    show("create parent (exists)", parent);
+    show("create ephemeral sequential", seq);
+    show("get_children", children);
+    show("get_data", data);
+    show("ping (sync)", ping);
+    show("close_session", close);
+}
