@@ -35,23 +35,20 @@ const WATCH_RETRY_MS: (u64, u64) = (50, 500);
 /// starts (see [`crate::zk_client::warm_up`]).
 const ZK_WARM_UP_ROUNDS: usize = 100;
 
-/// What the backend of `protocol` is called in messages (`etcd`, `Redis`).
+/// What the backend of `protocol` is called in messages (`etcd`, `Redis`, `no backend`).
 pub fn backend_name(protocol: ProtocolName) -> &'static str {
-    match protocol {
-        ProtocolName::RedisNaive | ProtocolName::RedisFenced => "Redis",
-        ProtocolName::ZkSequential => "ZooKeeper",
-        ProtocolName::DbRow => "PostgreSQL",
-        ProtocolName::Raft => "no backend",
-        _ => "etcd",
+    match protocol.backend_name() {
+        "none" => "no backend",
+        b => b,
     }
 }
 
 /// What a report says the run was against (`a live etcd`; raft's nodes are their own
 /// service).
 pub fn against(protocol: ProtocolName) -> String {
-    match protocol {
-        ProtocolName::Raft => "its own node processes (no backend)".to_string(),
-        p => format!("a live {}", backend_name(p)),
+    match protocol.backend_name() {
+        "none" => "its own node processes (no backend)".to_string(),
+        b => format!("a live {b}"),
     }
 }
 

@@ -8,7 +8,8 @@
 //!   on first use and reconnects by itself; its lock values are drawn from the
 //!   simulator's generator for this node and start (`<protocol>/<node>/<incarnation>`);
 //! - `zk-sequential`: [`ZkSequentialElector`] on [`RealZk`] (a connection per session);
-//! - `db-row`: [`DbRowElector`] on [`RealDb`] (one connection, made again when it breaks);
+//! - `db-row`: [`DbRowElector`] on [`RealDb`] (one connection, opened as the node starts
+//!   and again when it breaks, its statements prepared once);
 //! - `raft`: [`RaftElector`] on [`HttpRaft`], its log and vote in its file, its election
 //!   timeouts drawn from the simulator's generator for this node and start
 //!   (`raft/<node>/<incarnation>`); the node answers its peers with it (`POST /raft`).
@@ -149,12 +150,16 @@ async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elec
             side.clock.clone(),
             zk.clone(),
         )),
-        RealProtocol::DbRow(db) => Arc::new(DbRowElector::new(
-            &cfg.name,
-            Arc::new(RealDb::new(&endpoint()?, db.statement_timeout_ms, side.run)),
-            side.clock.clone(),
-            db.clone(),
-        )),
+        RealProtocol::DbRow(db) => {
+            let api = RealDb::new(&endpoint()?, db.statement_timeout_ms, side.run);
+            api.connect_now().await;
+            Arc::new(DbRowElector::new(
+                &cfg.name,
+                Arc::new(api),
+                side.clock.clone(),
+                db.clone(),
+            ))
+        }
         RealProtocol::Raft(_) => return Err("raft is not a lease protocol".into()),
     })
 }

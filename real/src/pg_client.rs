@@ -9,9 +9,11 @@
 //! default, the bug), on the time the node sends: the node's skewed clock as a wall-clock
 //! timestamp (the machine's real time plus the node's skew).
 //!
-//! One connection per node, made on first use and made again after it breaks (a
-//! restarted server). Every statement is bounded by `statement_timeout_ms`: no answer in
-//! time is [`DbError::Timeout`]. A statement that timed out on a cut link is still in
+//! One connection per node, made when the node starts (as an application makes its pool
+//! at start-up) and made again after it breaks (a restarted server), with the four
+//! statements prepared on it once, so each call is one round trip (tokio-postgres would
+//! otherwise prepare an unnamed statement before every execution). Every statement is
+//! bounded by `statement_timeout_ms`: no answer in time is [`DbError::Timeout`]. A statement that timed out on a cut link is still in
 //! the TCP stream and may run when the link is mended, as with any real client: an
 //! acquire that ran late leaves the row held until it expires by a node that does not
 //! know it holds it (the simulator's partition drops the message instead).
@@ -21,7 +23,7 @@ use async_trait::async_trait;
 use baton_protocols::db_row::{DbApi, DbError, LeaderRow};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio_postgres::{Client, Config, NoTls};
+use tokio_postgres::{Client, Config, NoTls, Statement};
 
 /// The table and its one row.
 pub const CREATE_TABLE: &str = "CREATE TABLE leader (node text NOT NULL, expires_at timestamptz NOT NULL, generation bigint NOT NULL); INSERT INTO leader VALUES ('', '1970-01-01 00:00:00+00', 0);";
@@ -83,7 +85,37 @@ pub struct RealDb {
     conninfo: String,
     timeout: Duration,
     run: RunClock,
-    client: tokio::sync::Mutex<Option<Arc<Client>>>,
+    conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
+}
+
+/// A connection and the protocol's statements, prepared on it.
+struct Conn {
+    client: Client,
+    acquire: Statement,
+    renew: Statement,
+    release: Statement,
+    select: Statement,
+}
+
+impl Conn {
+    async fn open(conninfo: &str, timeout: Duration) -> Result<Conn, String> {
+        let client = connect(conninfo, timeout).await?;
+        let prepare = |sql: &'static str| {
+            let c = &client;
+            async move {
+                c.prepare(sql)
+                    .await
+                    .map_err(|e| format!("preparing {sql}: {e}"))
+            }
+        };
+        Ok(Conn {
+            acquire: prepare(ACQUIRE).await?,
+            renew: prepare(RENEW).await?,
+            release: prepare(RELEASE).await?,
+            select: prepare(SELECT).await?,
+            client,
+        })
+    }
 }
 
 impl RealDb {
@@ -95,8 +127,14 @@ impl RealDb {
             conninfo: conninfo.to_string(),
             timeout: Duration::from_millis(statement_timeout_ms.max(1)),
             run,
-            client: tokio::sync::Mutex::new(None),
+            conn: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// Opens the connection now, if it can (a node starting up); a failure is left for
+    /// the first statement to meet again.
+    pub async fn connect_now(&self) {
+        let _ = tokio::time::timeout(self.timeout, self.conn()).await;
     }
 
     /// The node's local time `local_us` (its skewed run clock) as a wall-clock timestamp,
@@ -109,14 +147,14 @@ impl RealDb {
     }
 
     /// The connection, made if there is none (or the last one broke).
-    async fn client(&self) -> Result<Arc<Client>, DbError> {
-        let mut g = self.client.lock().await;
-        if let Some(c) = g.as_ref().filter(|c| !c.is_closed()) {
+    async fn conn(&self) -> Result<Arc<Conn>, DbError> {
+        let mut g = self.conn.lock().await;
+        if let Some(c) = g.as_ref().filter(|c| !c.client.is_closed()) {
             return Ok(c.clone());
         }
         *g = None;
         let c = Arc::new(
-            connect(&self.conninfo, self.timeout)
+            Conn::open(&self.conninfo, self.timeout)
                 .await
                 .map_err(|_| DbError::Timeout)?,
         );
@@ -124,15 +162,17 @@ impl RealDb {
         Ok(c)
     }
 
-    /// Runs `statement` with `params`, returning its rows, within the statement timeout.
+    /// Runs the statement `which` picks with `params`, returning its rows, within the
+    /// statement timeout.
     async fn query(
         &self,
-        statement: &str,
+        which: fn(&Conn) -> &Statement,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<Vec<tokio_postgres::Row>, DbError> {
         let run = async {
-            let c = self.client().await?;
-            c.query(statement, params)
+            let c = self.conn().await?;
+            c.client
+                .query(which(&c), params)
                 .await
                 .map_err(|_| DbError::Timeout)
         };
@@ -141,16 +181,17 @@ impl RealDb {
             .map_err(|_| DbError::Timeout)?
     }
 
-    /// Runs `statement` with `params`, returning how many rows it changed, within the
-    /// statement timeout.
+    /// Runs the statement `which` picks with `params`, returning how many rows it
+    /// changed, within the statement timeout.
     async fn execute(
         &self,
-        statement: &str,
+        which: fn(&Conn) -> &Statement,
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     ) -> Result<u64, DbError> {
         let run = async {
-            let c = self.client().await?;
-            c.execute(statement, params)
+            let c = self.conn().await?;
+            c.client
+                .execute(which(&c), params)
                 .await
                 .map_err(|_| DbError::Timeout)
         };
@@ -170,7 +211,7 @@ impl DbApi for RealDb {
     ) -> Result<Option<u64>, DbError> {
         let now = client_now_us.map(|t| self.wall_us(t));
         let rows = self
-            .query(ACQUIRE, &[&node, &(ttl_ms as i64), &now])
+            .query(|c| &c.acquire, &[&node, &(ttl_ms as i64), &now])
             .await?;
         Ok(rows.first().map(|r| r.get::<_, i64>(0) as u64))
     }
@@ -185,7 +226,7 @@ impl DbApi for RealDb {
         let now = client_now_us.map(|t| self.wall_us(t));
         let n = self
             .execute(
-                RENEW,
+                |c| &c.renew,
                 &[&node, &(generation as i64), &(ttl_ms as i64), &now],
             )
             .await?;
@@ -194,13 +235,13 @@ impl DbApi for RealDb {
 
     async fn release(&self, node: &str, generation: u64) -> Result<bool, DbError> {
         let n = self
-            .execute(RELEASE, &[&node, &(generation as i64)])
+            .execute(|c| &c.release, &[&node, &(generation as i64)])
             .await?;
         Ok(n == 1)
     }
 
     async fn select(&self) -> Result<Option<LeaderRow>, DbError> {
-        let rows = self.query(SELECT, &[]).await?;
+        let rows = self.query(|c| &c.select, &[]).await?;
         Ok(rows.first().map(|r| LeaderRow {
             node: r.get(0),
             generation: r.get::<_, i64>(1) as u64,

@@ -1,4 +1,4 @@
-//! `sim compare`: the simulator's figures beside a live etcd's, for one scenario.
+//! `sim compare`: the simulator's figures beside a live backend's, for one scenario.
 //!
 //! Both sides run the same scenario file with the same overrides: the simulator over a
 //! range of seeds, real mode (`sim real`) over a number of trials. Each run's
@@ -253,6 +253,8 @@ pub struct Comparison {
     pub command: String,
     /// The scenario's name.
     pub scenario: String,
+    /// What the live side ran against (`live etcd`, `live Redis`, `live nodes`).
+    pub live: String,
     /// The simulated side.
     pub sim: SideStats,
     /// The live side.
@@ -342,6 +344,7 @@ fn row(
 pub fn compare(
     command: &str,
     scenario: &str,
+    live_side: &str,
     sim: &[RunFigures],
     real: &[RunFigures],
 ) -> Comparison {
@@ -390,12 +393,20 @@ pub fn compare(
     Comparison {
         command: command.into(),
         scenario: scenario.into(),
+        live: live_side.into(),
         sim: s,
         real: r,
         rows,
         within_targets,
         regression_holds,
     }
+}
+
+/// `text` with its first letter upper-case.
+fn capitalized(text: &str) -> String {
+    let mut c = text.chars();
+    c.next()
+        .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 fn num(v: Option<f64>) -> String {
@@ -414,11 +425,12 @@ impl Comparison {
         let _ = writeln!(m, "Made by `{}`.\n", self.command);
         let _ = writeln!(
             m,
-            "Simulated: {} seeds ({} passed), {} failovers, {} elections. Live etcd: {} trials ({} passed), {} failovers, {} elections.\n",
+            "Simulated: {} seeds ({} passed), {} failovers, {} elections. {}: {} trials ({} passed), {} failovers, {} elections.\n",
             self.sim.runs,
             self.sim.passed,
             self.sim.failovers,
             self.sim.elections,
+            capitalized(&self.live),
             self.real.runs,
             self.real.passed,
             self.real.failovers,
@@ -426,7 +438,8 @@ impl Comparison {
         );
         let _ = writeln!(
             m,
-            "| metric | simulated | live etcd | relative error | target | live median, 90% bootstrap | regression test |"
+            "| metric | simulated | {} | relative error | target | live median, 90% bootstrap | regression test |",
+            self.live
         );
         let _ = writeln!(m, "|---|---:|---:|---:|---|---:|---|");
         for r in &self.rows {
@@ -519,20 +532,32 @@ mod tests {
     #[test]
     fn targets_judge_relative_error_and_an_empty_side_fails() {
         let real = [run(&[1000.0, 2000.0, 3000.0])];
-        let close = compare("c", "s", &[run(&[1050.0, 2100.0, 3150.0])], &real);
+        let close = compare(
+            "c",
+            "s",
+            "live etcd",
+            &[run(&[1050.0, 2100.0, 3150.0])],
+            &real,
+        );
         assert_eq!(close.rows[0].relative_error, Some(0.05));
         assert!(close.within_targets, "{:?}", close.rows);
-        let far = compare("c", "s", &[run(&[1200.0, 2400.0, 3600.0])], &real);
+        let far = compare(
+            "c",
+            "s",
+            "live etcd",
+            &[run(&[1200.0, 2400.0, 3600.0])],
+            &real,
+        );
         assert_eq!(far.rows[0].within_target, Some(false));
         assert!(!far.within_targets);
-        let empty = compare("c", "s", &[run(&[])], &real);
+        let empty = compare("c", "s", "live etcd", &[run(&[])], &real);
         assert!(!empty.within_targets);
         assert!(empty.markdown().contains("no figures"));
         // Election latency has its own target (20%) per kind of start, where the live
         // side has such elections; lease overrun one only when a side has expiries.
         let mut slow = run(&[1000.0, 2000.0, 3000.0]);
         slow.campaign_election_ms = vec![30.0];
-        let e = compare("c", "s", &[slow], &real);
+        let e = compare("c", "s", "live etcd", &[slow], &real);
         let row = |c: &Comparison, m: &str| c.rows.iter().find(|r| r.metric == m).cloned().unwrap();
         assert_eq!(
             row(&e, "election latency median, from a campaign (ms)").within_target,
@@ -550,10 +575,10 @@ mod tests {
         over_real.lease_overrun_ms = vec![2900.0];
         // Without a change of the service's leader, the overrun is the expiry loop's
         // phase: shown, not judged.
-        let o = compare("c", "s", &[over.clone()], &[over_real.clone()]);
+        let o = compare("c", "s", "live etcd", &[over.clone()], &[over_real.clone()]);
         assert_eq!(row(&o, "lease overrun median (ms)").target, None);
         over_real.lease_service_leader_changes = 1;
-        let o = compare("c", "s", &[over], &[over_real]);
+        let o = compare("c", "s", "live etcd", &[over], &[over_real]);
         assert_eq!(
             row(&o, "lease overrun median (ms)").within_target,
             Some(true)
@@ -598,7 +623,7 @@ mod tests {
         assert_eq!(median_bootstrap90(&[5.0]), None);
         let real = [run(&wide)];
         let judge = |sim_median: f64| {
-            let c = compare("c", "s", &[run(&[sim_median])], &real);
+            let c = compare("c", "s", "live etcd", &[run(&[sim_median])], &real);
             (
                 c.rows[0].within_target,
                 c.rows[0].regression_holds,
@@ -610,10 +635,10 @@ mod tests {
         assert_eq!(judge(inside), (Some(false), Some(true), true));
         assert_eq!(judge(lo - 50.0), (Some(false), Some(false), false));
         let tight = [run(&[2000.0; 21])];
-        let c = compare("c", "s", &[run(&[2150.0])], &tight);
+        let c = compare("c", "s", "live etcd", &[run(&[2150.0])], &tight);
         assert_eq!(c.rows[0].live_interval_90, Some([2000.0, 2000.0]));
         assert_eq!(c.rows[0].regression_holds, Some(true), "inside 10%");
-        let c = compare("c", "s", &[run(&[2250.0])], &tight);
+        let c = compare("c", "s", "live etcd", &[run(&[2250.0])], &tight);
         assert_eq!(c.rows[0].regression_holds, Some(false), "beyond 10%");
     }
 

@@ -2,8 +2,8 @@
 //!
 //! Methodology: each committed scenario runs with `--set protocol=zk-sequential` under a
 //! few seeds; the assertions read report.json's stable keys. The scenarios carry a
-//! `[zk-sequential]` table with a 3 s session timeout (tickTime 1 s), so gc-pause's
-//! 3.5 s pause outlives the session as it outlives etcd's 3 s lease. The claim
+//! `[zk-sequential]` table with a 3 s session timeout (tickTime 1 s; gc-pause's 0.5 s),
+//! so gc-pause's 3.5 s pause outlives the session as it outlives etcd's 3 s lease. The claim
 //! (0 by-effect incidents on gc-pause and partition) was measured over seeds 0..100 with
 //! `sim run`; this test keeps a handful so CI stays cheap.
 
@@ -96,4 +96,49 @@ fn same_seed_gives_identical_artifacts() {
     for ((file, x), (_, y)) in a.files().iter().zip(b.files().iter()) {
         assert!(x == y, "{file} differs between two runs of seed 3");
     }
+}
+
+/// When the server expires a killed node's session: its last touch, a tick's rounding.
+///
+/// The client library (real mode's `zookeeper-client`) pings whenever the session has
+/// been silent for 3/20 of its timeout (450 ms at 3 s), checking every 1/20 (150 ms), so
+/// the last touch before a kill is at most about 600 ms old, and the server expires the
+/// session 3 s after it, rounded up to its next tick (1 s; the tracker's phase drawn
+/// from the seed): 2.4 to 4 s after the kill. With only the recipe's pings (every 1 s)
+/// it could come 2 s after the kill; with the tracker's ticks on whole seconds it always
+/// came at one, whatever the seed.
+#[test]
+fn a_killed_sessions_expiry_follows_the_librarys_pings_and_the_trackers_own_ticks() {
+    let mut after_kill_ms = vec![];
+    let mut phases_us = std::collections::BTreeSet::new();
+    for seed in 0..30 {
+        let a = run("clean-kill", seed, &[PROTO]);
+        let text = a.timeline_jsonl();
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let kill = events
+            .iter()
+            .find(|e| e["event"] == "node_killed")
+            .expect("the kill struck")["at_us"]
+            .as_i64()
+            .unwrap();
+        let expired = events
+            .iter()
+            .find(|e| e["event"] == "lease_expired" && e["at_us"].as_i64().unwrap() > kill)
+            .expect("the session expired")["at_us"]
+            .as_i64()
+            .unwrap();
+        after_kill_ms.push((expired - kill) as f64 / 1000.0);
+        phases_us.insert(expired % 1_000_000);
+    }
+    let (lo, hi) = after_kill_ms
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(*x), h.max(*x)));
+    assert!(lo > 2_350.0 && hi <= 4_000.0, "{after_kill_ms:?}");
+    assert!(
+        phases_us.len() > 20,
+        "expiries on few phases: {phases_us:?}"
+    );
 }

@@ -94,6 +94,29 @@ impl ProtocolName {
         }
     }
 
+    /// The server the protocol leans on, as reports name it (`etcd`, `Redis`); `none`
+    /// for elections among the nodes themselves.
+    pub fn backend_name(self) -> &'static str {
+        match self {
+            ProtocolName::EtcdLease => "etcd",
+            ProtocolName::RedisNaive | ProtocolName::RedisFenced => "Redis",
+            ProtocolName::DbRow => "PostgreSQL",
+            ProtocolName::ConsulSession => "Consul",
+            ProtocolName::K8sLease => "Kubernetes API server",
+            ProtocolName::ZkSequential => "ZooKeeper",
+            ProtocolName::Bully | ProtocolName::Ring | ProtocolName::Raft => "none",
+        }
+    }
+
+    /// What a live run of the protocol runs against, for a report: `live etcd`, `live
+    /// Redis`; for raft, its own node processes.
+    pub fn live_side(self) -> String {
+        match self.backend_name() {
+            "none" => "live nodes".to_string(),
+            b => format!("live {b}"),
+        }
+    }
+
     /// Parses a name as written in files.
     pub fn parse(name: &str) -> Option<ProtocolName> {
         Self::ALL.into_iter().find(|p| p.name() == name)

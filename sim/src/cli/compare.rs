@@ -37,7 +37,8 @@ pub(super) fn compare(args: CompareArgs) -> Result {
         .zip(sims)
         .map(|(seed, r)| r.map_err(|e| internal(format!("seed {seed}: {e}"))))
         .collect::<Result<Vec<_>>>()?;
-    let c = compare::compare(&command, &name, &sim, &real);
+    let live = resolved.scenario.protocol.live_side();
+    let c = compare::compare(&command, &name, &live, &sim, &real);
     let (md, json) = (c.markdown(), c.json());
     write_files(
         &dir,

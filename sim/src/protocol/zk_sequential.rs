@@ -10,27 +10,56 @@ use crate::service::zk::{
 };
 use async_trait::async_trait;
 pub use baton_model::protocol::zk_sequential::ZkSequential;
+use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::zk_sequential::{
     CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialElector,
 };
 use baton_protocols::Elector;
 use madsim::task::NodeId;
-use std::sync::Arc;
+use rand::Rng;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// A ZooKeeper client for one node; every call is bounded by `rpc_timeout_ms`.
+///
+/// Besides the recipe's own calls it sends what the client library sends by itself:
+/// real mode's library, the `zookeeper-client` crate, checks its connection every
+/// twentieth of the negotiated session timeout and pings the server when nothing was
+/// sent on the session for three of those (`reset_timeout`, `ping_timeout = 3 x tick`),
+/// so a session is touched about every 450 ms at a 3 s timeout, not only at the recipe's
+/// pings every third of it. Those touches decide when the server expires a session whose
+/// node was killed, paused or cut off.
 pub struct SimZkClient {
     ep: Arc<Endpoint>,
     node: String,
     rpc_timeout_ms: u64,
+    clock: Arc<dyn Clock>,
+    /// Each open session's last send, on the node's clock.
+    last_send: Arc<Mutex<BTreeMap<i64, i64>>>,
 }
 
+/// The library checks its connection this many times per session timeout
+/// (`session_timeout / 20`), and pings after three checks' worth of silence.
+const LIBRARY_TICKS_PER_TIMEOUT: u64 = 20;
+const LIBRARY_PING_AFTER_TICKS: u64 = 3;
+
 impl SimZkClient {
-    /// A client sending from `ep` on behalf of `node`.
-    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64) -> Self {
+    /// A client sending from `ep` on behalf of `node`, whose library reads `clock`.
+    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64, clock: Arc<dyn Clock>) -> Self {
         SimZkClient {
             ep,
             node: node.to_string(),
             rpc_timeout_ms,
+            clock,
+            last_send: Arc::new(Mutex::new(BTreeMap::new())),
+        }
+    }
+
+    /// Notes a send on `session` (0: none of the recipe's sessions).
+    fn sent(&self, session: i64) {
+        if let Some(t) = self.last_send.lock().unwrap().get_mut(&session) {
+            *t = self.clock.now_us();
         }
     }
 
@@ -43,20 +72,57 @@ impl SimZkClient {
             .await
             .map_err(|_| ZkError::ConnectionLoss)
     }
+
+    /// The library's own pings on `grant`'s session (see the type's doc), until the
+    /// session is closed or the server says it is gone.
+    fn spawn_library_pings(&self, grant: SessionGrant) {
+        self.last_send
+            .lock()
+            .unwrap()
+            .insert(grant.id, self.clock.now_us());
+        let tick = Duration::from_millis((grant.timeout_ms / LIBRARY_TICKS_PER_TIMEOUT).max(1));
+        let idle_us = (tick * LIBRARY_PING_AFTER_TICKS as u32).as_micros() as i64;
+        let (ep, clock, last_send) = (self.ep.clone(), self.clock.clone(), self.last_send.clone());
+        let timeout_ms = self.rpc_timeout_ms;
+        madsim::task::spawn(async move {
+            loop {
+                sleep_local(clock.as_ref(), tick).await;
+                let now = clock.now_us();
+                let due = match last_send.lock().unwrap().get_mut(&grant.id) {
+                    None => return,
+                    Some(t) if now >= *t + idle_us => {
+                        *t = now;
+                        true
+                    }
+                    Some(_) => false,
+                };
+                if due {
+                    let r = call(&ep, BACKEND_ADDR, ZkPing { session: grant.id }, timeout_ms).await;
+                    if matches!(r, Ok(Err(ZkError::SessionExpired))) {
+                        return;
+                    }
+                }
+            }
+        });
+    }
 }
 
 #[async_trait]
 impl ZkApi for SimZkClient {
     async fn create_session(&self, timeout_ms: u64) -> Result<SessionGrant, ZkError> {
         let node = self.node.clone();
-        self.call(ZkConnect { node, timeout_ms }, 0).await
+        let grant = self.call(ZkConnect { node, timeout_ms }, 0).await?;
+        self.spawn_library_pings(grant);
+        Ok(grant)
     }
 
     async fn ping(&self, session: i64) -> Result<(), ZkError> {
+        self.sent(session);
         self.call(ZkPing { session }, 0).await?
     }
 
     async fn close_session(&self, session: i64) -> Result<(), ZkError> {
+        self.last_send.lock().unwrap().remove(&session);
         self.call(ZkClose { session }, 0).await
     }
 
@@ -67,6 +133,7 @@ impl ZkApi for SimZkClient {
         data: &str,
         mode: CreateMode,
     ) -> Result<(String, Stat), ZkError> {
+        self.sent(session);
         let req = ZkCreate {
             session,
             path: path.to_string(),
@@ -77,11 +144,13 @@ impl ZkApi for SimZkClient {
     }
 
     async fn get_children(&self, session: i64, path: &str) -> Result<Vec<String>, ZkError> {
+        self.sent(session);
         let path = path.to_string();
         self.call(ZkGetChildren { session, path }, 0).await?
     }
 
     async fn get_data(&self, session: i64, path: &str) -> Result<(String, Stat), ZkError> {
+        self.sent(session);
         let path = path.to_string();
         self.call(ZkGetData { session, path }, 0).await?
     }
@@ -92,6 +161,7 @@ impl ZkApi for SimZkClient {
         path: &str,
         wait_ms: u64,
     ) -> Result<Option<Stat>, ZkError> {
+        self.sent(session);
         let req = ZkExists {
             session,
             path: path.to_string(),
@@ -102,6 +172,7 @@ impl ZkApi for SimZkClient {
     }
 
     async fn delete(&self, session: i64, path: &str) -> Result<(), ZkError> {
+        self.sent(session);
         let path = path.to_string();
         self.call(ZkDelete { session, path }, 0).await?
     }
@@ -110,10 +181,12 @@ impl ZkApi for SimZkClient {
 impl Protocol for ZkSequential {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
+        let tick = self.0.tick_time_ms.max(1);
         let settings = ZkSettings {
             tick_time_ms: self.0.tick_time_ms,
             min_session_timeout_ms: self.0.effective_min_session_timeout_ms(),
             max_session_timeout_ms: self.0.effective_max_session_timeout_ms(),
+            tick_phase_ms: crate::seed::fork(ctx.seed, "zk/tick-phase").gen_range(0..tick),
         };
         let node = ctx
             .handle
@@ -126,7 +199,12 @@ impl Protocol for ZkSequential {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let api = Arc::new(SimZkClient::new(ctx.ep, ctx.node, self.0.rpc_timeout_ms));
+        let api = Arc::new(SimZkClient::new(
+            ctx.ep,
+            ctx.node,
+            self.0.rpc_timeout_ms,
+            ctx.clock.clone(),
+        ));
         Arc::new(ZkSequentialElector::new(
             ctx.node,
             api,

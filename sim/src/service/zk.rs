@@ -143,6 +143,10 @@ pub struct ZkSettings {
     pub min_session_timeout_ms: u64,
     /// `maxSessionTimeout`.
     pub max_session_timeout_ms: u64,
+    /// Where in its tick the session tracker is when the run starts, ms (below
+    /// `tick_time_ms`): a real server's ticks run on its own clock since it started, so
+    /// a fault lands at any phase of them (drawn from the seed).
+    pub tick_phase_ms: u64,
 }
 
 struct Service {
@@ -244,8 +248,15 @@ pub async fn serve(
         let s = s.clone();
         async move { s.exists_watch(r).await }
     });
-    // The session tracker: expire sessions on the service's own clock, once per tick.
+    // The session tracker: expire sessions on the service's own clock, once per tick,
+    // its first tick `tick_phase_ms` in.
     let tick = Duration::from_millis(svc.settings.tick_time_ms);
+    sleep_local(
+        &svc.clock,
+        Duration::from_millis(svc.settings.tick_phase_ms),
+    )
+    .await;
+    svc.expire();
     loop {
         sleep_local(&svc.clock, tick).await;
         svc.expire();
