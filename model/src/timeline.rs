@@ -343,22 +343,24 @@ pub enum Event {
         /// How many leases it extended.
         leases: usize,
     },
-    /// An etcd member's process was killed.
+    /// An etcd member's process was killed (or, as `backend`, the one backend server's).
     MemberKilled {
         /// The member.
         member: String,
     },
-    /// An etcd member's process started again (its term, vote and log kept on disk).
+    /// An etcd member's process started again (its term, vote and log kept on disk), or,
+    /// as `backend`, the one backend server's (keeping what that server keeps).
     MemberRestarted {
         /// The member.
         member: String,
     },
-    /// An etcd member was stopped (a pause); its clock runs on.
+    /// An etcd member (or, as `backend`, the backend server) was stopped (a pause); its
+    /// clock runs on.
     MemberPaused {
         /// The member.
         member: String,
     },
-    /// A paused etcd member runs again.
+    /// A paused etcd member (or the backend server) runs again.
     MemberResumed {
         /// The member.
         member: String,

@@ -302,6 +302,46 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// Carries out `verb` when it acts on the backend's processes: its one server
+    /// (`backend`) or an etcd member. Gives the verb back otherwise.
+    async fn act_on_backend(
+        &mut self,
+        index: usize,
+        verb: Verb,
+    ) -> Result<Result<Acted, RealError>, Verb> {
+        Ok(match verb {
+            Verb::Kill(s) if s == "backend" => {
+                let r = self.sup.kill_server();
+                self.could_not(index, "kill backend", r)
+            }
+            Verb::Restart(s) if s == "backend" => {
+                self.sup.restart_server().await.map(|()| Acted::Done)
+            }
+            Verb::Pause { node: s, .. } if s == "backend" => {
+                let r = self.sup.signal_server(true);
+                self.could_not(index, "pause backend", r)
+            }
+            Verb::Resume { node: s, .. } if s == "backend" => {
+                let _ = self.sup.signal_server(false);
+                Ok(Acted::Done)
+            }
+            Verb::Kill(m) if is_member(&m) => {
+                let r = self.sup.kill_member(&m);
+                self.could_not(index, &format!("kill {m}"), r)
+            }
+            Verb::Restart(m) if is_member(&m) => self.sup.restart_member(&m).map(|()| Acted::Done),
+            Verb::Pause { node: m, .. } if is_member(&m) => {
+                let r = self.sup.pause_member(&m);
+                self.could_not(index, &format!("pause {m}"), r)
+            }
+            Verb::Resume { node: m, .. } if is_member(&m) => {
+                let _ = self.sup.resume_member(&m);
+                Ok(Acted::Done)
+            }
+            other => return Err(other),
+        })
+    }
+
     /// The node-side proxies that carry `from -> to` (both ways unless `one_way`).
     fn links(&self, from: &str, to: &str, one_way: bool) -> Vec<(String, Link, Direction)> {
         links_of(&self.nodes, from, to, one_way, self.sup.nodes_talk())
@@ -352,20 +392,11 @@ impl FaultWorld for Driver<'_> {
     }
 
     async fn act(&mut self, index: usize, verb: Verb) -> Result<Acted, RealError> {
+        let verb = match self.act_on_backend(index, verb).await {
+            Ok(done) => return done,
+            Err(verb) => verb,
+        };
         match verb {
-            Verb::Kill(m) if is_member(&m) => {
-                let r = self.sup.kill_member(&m);
-                self.could_not(index, &format!("kill {m}"), r)
-            }
-            Verb::Restart(m) if is_member(&m) => self.sup.restart_member(&m).map(|()| Acted::Done),
-            Verb::Pause { node: m, .. } if is_member(&m) => {
-                let r = self.sup.pause_member(&m);
-                self.could_not(index, &format!("pause {m}"), r)
-            }
-            Verb::Resume { node: m, .. } if is_member(&m) => {
-                let _ = self.sup.resume_member(&m);
-                Ok(Acted::Done)
-            }
             Verb::Kill(n) => {
                 let r = self.sup.kill(&n);
                 self.could_not(index, &format!("kill {n}"), r)

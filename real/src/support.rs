@@ -264,8 +264,9 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
         .and_then(|t| t.get("faults").and_then(|f| f.as_array()).map(|a| a.len()));
     let one_for_one = src.swarm_seed.is_none() && file_tables == Some(resolved.faults.len());
     let raft = resolved.scenario.protocol == ProtocolName::Raft;
+    let etcd = resolved.scenario.protocol == ProtocolName::EtcdLease;
     for (i, firing) in resolved.faults.iter().enumerate() {
-        let Some((field, why)) = fault_refusal(&firing.fault, &is_node, raft) else {
+        let Some((field, why)) = fault_refusal(&firing.fault, &is_node, raft, etcd) else {
             continue;
         };
         let (key_base, fault) = fault_key_base(resolved, src, i, one_for_one);
@@ -282,11 +283,13 @@ fn check_faults(resolved: &Resolved, src: &Source, refuse: &Refuse) -> Result<()
 
 /// Why real mode cannot apply `fault`: the field of its table to change and why; `None`
 /// if it can.
-/// `raft`: the nodes talk to each other (a link between two of them has proxies).
+/// `raft`: the nodes talk to each other (a link between two of them has proxies);
+/// `etcd`: the backend is a live etcd cluster (its members are named, not `backend`).
 fn fault_refusal(
     fault: &Fault,
     is_node: &dyn Fn(&str) -> bool,
     raft: bool,
+    etcd: bool,
 ) -> Option<(&'static str, String)> {
     use baton_model::etcd_cluster::{member_index, CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
     let member = |t: &str| member_index(t).is_some() || t == ETCD_LEADER || t == LEADER_MEMBER;
@@ -303,6 +306,11 @@ fn fault_refusal(
             if target == LEADER_MEMBER =>
         {
             return Some(("target", no_leader_member));
+        }
+        Fault::Kill { target, .. } | Fault::Restart { target } | Fault::Pause { target, .. }
+            if target == "backend" && etcd =>
+        {
+            return Some(("target", "`backend`: the live etcd is a cluster; name a member (etcd-1, etcd-2, ...; allowed on backend: Redis, ZooKeeper, PostgreSQL)".into()));
         }
         _ => {}
     }

@@ -253,3 +253,60 @@ fn redis_naive_unfenced_gc_pause_shows_the_double_write() {
         "{r}"
     );
 }
+
+/// server-restart.toml on a live Redis: restarted without persistence, it forgets the
+/// lock and the token counter, and the next holder draws a token the resource has seen
+/// (1, as the first holder's): the run fails with a second leadership under a token no
+/// higher than an earlier one. On PostgreSQL the row survives the restart: one
+/// leadership, and the run passes.
+#[test]
+fn a_server_restart_loses_redis_fencing_and_keeps_the_database_row() {
+    if !have(baton_real::redis_server::REDIS_BINARY, "redis-server") || !have_postgres() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    for (protocol, want) in [("redis-fenced", 1), ("db-row", 0)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let set = format!("protocol={protocol}");
+        let (o, pid) = real(
+            &scenario("server-restart.toml"),
+            &out,
+            &[
+                "--set",
+                &set,
+                "--set",
+                "duration_ms=16000",
+                "--set",
+                "faults.0.at_ms=5000",
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(want),
+            "{protocol}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_nothing_left(pid, &out);
+        let timeline = std::fs::read_to_string(out.join("trial-1/timeline.jsonl")).unwrap();
+        assert!(timeline.contains("\"event\":\"member_restarted\",\"member\":\"backend\""));
+        let tokens: Vec<u64> = timeline
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["event"] == "role_changed" && e["role"] == "leader")
+            .map(|e| e["token"].as_u64().unwrap())
+            .collect();
+        if protocol == "redis-fenced" {
+            assert!(
+                tokens.windows(2).any(|w| w[1] <= w[0]),
+                "a token repeats after the restart: {tokens:?}"
+            );
+        } else {
+            assert_eq!(
+                tokens.len(),
+                1,
+                "one leadership across the restart: {tokens:?}"
+            );
+        }
+    }
+}

@@ -242,8 +242,21 @@ impl World {
         }
     }
 
-    /// Kills a node (or an etcd member): its tasks are dropped and its sockets closed.
+    /// The backend's one server, when a fault names it (`backend`).
+    fn server(&self, name: &str) -> Option<NodeId> {
+        (name == "backend").then_some(self.backend.0).flatten()
+    }
+
+    /// Kills a node (or an etcd member, or the backend server): its tasks are dropped and
+    /// its sockets closed.
     pub fn kill(&self, name: &str) {
+        if let Some(id) = self.server(name) {
+            self.handle.kill(id);
+            self.timeline.record(Event::MemberKilled {
+                member: name.to_string(),
+            });
+            return;
+        }
         if let Some((c, m)) = self.member(name) {
             if m.up.load(std::sync::atomic::Ordering::SeqCst) {
                 self.handle.kill(*m.node.get().expect("built"));
@@ -281,9 +294,17 @@ impl World {
         }
     }
 
-    /// Starts a node (or an etcd member) again from scratch (killing it first if it
-    /// still runs).
+    /// Starts a node (or an etcd member, or the backend server) again from scratch
+    /// (killing it first if it still runs); what survives is its disk's.
     pub fn restart(&self, name: &str) {
+        if let Some(id) = self.server(name) {
+            self.handle.kill(id);
+            self.timeline.record(Event::MemberRestarted {
+                member: name.to_string(),
+            });
+            self.handle.restart(id);
+            return;
+        }
         if let Some((_, m)) = self.member(name) {
             self.kill(name);
             // The member records its own start, once its process runs.
@@ -312,6 +333,13 @@ impl World {
     /// Stops the world on a node (a scripted pause) until [`World::resume`] with what
     /// this returns.
     pub fn pause(&self, name: &str) -> Option<u64> {
+        if let Some(id) = self.server(name) {
+            self.handle.pause(id);
+            self.timeline.record(Event::MemberPaused {
+                member: name.to_string(),
+            });
+            return None;
+        }
         if let Some((_, m)) = self.member(name) {
             self.handle.pause(*m.node.get().expect("built"));
             self.timeline.record(Event::MemberPaused {
@@ -328,6 +356,13 @@ impl World {
 
     /// Ends a scripted pause.
     pub fn resume(&self, name: &str, held: Option<u64>) {
+        if let Some(id) = self.server(name) {
+            self.handle.resume(id);
+            self.timeline.record(Event::MemberResumed {
+                member: name.to_string(),
+            });
+            return;
+        }
         if let Some((_, m)) = self.member(name) {
             self.handle.resume(*m.node.get().expect("built"));
             self.timeline.record(Event::MemberResumed {

@@ -95,6 +95,21 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
             "node.toml:4: key `faults.0.target`: unknown target `n7`: expected one of n1, n2, n3, leader, follower, previous",
         ),
         ("kind.toml", "[[faults]]\nkind = \"kil\"\nat_ms = 1\ntarget = \"n1\"\n", "kind.toml:2: key `faults.0.kind`: unknown value `kil`; allowed: `kill`"),
+        (
+            "zk-restart.toml",
+            "protocol = \"zk-sequential\"\n[[faults]]\nkind = \"restart\"\nat_ms = 100\ntarget = \"backend\"\n",
+            "zk-restart.toml:5: key `faults.0.target`: a restart of `backend`: the simulated ZooKeeper keeps nothing across a restart, where a real one keeps its data, so a restart is not modelled (allowed on backend: kill, pause)",
+        ),
+        (
+            "raft-backend.toml",
+            "protocol = \"raft\"\n[[faults]]\nkind = \"kill\"\nat_ms = 100\ntarget = \"backend\"\n",
+            "raft-backend.toml:5: key `faults.0.target`: unknown target `backend`: expected one of n1, n2, n3, leader, follower, previous",
+        ),
+        (
+            "server-pause.toml",
+            "protocol = \"redis-fenced\"\n[[faults]]\nkind = \"pause\"\nat_ms = 100\ntarget = \"backend\"\nduration_ms = 100\npoint = \"before-write\"\n",
+            "server-pause.toml:7: key `faults.0.point`: `before-write` on `backend`: a server writes nothing to the fenced resource (allowed on backend: anywhere)",
+        ),
         ("syntax.toml", "nodes = [\n", "syntax.toml:2: not valid TOML"),
         (
             "order.toml",

@@ -44,6 +44,7 @@ fn simulated_database_keeps_the_row_lease_semantics() {
         let clock = NodeClock::new();
         clock.set_drift_ppm(-500_000);
         let c = clock.clone();
+        let disk = Arc::new(db::DbDisk::default());
         handle
             .create_node()
             .name("backend")
@@ -53,6 +54,7 @@ fn simulated_database_keeps_the_row_lease_semantics() {
                     Timeline::new(),
                     c.clone(),
                     Arc::new(baton_sim::requests::RequestCounter::default()),
+                    disk.clone(),
                 )
             })
             .build();
@@ -143,5 +145,20 @@ fn db_row_keeps_one_leader_acting_on_gc_pause_and_partition() {
         // The woken holder's generation is below its successor's: rejected.
         let r = report(&run("gc-pause", seed, &["protocol=db-row"]));
         assert!(!r["fencing"]["rejections"].as_array().unwrap().is_empty());
+    }
+}
+
+/// The database restarts under a live holder (server-restart.toml): the row is on its
+/// disk, so the holder renews as before, nobody else takes it, and no token repeats.
+#[test]
+fn a_database_restart_keeps_the_row_and_the_holder() {
+    for seed in [1, 2, 3] {
+        let a = run("server-restart", seed, &["protocol=db-row"]);
+        let r = report(&a);
+        assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
+        let t = a.timeline_jsonl();
+        assert!(t.contains("\"event\":\"member_restarted\",\"member\":\"backend\""));
+        let wins = t.matches("\"role\":\"leader\"").count();
+        assert_eq!(wins, 1, "seed {seed}: one leadership across the restart");
     }
 }

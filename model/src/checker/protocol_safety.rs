@@ -14,7 +14,9 @@
 //! pause's start counts, once its length is known), or its clock jumped beyond
 //! `offset_ms` or was made to drift beyond `drift_ppm` (either way), or the backend's
 //! clock was (a clock fault on any target that is not a node), or, where the peers'
-//! clocks judge the grant (raft's followers time the election), any node's. A jump is judged by what
+//! clocks judge the grant (raft's followers time the election), any node's, or the
+//! backend restarted without its data (Redis without persistence forgets the lock and
+//! the token counter: no protocol on top of it can keep its promise). A jump is judged by what
 //! the clock read before and after: setting an offset inside the bound on a clock that
 //! had drifted far moves it far (the checker keeps each clock's [`Skew`]). Excused acts are the fence's to
 //! stop: they are counted ("fence-saved"), and the run passes as the other checkers
@@ -155,6 +157,8 @@ pub(crate) struct ProtocolSafety {
     clock_faults: BTreeMap<usize, ClockChange>,
     /// Every clock a clock fault touched, by target, as the world keeps it.
     clocks: BTreeMap<String, Skew>,
+    /// The backend's server loses its data when it restarts.
+    server_forgets: bool,
     leads: Vec<Lead>,
     excuses: Vec<Excuse>,
     /// Pauses under way: node -> (start of the first, pauses in force). A pause may
@@ -178,6 +182,11 @@ impl ProtocolSafety {
             nodes: (1..=r.scenario.nodes).map(|i| format!("n{i}")).collect(),
             clock_faults,
             clocks: BTreeMap::new(),
+            server_forgets: r
+                .scenario
+                .protocol
+                .server_faults(r.scenario.etcd_cluster().is_cluster())
+                .is_some_and(|f| !f.keeps_data),
             leads: vec![],
             excuses: vec![],
             paused: BTreeMap::new(),
@@ -365,6 +374,17 @@ impl ProtocolSafety {
             }
             Event::NodeResumed { node } | Event::GcResumed { node } => self.resumed(node, t),
             Event::FaultApplied { index, target, .. } => self.clock_fault(*index, target, t),
+            Event::MemberRestarted { member } if member == "backend" && self.server_forgets => {
+                self.excuses.push(Excuse {
+                    node: None,
+                    start_us: t,
+                    end_us: None,
+                    what: format!(
+                        "backend: restarted without its data at {} ms (its locks and token counter gone)",
+                        us_to_ms(t)
+                    ),
+                });
+            }
             _ => {}
         }
     }

@@ -117,10 +117,47 @@ impl ProtocolName {
         }
     }
 
+    /// Whether faults may name its backend server as `backend` (kill, pause, and
+    /// restart where the simulated server models what a restart keeps): one server, not
+    /// an etcd cluster (`etcd_cluster`), whose members are named instead, nor an
+    /// election among the nodes.
+    pub fn server_faults(self, etcd_cluster: bool) -> Option<ServerFaults> {
+        match self {
+            ProtocolName::Bully | ProtocolName::Ring | ProtocolName::Raft => None,
+            ProtocolName::EtcdLease if etcd_cluster => None,
+            // Redis without persistence keeps nothing across a restart, which is what a
+            // restarted simulated service keeps; the database keeps its row on disk, and
+            // the simulated one keeps it across a restart too.
+            ProtocolName::RedisNaive | ProtocolName::RedisFenced => Some(ServerFaults {
+                restart_modelled: true,
+                keeps_data: false,
+            }),
+            ProtocolName::DbRow => Some(ServerFaults {
+                restart_modelled: true,
+                keeps_data: true,
+            }),
+            _ => Some(ServerFaults {
+                restart_modelled: false,
+                keeps_data: true,
+            }),
+        }
+    }
+
     /// Parses a name as written in files.
     pub fn parse(name: &str) -> Option<ProtocolName> {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
+}
+
+/// What faults may do to a protocol's one backend server (`target = "backend"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServerFaults {
+    /// A restart (or a kill with `restart_after_ms`) is modelled: the simulated server
+    /// keeps across it what the real one keeps. When not, only kill and pause are.
+    pub restart_modelled: bool,
+    /// The server keeps its data across a restart (a database, a coordination service);
+    /// Redis without persistence keeps nothing, its locks and counters included.
+    pub keeps_data: bool,
 }
 
 /// The failover bound a protocol promises, with the terms that make it up.

@@ -6,7 +6,8 @@ use super::context::Cx;
 use super::error::ScenarioError;
 use super::types::Scenario;
 use crate::etcd_cluster::{CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
-use crate::fault::{Fault, FaultSpec, Firing, When};
+use crate::fault::{Fault, FaultSpec, Firing, PausePoint, When};
+use crate::protocol::{ProtocolName, ServerFaults};
 
 /// The checked faults.
 pub(super) struct Faults {
@@ -43,7 +44,11 @@ pub(super) fn check(cx: &Cx, s: &Scenario, nodes: &[String]) -> Result<Faults, S
             )
             .map_err(|e| cx.fail(&["faults", &idx, &e.key], e.message))?;
         previous(cx, &idx, spec, nodes, &mut before.node)?;
-        targets(cx, &idx, &fault, nodes, &s.etcd_members())?;
+        let server = s
+            .protocol
+            .server_faults(s.etcd_cluster().is_cluster())
+            .map(|f| (s.protocol, f));
+        targets(cx, &idx, &fault, nodes, &s.etcd_members(), server)?;
         let jitter_ms = spec.jitter_ms.unwrap_or(0);
         if let When::At(t) = when {
             time(cx, (i, t), jitter_ms, s.duration_ms, &mut before.last_at)?;
@@ -116,15 +121,18 @@ fn previous(
 }
 
 /// The fault's targets: nodes of the fleet (or `leader`, `follower`, `previous`), the
-/// etcd members when the lease service is a cluster (`etcd-1`.., `etcd-leader`), and the
-/// ends its kind also takes.
+/// etcd members when the lease service is a cluster (`etcd-1`.., `etcd-leader`), the
+/// protocol's one backend server (`backend`, for kill, pause and, where modelled,
+/// restart: `server`), and the ends its kind also takes.
 fn targets(
     cx: &Cx,
     idx: &str,
     fault: &Fault,
     nodes: &[String],
     members: &[String],
+    server: Option<(ProtocolName, ServerFaults)>,
 ) -> Result<(), ScenarioError> {
+    server_target(cx, idx, fault, server)?;
     let one = |t: &str, key: &str, extra: &[&str]| target(cx, idx, nodes, (t, key), extra);
     let mut member_ends: Vec<&str> = members.iter().map(String::as_str).collect();
     if !members.is_empty() {
@@ -141,7 +149,10 @@ fn targets(
         Fault::Resign { target: t } => one(t, "target", &[]),
         Fault::Kill { target: t, .. }
         | Fault::Restart { target: t }
-        | Fault::Pause { target: t, .. } => one(t, "target", &with(&[])),
+        | Fault::Pause { target: t, .. } => {
+            let backend: &[&'static str] = if server.is_some() { &["backend"] } else { &[] };
+            one(t, "target", &with(backend))
+        }
         Fault::ClockOffset { target: t, .. }
         | Fault::ClockDrift { target: t, .. }
         | Fault::ClockStep { target: t, .. } => one(t, "target", &with(&["backend"])),
@@ -180,6 +191,45 @@ fn targets(
         }
         Fault::Heal | Fault::Network { .. } => Ok(()),
     }
+}
+
+/// A kill, restart or pause of `backend`: a restart only where the simulated server
+/// keeps what the real one keeps, a pause at any moment (a server writes nothing to the
+/// fenced resource, so `before-write` has no moment to strike).
+fn server_target(
+    cx: &Cx,
+    idx: &str,
+    fault: &Fault,
+    server: Option<(ProtocolName, ServerFaults)>,
+) -> Result<(), ScenarioError> {
+    let Some((protocol, f)) = server else {
+        return Ok(());
+    };
+    let (restarts, key) = match fault {
+        Fault::Restart { target } if target == "backend" => (true, "target"),
+        Fault::Kill {
+            target,
+            restart_after_ms: Some(_),
+        } if target == "backend" => (true, "restart_after_ms"),
+        Fault::Pause { target, point, .. }
+            if target == "backend" && *point == PausePoint::BeforeWrite =>
+        {
+            return cx.check(
+                false,
+                &["faults", idx, "point"],
+                "`before-write` on `backend`: a server writes nothing to the fenced resource (allowed on backend: anywhere)".into(),
+            );
+        }
+        _ => (false, ""),
+    };
+    cx.check(
+        !restarts || f.restart_modelled,
+        &["faults", idx, key],
+        format!(
+            "a restart of `backend`: the simulated {} keeps nothing across a restart, where a real one keeps its data, so a restart is not modelled (allowed on backend: kill, pause)",
+            protocol.backend_name()
+        ),
+    )
 }
 
 /// One target `t`, written at `key`: a node, `leader`, `follower`, `previous` or one of

@@ -1,5 +1,6 @@
-//! The fault verbs on the etcd cluster's members: kill, restart, pause and resume a
-//! member's process, and who leads etcd. A member cut from the clients is a cut of each
+//! The fault verbs on the backend's processes: kill, restart, pause and resume an etcd
+//! member's process, or the one server's (`backend`: Redis, ZooKeeper, PostgreSQL), and
+//! who leads etcd. A member cut from the clients is a cut of each
 //! node's proxy to it ([`Link::Member`](super::Link::Member)), in `verbs`.
 //!
 //! Who leads is read from the members' own status ([`leader_among`]); the watcher that
@@ -62,6 +63,57 @@ impl Supervisor {
         }
         self.log.record(Event::MemberResumed {
             member: member.to_string(),
+        });
+        Ok(())
+    }
+
+    /// The backend's one server: a fault names it only when there is one (see
+    /// crate::support and the model's `server_faults`).
+    fn server_mut(&mut self) -> Result<&mut crate::server::Server, RealError> {
+        self.backend
+            .as_mut()
+            .and_then(crate::backend::Backend::server_mut)
+            .ok_or_else(|| RealError::UnknownNode("backend".into()))
+    }
+
+    /// Kills the backend's server with SIGKILL; its data directory stays.
+    pub fn kill_server(&mut self) -> Result<(), RealError> {
+        if !self.server_mut()?.kill() {
+            return Err(RealError::NotRunning("backend".into()));
+        }
+        self.log.record(Event::MemberKilled {
+            member: "backend".into(),
+        });
+        Ok(())
+    }
+
+    /// Starts the backend's server again on its port and data (killing it first if it
+    /// runs), and returns once it answers. What it keeps is its own business: Redis
+    /// without persistence keeps nothing.
+    pub async fn restart_server(&mut self) -> Result<(), RealError> {
+        self.log.record(Event::MemberRestarted {
+            member: "backend".into(),
+        });
+        let pid = self
+            .server_mut()?
+            .restart()
+            .await
+            .map_err(|e| RealError::Backend(crate::backend::BackendError::Server(e)))?;
+        self.pids.lock().unwrap().push(pid);
+        Ok(())
+    }
+
+    /// Stops the backend's server (SIGSTOP) or lets it run again (SIGCONT).
+    pub fn signal_server(&mut self, stop: bool) -> Result<(), RealError> {
+        let sig = if stop { libc::SIGSTOP } else { libc::SIGCONT };
+        if !self.server_mut()?.signal(sig) {
+            return Err(RealError::NotRunning("backend".into()));
+        }
+        let member = "backend".to_string();
+        self.log.record(if stop {
+            Event::MemberPaused { member }
+        } else {
+            Event::MemberResumed { member }
         });
         Ok(())
     }

@@ -80,12 +80,14 @@ impl DbApi for SimDbClient {
 impl Protocol for DbRow {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
+        // The row outlives the database's process, as its data directory does.
+        let disk = Arc::new(db::DbDisk::default());
         let node = ctx
             .handle
             .create_node()
             .name("backend")
             .ip(BACKEND_ADDR.ip())
-            .init(move || db::serve(tl.clone(), clock.clone(), requests.clone()))
+            .init(move || db::serve(tl.clone(), clock.clone(), requests.clone(), disk.clone()))
             .build();
         Some(node.id())
     }

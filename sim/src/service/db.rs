@@ -6,6 +6,10 @@
 //! place (`db-row.lease_clock = "client"`, ShedLock's default, the bug). The row starts with
 //! `generation = 0` and an `expires_at` long past, so the first acquire wins.
 //!
+//! The row lives on the database's "disk" ([`DbDisk`], owned outside the node), so a
+//! restart of the database (`kill`/`restart` of `backend`) finds it as it was: committed
+//! rows survive a crash, as PostgreSQL's do.
+//!
 //! Not modelled: replication (a failover to a replica that missed the last `UPDATE` would
 //! hand out a generation twice), transactions spanning several statements, connection
 //! pools.
@@ -75,8 +79,22 @@ struct Row {
     end_recorded: bool,
 }
 
+/// The database's durable state: the `leader` row, kept across restarts.
+pub struct DbDisk(Mutex<Row>);
+
+impl Default for DbDisk {
+    fn default() -> Self {
+        DbDisk(Mutex::new(Row {
+            node: String::new(),
+            expires_at_us: i64::MIN,
+            generation: 0,
+            end_recorded: true,
+        }))
+    }
+}
+
 struct Service {
-    row: Mutex<Row>,
+    disk: Arc<DbDisk>,
     clock: NodeClock,
     timeline: Timeline,
     changed: Notify,
@@ -85,22 +103,18 @@ struct Service {
 /// The key name the timeline uses for the row.
 const ROW_KEY: &str = "leader";
 
-/// Runs the database on the current node until the node is killed.
+/// Runs the database on the current node until the node is killed, its row on `disk`.
 ///
 /// `requests` counts every statement served (the backend load a protocol puts on it).
 pub async fn serve(
     timeline: Timeline,
     clock: NodeClock,
     requests: Arc<crate::requests::RequestCounter>,
+    disk: Arc<DbDisk>,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
-        row: Mutex::new(Row {
-            node: String::new(),
-            expires_at_us: i64::MIN,
-            generation: 0,
-            end_recorded: true,
-        }),
+        disk,
         clock,
         timeline,
         changed: Notify::new(),
@@ -138,7 +152,7 @@ impl Service {
     /// in place of `now()`.
     fn acquire(&self, node: String, ttl_ms: u64, client_now_us: Option<i64>) -> Option<u64> {
         let now = client_now_us.unwrap_or_else(|| self.clock.now_us());
-        let mut row = self.row.lock().unwrap();
+        let mut row = self.disk.0.lock().unwrap();
         if row.expires_at_us >= now {
             return None;
         }
@@ -162,7 +176,7 @@ impl Service {
     /// `UPDATE leader SET expires_at = now() + ttl WHERE node = ? AND generation = ?`.
     fn renew(&self, node: &str, generation: u64, ttl_ms: u64, client_now_us: Option<i64>) -> bool {
         let now = client_now_us.unwrap_or_else(|| self.clock.now_us());
-        let mut row = self.row.lock().unwrap();
+        let mut row = self.disk.0.lock().unwrap();
         if row.node != node || row.generation != generation {
             return false;
         }
@@ -178,7 +192,7 @@ impl Service {
     /// `UPDATE leader SET expires_at = now() WHERE node = ? AND generation = ?`.
     fn release(&self, node: &str, generation: u64) -> bool {
         let now = self.clock.now_us();
-        let mut row = self.row.lock().unwrap();
+        let mut row = self.disk.0.lock().unwrap();
         if row.node != node || row.generation != generation {
             return false;
         }
@@ -192,7 +206,7 @@ impl Service {
     /// `SELECT node, generation FROM leader WHERE expires_at >= now()`.
     fn select(&self) -> Option<LeaderRow> {
         let now = self.clock.now_us();
-        let row = self.row.lock().unwrap();
+        let row = self.disk.0.lock().unwrap();
         (row.generation > 0 && row.expires_at_us >= now).then(|| LeaderRow {
             node: row.node.clone(),
             generation: row.generation,
@@ -230,7 +244,7 @@ impl Service {
             tokio::pin!(notified);
             notified.as_mut().enable();
             let due = {
-                let mut row = self.row.lock().unwrap();
+                let mut row = self.disk.0.lock().unwrap();
                 if row.end_recorded {
                     None
                 } else if self.clock.now_us() > row.expires_at_us {
