@@ -726,6 +726,42 @@ mod tests {
     }
 
     #[test]
+    fn a_backend_restarted_without_its_data_excuses_every_leader() {
+        // Redis without persistence forgets the lock at a restart: n1 acting past the
+        // next win is the backend's doing. The database keeps its row: no excuse.
+        let run = |protocol: &str| {
+            let text = format!("protocol = \"{protocol}\"\n");
+            let r = crate::scenario::load_str("t.toml", "t", &text, &[]).expect("loads");
+            let mut c = ProtocolSafety::new(&r);
+            for e in [
+                leader(100, "n1", 1),
+                at(
+                    10_000,
+                    Event::MemberRestarted {
+                        member: "backend".into(),
+                    },
+                ),
+                leader(10_030, "n2", 1),
+                stopped(10_110, "n1", 1, "revoked"),
+            ] {
+                c.entry(&e);
+            }
+            let mut v = vec![];
+            let s = c.finish(20_000_000, &mut v);
+            (s, v)
+        };
+        let (s, v) = run("redis-fenced");
+        assert!(v.is_empty(), "{v:?}");
+        assert!(
+            s.fence_saved[0].contains("backend: restarted without its data"),
+            "{:?}",
+            s.fence_saved
+        );
+        let (_, v) = run("db-row");
+        assert_eq!(v.len(), 1, "{v:?}");
+    }
+
+    #[test]
     fn a_stale_win_under_an_older_token_gives_nothing_away() {
         // n2 learns late that it won term 4; n1 already leads term 5.
         let (s, v) = judge(&[
