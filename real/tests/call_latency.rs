@@ -28,10 +28,22 @@ fn show(name: &str, mut ms: Vec<f64>) {
 }
 
 /// The zk-sequential recipe's calls on a live ZooKeeper (tickTime 1000 ms, a 3 s
-/// session, as the committed scenarios ask).
+/// session, as the committed scenarios ask), straight to the server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: run it by hand (see the module doc)"]
 async fn zookeeper_calls() {
+    zookeeper_calls_with((0, 0)).await;
+}
+
+/// The same through a Baton proxy adding the committed scenarios' network latency (1 to
+/// 5 ms each way), as a node's calls go in real mode: each call's cost in round trips.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run it by hand (see the module doc)"]
+async fn zookeeper_calls_through_a_proxy() {
+    zookeeper_calls_with((1, 5)).await;
+}
+
+async fn zookeeper_calls_with(latency_ms: (u64, u64)) {
     let dir = tempfile::tempdir().unwrap();
     let kind = ZkServer {
         tick_time_ms: 1000,
@@ -39,7 +51,13 @@ async fn zookeeper_calls() {
         max_session_timeout_ms: 20_000,
     };
     let server = Server::start(Box::new(kind), dir.path()).await.unwrap();
-    let zk = RealZk::new(&server.addr().to_string(), 2000);
+    baton_real::zk_client::warm_up(&server.addr().to_string(), 20)
+        .await
+        .unwrap();
+    let proxy = baton_real::proxy::Proxy::start(server.addr()).await.unwrap();
+    proxy.set_latency_ms(baton_real::proxy::Flow::Both, latency_ms.0, latency_ms.1);
+    println!("latency each way: {latency_ms:?} ms");
+    let zk = RealZk::new(&proxy.addr().to_string(), 2000);
     let (mut connect, mut parent, mut seq, mut children, mut data, mut ping, mut close) =
         (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
