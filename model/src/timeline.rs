@@ -180,6 +180,33 @@ pub enum Event {
         /// The token it gave up.
         token: u64,
     },
+    /// A leader asked to transfer its leadership has stopped its protected writes, its
+    /// job's cursor published by its last checkpoint, and hands the leadership to its
+    /// designated successor by the backend's primitive (its `Released` follows).
+    HandedOver {
+        /// The old leader.
+        node: String,
+        /// The token it gave up.
+        token: u64,
+        /// The designated successor.
+        to: String,
+        /// The job's cursor it published (the first segment not yet checkpointed; 0
+        /// without a job).
+        cursor: u64,
+    },
+    /// A transfer did not happen: the leader could not get the backend ready to hand
+    /// over to its successor in time (or lost its leadership first), and leads on (or
+    /// has already stopped for another reason).
+    TransferAborted {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The designated successor.
+        to: String,
+        /// Why.
+        reason: String,
+    },
     /// The lease service granted a lease.
     LeaseGranted {
         /// The node that asked.

@@ -16,6 +16,7 @@
 //!   is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
 //!   traffic has no proxy); member kill, restart, pause and partitions from the clients
 //!   run (see crate::driver);
+//! - a `transfer` fault: the real node has no handover to a named successor;
 //! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
 //!   does (2000 ms, 500 ms): a real etcd has its own.
@@ -278,6 +279,9 @@ fn fault_refusal(fault: &Fault, is_node: &dyn Fn(&str) -> bool) -> Option<(&'sta
         _ => {}
     }
     match fault {
+        Fault::Transfer { .. } => {
+            return Some(("kind", "transfer: the real node has no transfer (its elector, the etcd-client crate's election, has no requeue and no handover to a named successor); the simulator runs it (allowed here: resign)".into()));
+        }
         Fault::SlowDisk { .. } => {
             return Some(("kind", format!("slow-disk: real mode has no honest way to stall a live etcd's fsync without root and a fault-injecting filesystem ({ON_MEMBERS})")));
         }
@@ -469,6 +473,10 @@ mod tests {
         assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.target");
         let text = format!("{KILL}[noise.gc]\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
+        let text =
+            format!("{KILL}[[faults]]\nkind = \"transfer\"\nat_ms = 6000\ntarget = \"leader\"\n");
+        let r = checked(&text, &[]).unwrap_err();
+        assert_eq!((r.key.as_str(), r.line), ("faults.1.kind", Some(8)), "{r}");
         assert_eq!(
             checked(KILL, &["network.loss_ppm=5"]).unwrap_err().key,
             "network.loss_ppm"

@@ -50,5 +50,6 @@ pub mod sweep;
 pub mod sweep_output;
 pub mod sweep_plot;
 pub mod timeline;
+pub mod transfer;
 pub mod work;
 pub mod world;

@@ -34,6 +34,7 @@ pub mod sequence;
 pub mod sometimes;
 pub mod stale_read;
 pub mod stale_token;
+pub mod transfer;
 pub mod wins;
 
 use crate::scenario::Resolved;
@@ -157,6 +158,23 @@ pub enum Violation {
         /// Node, token, the grant's end and the bounds.
         detail: String,
     },
+    /// Defends "a transfer hands leadership to its designated successor" (see
+    /// [`transfer`]): the first newer leadership to write after a handover is the
+    /// successor's, unless the successor died first.
+    TransferMissed {
+        /// When the old leader handed over.
+        at_ms: f64,
+        /// Both leaders and the successor named.
+        detail: String,
+    },
+    /// Defends `expect.transfer_gap_ms_max` (see [`transfer`]): a handover's gap, old
+    /// leader's last accepted write to the successor's first, is at most the bound.
+    TransferTooSlow {
+        /// When the old leader handed over.
+        at_ms: f64,
+        /// The handover, its gap and the bound.
+        detail: String,
+    },
     /// Defends linearizable reads (see [`stale_read`]): a read answered from a leader's
     /// lease reflects every batch committed before it was sent. One per leadership.
     StaleRead {
@@ -183,6 +201,8 @@ impl Violation {
             Violation::TwoLeadersInOneTerm { .. } => "election_safety",
             Violation::StaleRead { .. } => "stale_read",
             Violation::ActedPastGrant { .. } => "acted_past_grant",
+            Violation::TransferMissed { .. } => "transfer_missed",
+            Violation::TransferTooSlow { .. } => "transfer_too_slow",
         }
     }
 
@@ -200,7 +220,9 @@ impl Violation {
             | Violation::ActedAfterRelease { at_ms, .. }
             | Violation::TwoLeadersInOneTerm { at_ms, .. }
             | Violation::StaleRead { at_ms, .. }
-            | Violation::ActedPastGrant { at_ms, .. } => *at_ms,
+            | Violation::ActedPastGrant { at_ms, .. }
+            | Violation::TransferMissed { at_ms, .. }
+            | Violation::TransferTooSlow { at_ms, .. } => *at_ms,
         }
     }
 
@@ -217,7 +239,9 @@ impl Violation {
             | Violation::ActedAfterRelease { detail, .. }
             | Violation::TwoLeadersInOneTerm { detail, .. }
             | Violation::StaleRead { detail, .. }
-            | Violation::ActedPastGrant { detail, .. } => detail.clone(),
+            | Violation::ActedPastGrant { detail, .. }
+            | Violation::TransferMissed { detail, .. }
+            | Violation::TransferTooSlow { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -310,6 +334,8 @@ pub struct Findings {
     /// Whether the protocol kept its leaders inside their grants by itself, or the
     /// fence had to (`protocol_safety`).
     pub protocol_safety: protocol_safety::ProtocolSafetySummary,
+    /// Leadership transfers: each handover, its gap and winner (`transfer`).
+    pub transfer: transfer::TransferSummary,
 }
 
 impl Findings {
@@ -372,6 +398,7 @@ pub struct Checks {
     lease_ttl: lease_ttl::LeaseTtl,
     lease_service: lease_service::LeaseService,
     protocol_safety: protocol_safety::ProtocolSafety,
+    transfer: transfer::Transfer,
 }
 
 impl Checks {
@@ -404,6 +431,7 @@ impl Checks {
             lease_ttl: lease_ttl::LeaseTtl::default(),
             lease_service: lease_service::LeaseService::default(),
             protocol_safety: protocol_safety::ProtocolSafety::new(resolved),
+            transfer: transfer::Transfer::default(),
         }
     }
 
@@ -425,6 +453,7 @@ impl Checks {
         self.lease_ttl.entry(e);
         self.lease_service.entry(e);
         self.protocol_safety.entry(e);
+        self.transfer.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -442,6 +471,7 @@ impl Checks {
         self.failover.write(w, &self.resolved);
         self.false_failovers.write(w, &self.resolved);
         self.job.write(w);
+        self.transfer.write(w);
     }
 
     /// Judges the run, which stopped at `end_us`, with what the client saw.
@@ -465,6 +495,7 @@ impl Checks {
         let failover = self.failover.finish(&mut violations);
         self.election_safety.finish(&mut violations);
         let reads = self.stale_read.finish(&mut violations);
+        let transfer = self.transfer.finish(r, &mut violations);
         let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
         violations.sort_by(|a, b| {
             a.at_ms()
@@ -498,6 +529,7 @@ impl Checks {
             lease_ttl_granted_ms: self.lease_ttl.finish(),
             lease_service: self.lease_service.finish(),
             protocol_safety,
+            transfer,
         }
     }
 }

@@ -63,6 +63,8 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::JobStepDone { .. } => "job_step_done",
         Event::JobStepAbandoned { .. } => "job_step_abandoned",
         Event::Released { .. } => "released",
+        Event::HandedOver { .. } => "handed_over",
+        Event::TransferAborted { .. } => "transfer_aborted",
         Event::LeaseGranted { .. } => "lease_granted",
         Event::LeaseExpired { .. } => "lease_expired",
         Event::LeaseRevoked { .. } => "lease_revoked",
@@ -212,6 +214,8 @@ impl LaneBuilder {
             Event::CampaignStarted { node }
             | Event::CampaignFailed { node, .. }
             | Event::Released { node, .. }
+            | Event::HandedOver { node, .. }
+            | Event::TransferAborted { node, .. }
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
             | Event::JobStepAbandoned { node, .. } => self.keep_event(Some(node.clone()), e),
@@ -223,7 +227,7 @@ impl LaneBuilder {
     fn fault_applied(&mut self, index: usize, kind: FaultKind, target: &str, at_us: i64) {
         let name = kind.name();
         match kind {
-            FaultKind::Kill | FaultKind::Resign => {
+            FaultKind::Kill | FaultKind::Resign | FaultKind::Transfer => {
                 self.mark(target, name, at_us, name.to_string(), Some(index))
             }
             FaultKind::ClockOffset | FaultKind::ClockDrift | FaultKind::ClockStep => {

@@ -144,6 +144,8 @@ struct Report<'a> {
     sequence: Sequence,
     reads: &'a crate::checker::stale_read::StaleReadSummary,
     handoff_gaps: &'a [HandoffGap],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transfer: Option<&'a crate::checker::transfer::TransferSummary>,
     false_failovers: &'a crate::checker::false_failover::FalseFailoverSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     job: Option<&'a crate::checker::job::JobSummary>,
@@ -243,6 +245,10 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         },
         reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
+        transfer: r
+            .scenario
+            .has_fault(crate::fault::FaultKind::Transfer)
+            .then_some(&f.transfer),
         false_failovers: &f.false_failovers,
         job: r.scenario.work.job.as_ref().map(|_| &f.job),
         elections: &f.elections,

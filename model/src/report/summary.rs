@@ -47,7 +47,7 @@ struct Run<'a> {
 type Section = fn(&mut String, &Run);
 
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 22] = [
+const SECTIONS: [Section; 23] = [
     header,
     faults,
     leaders_acting,
@@ -60,6 +60,7 @@ const SECTIONS: [Section; 22] = [
     step_down,
     elections,
     handoffs,
+    transfers,
     false_failovers,
     job,
     gc_noise,
@@ -341,12 +342,7 @@ fn election_latency(w: &mut String, run: &Run) {
 
 /// How the protocol steps down, when the scenario makes a leader resign.
 fn step_down(w: &mut String, run: &Run) {
-    let resigns = run
-        .r
-        .scenario
-        .faults
-        .iter()
-        .any(|x| x.kind == crate::fault::FaultKind::Resign);
+    let resigns = run.r.scenario.has_fault(crate::fault::FaultKind::Resign);
     if let (true, Some(how)) = (resigns, run.r.protocol.stepdown_method()) {
         let _ = writeln!(w, "step-down: {how}");
     }
@@ -400,6 +396,30 @@ fn handoffs(w: &mut String, run: &Run) {
                 ""
             }
         );
+    }
+}
+
+/// Leadership transfers, when the scenario asks for any: how the protocol hands over,
+/// and what the handovers gave.
+fn transfers(w: &mut String, run: &Run) {
+    if !run.r.scenario.has_fault(crate::fault::FaultKind::Transfer) {
+        return;
+    }
+    let t = &run.f.transfer;
+    let _ = writeln!(w, "transfer: {}", run.r.protocol.transfer_method());
+    let _ = writeln!(
+        w,
+        "  {} handed over, {} taken over by their successor, {} aborted; gap (old leader's last write -> successor's first) p50 {} p99 {} max {} over {}",
+        t.handovers.len(),
+        t.honoured,
+        t.aborted,
+        ms(t.gap_ms.p50),
+        ms(t.gap_ms.p99),
+        ms(t.gap_ms.max),
+        t.gap_ms.count
+    );
+    if let Some(max) = run.r.scenario.expect.transfer_gap_ms_max {
+        let _ = writeln!(w, "  checked against expect.transfer_gap_ms_max = {max} ms");
     }
 }
 

@@ -108,6 +108,9 @@ pub(super) fn expect(cx: &Cx, e: &Expect) -> Result<(), ScenarioError> {
     if let Some(v) = e.failover_ms_max {
         cx.at_most(v, &["expect", "failover_ms_max"], MAX_MS)?;
     }
+    if let Some(v) = e.transfer_gap_ms_max {
+        cx.at_most(v, &["expect", "transfer_gap_ms_max"], MAX_MS)?;
+    }
     Ok(())
 }
 

@@ -267,6 +267,11 @@ impl Scenario {
         }
     }
 
+    /// Whether any `[[faults]]` table is of `kind`.
+    pub fn has_fault(&self, kind: crate::fault::FaultKind) -> bool {
+        self.faults.iter().any(|f| f.kind == kind)
+    }
+
     /// What a protocol's bounds need from outside its table.
     pub fn fleet(&self) -> Fleet {
         Fleet {
