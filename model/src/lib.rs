@@ -29,6 +29,7 @@ pub mod scenario;
 pub mod seed;
 pub mod shell;
 pub mod swarm;
+pub mod swim;
 pub mod timeline;
 pub mod timeline_html;
 pub mod ttl;

@@ -207,6 +207,41 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A node's SWIM detector began to suspect a member (`[swim]`): it missed a probe
+    /// and every indirect probe of one period.
+    SwimSuspected {
+        /// The observer.
+        node: String,
+        /// The member suspected.
+        member: String,
+        /// Which start of its process (1 at first; a restart is a new process).
+        start: u64,
+    },
+    /// A node's SWIM detector declared a member down: its suspicion went unrefuted.
+    SwimDown {
+        /// The observer.
+        node: String,
+        /// The member declared down.
+        member: String,
+        /// Which start of its process.
+        start: u64,
+    },
+    /// A node whose detector declared the leader down had the backend take its seat
+    /// (etcd-lease: its lease revoked), before the lease would have expired.
+    SwimEvicted {
+        /// The node that asked.
+        node: String,
+        /// The leader evicted.
+        member: String,
+    },
+    /// The SWIM messages a node sent over the last second of its clock (recorded each
+    /// second, so that a report counts the detector's traffic).
+    SwimTraffic {
+        /// The node.
+        node: String,
+        /// Messages sent.
+        messages: u64,
+    },
     /// The lease service granted a lease.
     LeaseGranted {
         /// The node that asked.

@@ -85,6 +85,16 @@ pub trait Elector: Send + Sync {
     /// ahead of the successor, to queue again at the back. No-op by default (no queue).
     fn requeue(&self) {}
 
+    /// A failure detector (SWIM, `[swim]`) confirmed `node` dead: if it holds the seat,
+    /// have the backend take it away by the backend's own means, so that the next
+    /// candidate need not wait for its lease to expire. True when it did. The backend
+    /// still decides who leads next, and the fence still guards the resource. No-op by
+    /// default (a backend with no way to end another's grant).
+    async fn evict(&self, node: &str) -> Result<bool, ElectorError> {
+        let _ = node;
+        Ok(false)
+    }
+
     /// The protocol's own replicated log, if it has one and the scenario asked to use it
     /// (raft with `sequencer = "log"`). Lease protocols have none: their state lives at
     /// the fenced resource.

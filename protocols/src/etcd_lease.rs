@@ -423,6 +423,26 @@ impl Elector for EtcdLeaseElector {
         self.requeue.ask();
     }
 
+    /// Revokes the lease of the key at the head of the queue if `node` put it: etcd's
+    /// `LeaseRevoke` takes any lease id, and the revocation deletes the key, which wakes
+    /// the next waiter's watch.
+    async fn evict(&self, node: &str) -> Result<bool, ElectorError> {
+        let resp = self.queue(1).await?;
+        let Some(kv) = resp.kvs.first().filter(|kv| kv.value == node) else {
+            return Ok(false);
+        };
+        // The key is `<prefix>/<lease id in hex>` (see `open_session`).
+        let hex = kv.key.rsplit('/').next().unwrap_or_default();
+        let Ok(lease) = u64::from_str_radix(hex, 16) else {
+            return Ok(false);
+        };
+        self.api
+            .lease_revoke(lease as i64)
+            .await
+            .map_err(unavailable)?;
+        Ok(true)
+    }
+
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
         let resp = self.queue(1).await?;
         Ok(resp.kvs.first().map(|kv| LeaderInfo {

@@ -9,6 +9,7 @@
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
 //! - background GC noise (`[noise.gc]`): not implemented for processes;
+//! - a SWIM failure detector (`[swim]`): the real node has none;
 //! - a partition or slow link between two nodes (etcd-lease nodes do not talk to each
 //!   other: there is no link to cut) or between two non-nodes (`backend`, `resource`,
 //!   `client`: no proxy sits between them);
@@ -161,6 +162,10 @@ const RULES: &[Rule] = &[
         refuses: gc_noise,
     },
     Rule {
+        key: "swim",
+        refuses: swim_detector,
+    },
+    Rule {
         key: "etcd-lease.min_lease_ttl_ms",
         refuses: simulated_min_lease_ttl,
     },
@@ -192,6 +197,12 @@ fn network_loss(s: &Scenario) -> Option<String> {
 fn gc_noise(s: &Scenario) -> Option<String> {
     s.noise.gc.is_some().then(|| {
         "background GC noise is not implemented for real processes; remove [noise.gc] (a scripted `pause` fault works)".into()
+    })
+}
+
+fn swim_detector(s: &Scenario) -> Option<String> {
+    s.swim.is_some().then(|| {
+        "the SWIM failure detector runs in the simulator only (the real node has none); remove [swim]".into()
     })
 }
 
@@ -473,6 +484,8 @@ mod tests {
         assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.target");
         let text = format!("{KILL}[noise.gc]\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
+        let text = format!("{KILL}[swim]\n");
+        assert_eq!(checked(&text, &[]).unwrap_err().key, "swim");
         let text =
             format!("{KILL}[[faults]]\nkind = \"transfer\"\nat_ms = 6000\ntarget = \"leader\"\n");
         let r = checked(&text, &[]).unwrap_err();

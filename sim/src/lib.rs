@@ -49,6 +49,7 @@ pub mod stats;
 pub mod sweep;
 pub mod sweep_output;
 pub mod sweep_plot;
+pub mod swim;
 pub mod timeline;
 pub mod transfer;
 pub mod work;

@@ -59,6 +59,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
     serve_clients(&ep, &elector, &work, &env.timeline, &ctl.name);
     crate::transfer::serve(&ep, &elector);
+    crate::swim::start(&ctl, &env, &ep, &elector, incarnation);
     spawn_observer(&elector, &work, &clock);
     let mut rng = crate::seed::fork(env.seed, &format!("node/{}/{incarnation}", ctl.name));
     loop {

@@ -239,3 +239,8 @@ pub fn node_addr_of(name: &str) -> Option<SocketAddr> {
     let i: usize = name.strip_prefix('n')?.parse().ok()?;
     (1..=255).contains(&i).then(|| node_addr(i))
 }
+
+/// A packet of the SWIM failure detector (`[swim]`), as foca encoded it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwimPacket(pub Vec<u8>);
+message!(SwimPacket);

@@ -60,6 +60,7 @@ impl World {
             resource_timeout_ms: s.work.resource_timeout_ms,
             start_delay_ms_max: s.start_delay_ms_max,
             job: s.work.job.clone(),
+            swim: s.swim.clone(),
             etcd_cluster: (!s.etcd_members().is_empty()).then(|| s.etcd_cluster()),
             chaos_node: OnceLock::new(),
         });

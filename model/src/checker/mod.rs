@@ -34,6 +34,7 @@ pub mod sequence;
 pub mod sometimes;
 pub mod stale_read;
 pub mod stale_token;
+pub mod swim;
 pub mod transfer;
 pub mod wins;
 
@@ -175,6 +176,14 @@ pub enum Violation {
         /// The handover, its gap and the bound.
         detail: String,
     },
+    /// Defends `expect.swim_detection_ms_max` (see [`swim`]): a killed node that stays
+    /// down is declared down by the SWIM detector within the bound.
+    DeathUndetected {
+        /// When the bound ran out.
+        at_ms: f64,
+        /// The node, its kill and the bound.
+        detail: String,
+    },
     /// Defends linearizable reads (see [`stale_read`]): a read answered from a leader's
     /// lease reflects every batch committed before it was sent. One per leadership.
     StaleRead {
@@ -203,6 +212,7 @@ impl Violation {
             Violation::ActedPastGrant { .. } => "acted_past_grant",
             Violation::TransferMissed { .. } => "transfer_missed",
             Violation::TransferTooSlow { .. } => "transfer_too_slow",
+            Violation::DeathUndetected { .. } => "death_undetected",
         }
     }
 
@@ -222,7 +232,8 @@ impl Violation {
             | Violation::StaleRead { at_ms, .. }
             | Violation::ActedPastGrant { at_ms, .. }
             | Violation::TransferMissed { at_ms, .. }
-            | Violation::TransferTooSlow { at_ms, .. } => *at_ms,
+            | Violation::TransferTooSlow { at_ms, .. }
+            | Violation::DeathUndetected { at_ms, .. } => *at_ms,
         }
     }
 
@@ -241,7 +252,8 @@ impl Violation {
             | Violation::StaleRead { detail, .. }
             | Violation::ActedPastGrant { detail, .. }
             | Violation::TransferMissed { detail, .. }
-            | Violation::TransferTooSlow { detail, .. } => detail.clone(),
+            | Violation::TransferTooSlow { detail, .. }
+            | Violation::DeathUndetected { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -336,6 +348,8 @@ pub struct Findings {
     pub protocol_safety: protocol_safety::ProtocolSafetySummary,
     /// Leadership transfers: each handover, its gap and winner (`transfer`).
     pub transfer: transfer::TransferSummary,
+    /// The SWIM detector's detections, mistakes and traffic (`swim`).
+    pub swim: swim::SwimSummary,
 }
 
 impl Findings {
@@ -399,6 +413,7 @@ pub struct Checks {
     lease_service: lease_service::LeaseService,
     protocol_safety: protocol_safety::ProtocolSafety,
     transfer: transfer::Transfer,
+    swim: swim::Swim,
 }
 
 impl Checks {
@@ -432,6 +447,7 @@ impl Checks {
             lease_service: lease_service::LeaseService::default(),
             protocol_safety: protocol_safety::ProtocolSafety::new(resolved),
             transfer: transfer::Transfer::default(),
+            swim: swim::Swim::default(),
         }
     }
 
@@ -454,6 +470,7 @@ impl Checks {
         self.lease_service.entry(e);
         self.protocol_safety.entry(e);
         self.transfer.entry(e);
+        self.swim.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -496,6 +513,7 @@ impl Checks {
         self.election_safety.finish(&mut violations);
         let reads = self.stale_read.finish(&mut violations);
         let transfer = self.transfer.finish(r, &mut violations);
+        let swim = self.swim.finish(r, end_us, &mut violations);
         let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
         violations.sort_by(|a, b| {
             a.at_ms()
@@ -530,6 +548,7 @@ impl Checks {
             lease_service: self.lease_service.finish(),
             protocol_safety,
             transfer,
+            swim,
         }
     }
 }

@@ -65,6 +65,10 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::Released { .. } => "released",
         Event::HandedOver { .. } => "handed_over",
         Event::TransferAborted { .. } => "transfer_aborted",
+        Event::SwimSuspected { .. } => "swim_suspected",
+        Event::SwimDown { .. } => "swim_down",
+        Event::SwimEvicted { .. } => "swim_evicted",
+        Event::SwimTraffic { .. } => "swim_traffic",
         Event::LeaseGranted { .. } => "lease_granted",
         Event::LeaseExpired { .. } => "lease_expired",
         Event::LeaseRevoked { .. } => "lease_revoked",
@@ -202,7 +206,8 @@ impl LaneBuilder {
             // Drawn as their outcome: an acceptance, a rejection, a committed batch.
             Event::WriteAttempted { .. }
             | Event::BatchHandedOut { .. }
-            | Event::ReadServed { .. } => self.not_drawn(&e.event),
+            | Event::ReadServed { .. }
+            | Event::SwimTraffic { .. } => self.not_drawn(&e.event),
             Event::LeaseGranted { node, lease_id, .. } => self.lease_granted(node, *lease_id, e),
             Event::LeaseExpired { lease_id } | Event::LeaseRevoked { lease_id } => {
                 self.lease_ended(*lease_id, e)
@@ -216,6 +221,9 @@ impl LaneBuilder {
             | Event::Released { node, .. }
             | Event::HandedOver { node, .. }
             | Event::TransferAborted { node, .. }
+            | Event::SwimSuspected { node, .. }
+            | Event::SwimDown { node, .. }
+            | Event::SwimEvicted { node, .. }
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
             | Event::JobStepAbandoned { node, .. } => self.keep_event(Some(node.clone()), e),

@@ -146,6 +146,8 @@ struct Report<'a> {
     handoff_gaps: &'a [HandoffGap],
     #[serde(skip_serializing_if = "Option::is_none")]
     transfer: Option<&'a crate::checker::transfer::TransferSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    swim: Option<&'a crate::checker::swim::SwimSummary>,
     false_failovers: &'a crate::checker::false_failover::FalseFailoverSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     job: Option<&'a crate::checker::job::JobSummary>,
@@ -249,6 +251,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
             .scenario
             .has_fault(crate::fault::FaultKind::Transfer)
             .then_some(&f.transfer),
+        swim: r.scenario.swim.as_ref().map(|_| &f.swim),
         false_failovers: &f.false_failovers,
         job: r.scenario.work.job.as_ref().map(|_| &f.job),
         elections: &f.elections,

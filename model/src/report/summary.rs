@@ -47,7 +47,7 @@ struct Run<'a> {
 type Section = fn(&mut String, &Run);
 
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 23] = [
+const SECTIONS: [Section; 24] = [
     header,
     faults,
     leaders_acting,
@@ -61,6 +61,7 @@ const SECTIONS: [Section; 23] = [
     elections,
     handoffs,
     transfers,
+    swim,
     false_failovers,
     job,
     gc_noise,
@@ -420,6 +421,52 @@ fn transfers(w: &mut String, run: &Run) {
     );
     if let Some(max) = run.r.scenario.expect.transfer_gap_ms_max {
         let _ = writeln!(w, "  checked against expect.transfer_gap_ms_max = {max} ms");
+    }
+}
+
+/// The SWIM detector, when the scenario runs one: its settings, how fast it confirmed
+/// each death against the seat's vacancy, what it got wrong and what it sent.
+fn swim(w: &mut String, run: &Run) {
+    let Some(c) = crate::swim::SwimConfig::running(&run.r.scenario.swim) else {
+        return;
+    };
+    let s = &run.f.swim;
+    let _ = writeln!(
+        w,
+        "swim: probe every {} ms (ack within {} ms, else {} indirect probes), down after {} ms of unrefuted suspicion; {}",
+        c.probe_period_ms,
+        c.probe_rtt_ms,
+        c.indirect_probes,
+        c.suspect_to_down_ms,
+        if c.evict_dead_leader {
+            "a leader declared down is evicted at the backend"
+        } else {
+            "it only watches"
+        }
+    );
+    let (d, v) = (&s.detection_ms, &s.vacancy_ms);
+    let _ = writeln!(
+        w,
+        "  {} kills: declared down after p50 {} max {} ({} detected); a killed leader's seat vacated after p50 {} max {} ({}); {} eviction requests",
+        s.kills.len(),
+        ms(d.p50),
+        ms(d.max),
+        d.count,
+        ms(v.p50),
+        ms(v.max),
+        v.count,
+        s.evictions
+    );
+    let _ = writeln!(
+        w,
+        "  false suspicions {}, false downs {} (of running processes); {} messages ({}/s)",
+        s.false_suspicions, s.false_downs, s.messages, s.messages_per_s
+    );
+    if let Some(max) = run.r.scenario.expect.swim_detection_ms_max {
+        let _ = writeln!(
+            w,
+            "  checked against expect.swim_detection_ms_max = {max} ms"
+        );
     }
 }
 

@@ -37,6 +37,12 @@ pub(super) fn etcd(cx: &Cx, c: &crate::etcd_cluster::EtcdCluster) -> Result<(), 
         .map_err(|e| cx.fail(&["etcd", &e.key], e.message))
 }
 
+/// `[swim]`.
+pub(super) fn swim(cx: &Cx, c: &crate::swim::SwimConfig) -> Result<(), ScenarioError> {
+    c.validate()
+        .map_err(|e| cx.fail(&["swim", &e.key], e.message))
+}
+
 /// `[network]`.
 pub(super) fn network(cx: &Cx, n: &NetworkConfig) -> Result<(), ScenarioError> {
     cx.check(
@@ -110,6 +116,9 @@ pub(super) fn expect(cx: &Cx, e: &Expect) -> Result<(), ScenarioError> {
     }
     if let Some(v) = e.transfer_gap_ms_max {
         cx.at_most(v, &["expect", "transfer_gap_ms_max"], MAX_MS)?;
+    }
+    if let Some(v) = e.swim_detection_ms_max {
+        cx.at_most(v, &["expect", "swim_detection_ms_max"], MAX_MS)?;
     }
     Ok(())
 }

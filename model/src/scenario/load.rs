@@ -164,6 +164,9 @@ fn check_tables(cx: &Cx, s: &Scenario) -> Result<Checked, ScenarioError> {
     if let Some(c) = &s.etcd {
         check::etcd(cx, c)?;
     }
+    if let Some(c) = &s.swim {
+        check::swim(cx, c)?;
+    }
     if let Some(gc) = &s.noise.gc {
         check::gc(cx, gc, &nodes)?;
     }

@@ -250,4 +250,8 @@ pub struct Expect {
     /// must be at most this long (unset: reported, not checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub transfer_gap_ms_max: Option<u64>,
+    /// With `[swim]`: every killed node that stays down this long must be declared down
+    /// by the detector within it (unset: reported, not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swim_detection_ms_max: Option<u64>,
 }

@@ -62,6 +62,10 @@ pub struct Scenario {
     /// them into its resolved scenario as ordinary faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swarm: Option<Swarm>,
+    /// A SWIM failure detector among the nodes (`[swim]`, see [`crate::swim`]); none
+    /// when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swim: Option<crate::swim::SwimConfig>,
     /// The availability objective a sweep's findings judge TTLs by (`sim sweep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
@@ -122,6 +126,7 @@ impl Default for Scenario {
             noise: Noise::default(),
             slo: None,
             swarm: None,
+            swim: None,
             etcd: None,
             etcd_lease: None,
             redis_naive: None,

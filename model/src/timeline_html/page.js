@@ -44,7 +44,7 @@
     const WINDOW_OPACITY = { down: 0.45, pause: 0.4, "gc-pause": 0.2, partition: 0.3, "slow-link": 0.35, network: 0.07 };
     const EVENT_COLORS = {
       campaign_started: "#7f7f7f", campaign_failed: "#bcbd22", role_changed: "#1f77b4",
-      stopped_acting: "#d62728", released: "#9467bd", handed_over: "#e377c2", transfer_aborted: "#d62728", lease_granted: "#2ca02c",
+      stopped_acting: "#d62728", released: "#9467bd", handed_over: "#e377c2", transfer_aborted: "#d62728", swim_suspected: "#bcbd22", swim_down: "#d62728", swim_evicted: "#e377c2", lease_granted: "#2ca02c",
       lease_expired: "#8c564b", lease_revoked: "#8c564b", key_deleted: "#e377c2",
       seat_vacated: "#e377c2", job_step_started: "#17becf", job_step_done: "#17becf",
       job_step_abandoned: "#d62728", fault_skipped: "#000000",
