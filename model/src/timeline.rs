@@ -242,6 +242,16 @@ pub enum Event {
         /// Messages sent.
         messages: u64,
     },
+    /// Something that happened in one partition of a sharded fleet (`partitions = P`): a
+    /// node's campaign, belief, stop or release for that partition, or a write to its
+    /// rows at the resource. The checkers judge each partition's events apart, as a run
+    /// of its own (see `checker/shards.rs`).
+    Shard {
+        /// The partition.
+        partition: u32,
+        /// What happened in it.
+        inner: Box<Event>,
+    },
     /// The lease service granted a lease.
     LeaseGranted {
         /// The node that asked.

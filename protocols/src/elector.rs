@@ -85,6 +85,10 @@ pub trait Elector: Send + Sync {
     /// ahead of the successor, to queue again at the back. No-op by default (no queue).
     fn requeue(&self) {}
 
+    /// Gives up a campaign that has not won (its key or znode removed, its session
+    /// closed): the node no longer wants this seat. No-op by default.
+    async fn withdraw(&self) {}
+
     /// A failure detector (SWIM, `[swim]`) confirmed `node` dead: if it holds the seat,
     /// have the backend take it away by the backend's own means, so that the next
     /// candidate need not wait for its lease to expire. True when it did. The backend

@@ -423,6 +423,14 @@ impl Elector for EtcdLeaseElector {
         self.requeue.ask();
     }
 
+    async fn withdraw(&self) {
+        let s = self.session.lock().unwrap().take();
+        if let Some(s) = s {
+            s.lease.end(LossReason::Resigned);
+            self.close_session(&s).await;
+        }
+    }
+
     /// Revokes the lease of the key at the head of the queue if `node` put it: etcd's
     /// `LeaseRevoke` takes any lease id, and the revocation deletes the key, which wakes
     /// the next waiter's watch.

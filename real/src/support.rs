@@ -9,7 +9,8 @@
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
 //! - background GC noise (`[noise.gc]`): not implemented for processes;
-//! - a SWIM failure detector (`[swim]`): the real node has none;
+//! - a SWIM failure detector (`[swim]`) or sharded leadership (`partitions`): the real
+//!   node has neither;
 //! - a partition or slow link between two nodes (etcd-lease nodes do not talk to each
 //!   other: there is no link to cut) or between two non-nodes (`backend`, `resource`,
 //!   `client`: no proxy sits between them);
@@ -166,6 +167,10 @@ const RULES: &[Rule] = &[
         refuses: swim_detector,
     },
     Rule {
+        key: "partitions",
+        refuses: sharded,
+    },
+    Rule {
         key: "etcd-lease.min_lease_ttl_ms",
         refuses: simulated_min_lease_ttl,
     },
@@ -203,6 +208,12 @@ fn gc_noise(s: &Scenario) -> Option<String> {
 fn swim_detector(s: &Scenario) -> Option<String> {
     s.swim.is_some().then(|| {
         "the SWIM failure detector runs in the simulator only (the real node has none); remove [swim]".into()
+    })
+}
+
+fn sharded(s: &Scenario) -> Option<String> {
+    (s.partitions > 0).then(|| {
+        format!("{}: sharded leadership runs in the simulator only (the real node leads one global seat) (allowed: 0)", s.partitions)
     })
 }
 
@@ -486,6 +497,8 @@ mod tests {
         assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
         let text = format!("{KILL}[swim]\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "swim");
+        let r = checked(KILL, &["partitions=4", "work.rate_per_s=0"]).unwrap_err();
+        assert_eq!(r.key, "partitions");
         let text =
             format!("{KILL}[[faults]]\nkind = \"transfer\"\nat_ms = 6000\ntarget = \"leader\"\n");
         let r = checked(&text, &[]).unwrap_err();

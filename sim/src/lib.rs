@@ -44,6 +44,7 @@ pub mod rpc;
 pub mod run;
 pub mod search;
 pub mod service;
+pub mod shard;
 pub mod shrink;
 pub mod stats;
 pub mod sweep;

@@ -42,7 +42,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     boot(&ctl, &env, incarnation).await;
     let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
-    let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
+    let ctx = ElectorCtx {
         node: &ctl.name,
         index: ctl.index,
         nodes: env.nodes,
@@ -55,7 +55,15 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         requests: env.backend_requests.clone(),
         etcd_cluster: env.etcd_cluster.as_ref(),
         etcd_member: ctl.etcd_member.clone(),
-    });
+    };
+    if env.partitions > 0 {
+        let kit = env
+            .protocol
+            .sharded(ctx, env.partitions)
+            .expect("the scenario's checks allow partitions only where the protocol runs sharded");
+        return crate::shard::run(ctl.clone(), env.clone(), ep.as_ref().clone(), kit).await;
+    }
+    let elector: Arc<dyn Elector> = env.protocol.elector(ctx);
     let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
     serve_clients(&ep, &elector, &work, &env.timeline, &ctl.name);
     crate::transfer::serve(&ep, &elector);

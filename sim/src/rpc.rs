@@ -105,6 +105,8 @@ request!(EtcdWatch => Vec<WatchEvent>);
 /// A protected write to the fenced resource.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FencedWrite {
+    /// The partition whose rows it writes, in a sharded fleet (`None`: the one set).
+    pub partition: Option<u32>,
     /// The writer.
     pub node: String,
     /// Its fencing token.

@@ -556,6 +556,7 @@ async fn send_write(
         op,
     });
     let req = FencedWrite {
+        partition: None,
         node: ctl.name.clone(),
         token: l.token,
         op,
@@ -571,6 +572,7 @@ async fn send_write(
                     op,
                 });
                 let retry = FencedWrite {
+                    partition: None,
                     node: ctl.name.clone(),
                     token,
                     op,

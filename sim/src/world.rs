@@ -61,6 +61,7 @@ impl World {
             start_delay_ms_max: s.start_delay_ms_max,
             job: s.work.job.clone(),
             swim: s.swim.clone(),
+            partitions: s.partitions,
             etcd_cluster: (!s.etcd_members().is_empty()).then(|| s.etcd_cluster()),
             chaos_node: OnceLock::new(),
         });

@@ -31,6 +31,7 @@ pub mod liveness;
 pub mod load;
 pub mod protocol_safety;
 pub mod sequence;
+pub mod shards;
 pub mod sometimes;
 pub mod stale_read;
 pub mod stale_token;
@@ -195,6 +196,31 @@ pub enum Violation {
 }
 
 impl Violation {
+    /// The same violation, found in partition `p` of a sharded fleet: its detail names
+    /// the partition.
+    pub fn in_partition(mut self, p: u32) -> Violation {
+        match &mut self {
+            Violation::ExpectationNeverMet { name, .. } => *name = format!("partition {p}: {name}"),
+            Violation::DoubleLeaderActing { detail, .. }
+            | Violation::StaleTokenAccepted { detail, .. }
+            | Violation::SequenceNotIncreasing { detail, .. }
+            | Violation::SequenceReused { detail, .. }
+            | Violation::NoProgress { detail, .. }
+            | Violation::FailoverTooSlow { detail, .. }
+            | Violation::NegativeHandoffGap { detail, .. }
+            | Violation::ActedAfterRelease { detail, .. }
+            | Violation::TwoLeadersInOneTerm { detail, .. }
+            | Violation::StaleRead { detail, .. }
+            | Violation::ActedPastGrant { detail, .. }
+            | Violation::TransferMissed { detail, .. }
+            | Violation::TransferTooSlow { detail, .. }
+            | Violation::DeathUndetected { detail, .. } => {
+                *detail = format!("partition {p}: {detail}")
+            }
+        }
+        self
+    }
+
     /// The property's stable snake_case name, as written in `report.json`.
     pub fn property(&self) -> &'static str {
         match self {
@@ -350,6 +376,9 @@ pub struct Findings {
     pub transfer: transfer::TransferSummary,
     /// The SWIM detector's detections, mistakes and traffic (`swim`).
     pub swim: swim::SwimSummary,
+    /// A sharded fleet's partitions and membership changes (`partitions`; empty when the
+    /// fleet has one global leader).
+    pub shards: shards::ShardsSummary,
 }
 
 impl Findings {
@@ -414,6 +443,8 @@ pub struct Checks {
     protocol_safety: protocol_safety::ProtocolSafety,
     transfer: transfer::Transfer,
     swim: swim::Swim,
+    /// Per-partition checkers, for a sharded fleet.
+    shards: Option<Box<shards::Shards>>,
 }
 
 impl Checks {
@@ -448,6 +479,8 @@ impl Checks {
             protocol_safety: protocol_safety::ProtocolSafety::new(resolved),
             transfer: transfer::Transfer::default(),
             swim: swim::Swim::default(),
+            shards: (resolved.scenario.partitions > 0)
+                .then(|| Box::new(shards::Shards::new(resolved))),
         }
     }
 
@@ -455,6 +488,9 @@ impl Checks {
     pub fn observe(&mut self, e: &Entry) {
         let idx = self.next_idx;
         self.next_idx += 1;
+        if let Some(s) = &mut self.shards {
+            s.entry(e);
+        }
         self.belief.entry(e);
         self.liveness.entry(e, &self.resolved);
         self.sometimes.entry(e);
@@ -504,11 +540,31 @@ impl Checks {
         let double_leader_acting_incidents = self.double_leader.finish(&mut violations);
         let (stale_accepts, rejections) = self.stale_token.finish(&mut violations);
         let sequence = self.sequence.finish(client, end_ms, &mut violations);
-        let liveness = self.liveness.finish(r, end_us, &mut violations);
+        // A sharded fleet's work, and so its liveness and expectations, are its
+        // partitions': the fleet-wide checkers see none of their writes.
+        let mut fleet_wide = vec![];
+        let sharded = self.shards.is_some();
+        let own = if sharded {
+            &mut fleet_wide
+        } else {
+            &mut violations
+        };
+        let liveness = self.liveness.finish(r, end_us, own);
         let belief = self.belief.finish(end_us);
-        let sometimes = self
-            .sometimes
-            .finish(r, belief.max, end_ms, &mut violations);
+        let mut sometimes = self.sometimes.finish(r, belief.max, end_ms, own);
+        let shards = match self.shards.take() {
+            Some(s) => {
+                let summary = s.finish(end_us, client, &mut sometimes, &mut violations);
+                for s in sometimes.iter().filter(|s| !s.met) {
+                    violations.push(Violation::ExpectationNeverMet {
+                        at_ms: end_ms,
+                        name: s.name.to_string(),
+                    });
+                }
+                summary
+            }
+            None => shards::ShardsSummary::default(),
+        };
         let failover = self.failover.finish(&mut violations);
         self.election_safety.finish(&mut violations);
         let reads = self.stale_read.finish(&mut violations);
@@ -549,6 +605,7 @@ impl Checks {
             protocol_safety,
             transfer,
             swim,
+            shards,
         }
     }
 }

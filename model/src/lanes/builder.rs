@@ -69,6 +69,7 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::SwimDown { .. } => "swim_down",
         Event::SwimEvicted { .. } => "swim_evicted",
         Event::SwimTraffic { .. } => "swim_traffic",
+        Event::Shard { .. } => "shard",
         Event::LeaseGranted { .. } => "lease_granted",
         Event::LeaseExpired { .. } => "lease_expired",
         Event::LeaseRevoked { .. } => "lease_revoked",
@@ -207,7 +208,8 @@ impl LaneBuilder {
             Event::WriteAttempted { .. }
             | Event::BatchHandedOut { .. }
             | Event::ReadServed { .. }
-            | Event::SwimTraffic { .. } => self.not_drawn(&e.event),
+            | Event::SwimTraffic { .. }
+            | Event::Shard { .. } => self.not_drawn(&e.event),
             Event::LeaseGranted { node, lease_id, .. } => self.lease_granted(node, *lease_id, e),
             Event::LeaseExpired { lease_id } | Event::LeaseRevoked { lease_id } => {
                 self.lease_ended(*lease_id, e)

@@ -3,6 +3,7 @@
 //! nothing to say for this run (a job's section without a job, a real run's SQL check in
 //! a simulated one).
 
+use super::stretch;
 use super::{backend_load, failover_bound, reproduce_command};
 use crate::checker::{us_to_ms, Findings};
 use crate::outcome::RunOutput;
@@ -35,11 +36,11 @@ pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&Real
 
 /// What every section reads: the resolved scenario and seed, the run's output and its
 /// findings, and what a real run adds.
-struct Run<'a> {
-    r: &'a Resolved,
+pub(super) struct Run<'a> {
+    pub(super) r: &'a Resolved,
     seed: u64,
     out: &'a RunOutput,
-    f: &'a Findings,
+    pub(super) f: &'a Findings,
     real: Option<&'a RealRun>,
 }
 
@@ -47,7 +48,7 @@ struct Run<'a> {
 type Section = fn(&mut String, &Run);
 
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 24] = [
+const SECTIONS: [Section; 25] = [
     header,
     faults,
     leaders_acting,
@@ -60,8 +61,9 @@ const SECTIONS: [Section; 24] = [
     step_down,
     elections,
     handoffs,
-    transfers,
-    swim,
+    stretch::transfers,
+    stretch::swim,
+    stretch::partitions,
     false_failovers,
     job,
     gc_noise,
@@ -74,7 +76,7 @@ const SECTIONS: [Section; 24] = [
     reproduce,
 ];
 
-fn ms(v: f64) -> String {
+pub(super) fn ms(v: f64) -> String {
     format!("{v:.1} ms")
 }
 
@@ -400,76 +402,6 @@ fn handoffs(w: &mut String, run: &Run) {
     }
 }
 
-/// Leadership transfers, when the scenario asks for any: how the protocol hands over,
-/// and what the handovers gave.
-fn transfers(w: &mut String, run: &Run) {
-    if !run.r.scenario.has_fault(crate::fault::FaultKind::Transfer) {
-        return;
-    }
-    let t = &run.f.transfer;
-    let _ = writeln!(w, "transfer: {}", run.r.protocol.transfer_method());
-    let _ = writeln!(
-        w,
-        "  {} handed over, {} taken over by their successor, {} aborted; gap (old leader's last write -> successor's first) p50 {} p99 {} max {} over {}",
-        t.handovers.len(),
-        t.honoured,
-        t.aborted,
-        ms(t.gap_ms.p50),
-        ms(t.gap_ms.p99),
-        ms(t.gap_ms.max),
-        t.gap_ms.count
-    );
-    if let Some(max) = run.r.scenario.expect.transfer_gap_ms_max {
-        let _ = writeln!(w, "  checked against expect.transfer_gap_ms_max = {max} ms");
-    }
-}
-
-/// The SWIM detector, when the scenario runs one: its settings, how fast it confirmed
-/// each death against the seat's vacancy, what it got wrong and what it sent.
-fn swim(w: &mut String, run: &Run) {
-    let Some(c) = crate::swim::SwimConfig::running(&run.r.scenario.swim) else {
-        return;
-    };
-    let s = &run.f.swim;
-    let _ = writeln!(
-        w,
-        "swim: probe every {} ms (ack within {} ms, else {} indirect probes), down after {} ms of unrefuted suspicion; {}",
-        c.probe_period_ms,
-        c.probe_rtt_ms,
-        c.indirect_probes,
-        c.suspect_to_down_ms,
-        if c.evict_dead_leader {
-            "a leader declared down is evicted at the backend"
-        } else {
-            "it only watches"
-        }
-    );
-    let (d, v) = (&s.detection_ms, &s.vacancy_ms);
-    let _ = writeln!(
-        w,
-        "  {} kills: declared down after p50 {} max {} ({} detected); a killed leader's seat vacated after p50 {} max {} ({}); {} eviction requests",
-        s.kills.len(),
-        ms(d.p50),
-        ms(d.max),
-        d.count,
-        ms(v.p50),
-        ms(v.max),
-        v.count,
-        s.evictions
-    );
-    let _ = writeln!(
-        w,
-        "  false suspicions {}, false downs {} (of running processes); {} messages ({}/s)",
-        s.false_suspicions, s.false_downs, s.messages, s.messages_per_s
-    );
-    if let Some(max) = run.r.scenario.expect.swim_detection_ms_max {
-        let _ = writeln!(
-            w,
-            "  checked against expect.swim_detection_ms_max = {max} ms"
-        );
-    }
-}
-
 /// False failovers (the first ten, each with its cause), when GC noise runs or one
 /// happened.
 fn false_failovers(w: &mut String, run: &Run) {
@@ -559,6 +491,10 @@ fn gc_noise(w: &mut String, run: &Run) {
 
 /// Liveness after the last fault, then whether each "sometimes" property was met.
 fn liveness(w: &mut String, run: &Run) {
+    if run.r.scenario.partitions > 0 {
+        let _ = writeln!(w, "liveness: judged per partition (see `partitions` above)");
+        return;
+    }
     let l = &run.f.liveness;
     let _ = writeln!(
         w,
