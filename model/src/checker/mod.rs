@@ -578,7 +578,7 @@ impl Checks {
         });
         protocol_safety.judge(&violations);
         let fault_windows = self.faults.windows(r, end_us);
-        Findings {
+        let mut findings = Findings {
             violations,
             belief,
             effect: self.effect.finish(),
@@ -606,7 +606,13 @@ impl Checks {
             transfer,
             swim,
             shards,
+        };
+        if sharded {
+            let (fleet, failovers) = (&findings.shards.fleet, &findings.shards.failover_ms);
+            let (fleet, failovers) = (fleet.clone(), failovers.clone());
+            fleet.fold_into(&mut findings, &failovers);
         }
+        findings
     }
 }
 

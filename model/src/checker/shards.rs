@@ -77,6 +77,52 @@ pub struct ShardsSummary {
     pub balance_max: f64,
     /// Partitions each node led, over time: (ms, node, count) at each change of a count.
     pub led_over_time: Vec<(f64, String, u64)>,
+    /// The fleet's safety figures, folded from its partitions' (see [`Fleet`]).
+    #[serde(skip)]
+    pub fleet: Fleet,
+}
+
+/// What the run's own keys report for a sharded fleet, folded from its partitions:
+/// the most nodes believing they led one partition at once, the most leaderships acting
+/// in one partition by effect, and the sums of incidents, stale accepts, rejections and
+/// non-increasing sequence steps.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fleet {
+    /// The most nodes that believed they led one partition at once.
+    pub by_belief_max: u32,
+    /// The most leaderships whose writes one partition accepted interleaved.
+    pub by_effect_max: u32,
+    /// Double-leader-acting incidents, summed.
+    pub double_leader_acting_incidents: u64,
+    /// Stale-token writes accepted, summed.
+    pub stale_accepts: u64,
+    /// Every partition's rejected writes.
+    pub rejections: Vec<super::stale_token::Rejection>,
+    /// Non-increasing sequence steps, summed.
+    pub non_increasing_steps: u64,
+}
+
+impl Fleet {
+    fn add(&mut self, f: &Findings) {
+        self.by_belief_max = self.by_belief_max.max(f.belief.max);
+        self.by_effect_max = self.by_effect_max.max(f.effect.max);
+        self.double_leader_acting_incidents += f.double_leader_acting_incidents;
+        self.stale_accepts += f.stale_accepts;
+        self.rejections.extend(f.rejections.iter().cloned());
+        self.non_increasing_steps += f.sequence.non_increasing_steps;
+    }
+
+    /// Writes these figures into the run's `findings`, with `failover_ms` the
+    /// partitions' pooled failovers.
+    pub fn fold_into(&self, findings: &mut Findings, failover_ms: &[f64]) {
+        findings.belief.max = self.by_belief_max;
+        findings.effect.max = self.by_effect_max;
+        findings.double_leader_acting_incidents = self.double_leader_acting_incidents;
+        findings.stale_accepts = self.stale_accepts;
+        findings.rejections = self.rejections.clone();
+        findings.sequence.non_increasing_steps = self.non_increasing_steps;
+        findings.failover_ms = failover_ms.to_vec();
+    }
 }
 
 /// The partitions' checkers and the fleet's assignment, read one event at a time.
@@ -224,6 +270,7 @@ impl Shards {
         self.settle();
         let mut each = vec![];
         let mut failover_ms = vec![];
+        let mut fleet = Fleet::default();
         for (p, c) in std::mem::take(&mut self.per) {
             let f: Findings = c.finish(end_us, client);
             let failed = f.signature();
@@ -234,6 +281,7 @@ impl Shards {
                 s.met |= partition_met(s.name, &f);
             }
             failover_ms.extend(&f.failover_ms);
+            fleet.add(&f);
             each.push(PartitionReport {
                 partition: p,
                 failed,
@@ -253,6 +301,7 @@ impl Shards {
             changes: self.changes,
             balance_max,
             led_over_time: self.led_over_time,
+            fleet,
         }
     }
 }
