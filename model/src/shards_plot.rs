@@ -4,24 +4,12 @@
 //! that identical runs give identical bytes (see [`crate::plot`]).
 
 use crate::checker::shards::ShardsSummary;
+use crate::plot_style::PALETTE;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const SIZE_PX: (u32, u32) = (1200, 560);
 const LEGEND_WIDTH_PX: u32 = 160;
-/// Tableau 10 (as the sweep's plots), then grey for a tenth node onwards.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 
 /// The plot of `s` for a fleet of `nodes` over a run of `end_ms`, titled `title`.
 pub fn partitions_svg(
