@@ -12,6 +12,8 @@
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
 //! - background GC noise (`[noise.gc]`): not implemented for processes;
+//! - a SWIM failure detector (`[swim]`) or sharded leadership (`partitions`): the real
+//!   node has neither;
 //! - a partition or slow link between two nodes, except under raft (lease nodes do not
 //!   talk to each other: there is no link to cut), or between two non-nodes (`backend`,
 //!   `resource`, `client`: no proxy sits between them); under raft, as in the simulator,
@@ -20,6 +22,7 @@
 //!   clock, which is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
 //!   traffic has no proxy); member kill, restart, pause and partitions from the clients
 //!   run (see crate::driver);
+//! - a `transfer` fault: the real node has no handover to a named successor;
 //! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
 //!   does (2000 ms, 500 ms): a real etcd has its own.
@@ -169,6 +172,14 @@ const RULES: &[Rule] = &[
         refuses: gc_noise,
     },
     Rule {
+        key: "swim",
+        refuses: swim_detector,
+    },
+    Rule {
+        key: "partitions",
+        refuses: sharded,
+    },
+    Rule {
         key: "etcd-lease.min_lease_ttl_ms",
         refuses: simulated_min_lease_ttl,
     },
@@ -208,6 +219,18 @@ fn network_loss(s: &Scenario) -> Option<String> {
 fn gc_noise(s: &Scenario) -> Option<String> {
     s.noise.gc.is_some().then(|| {
         "background GC noise is not implemented for real processes; remove [noise.gc] (a scripted `pause` fault works)".into()
+    })
+}
+
+fn swim_detector(s: &Scenario) -> Option<String> {
+    s.swim.is_some().then(|| {
+        "the SWIM failure detector runs in the simulator only (the real node has none); remove [swim]".into()
+    })
+}
+
+fn sharded(s: &Scenario) -> Option<String> {
+    (s.partitions > 0).then(|| {
+        format!("{}: sharded leadership runs in the simulator only (the real node leads one global seat) (allowed: 0)", s.partitions)
     })
 }
 
@@ -315,6 +338,9 @@ fn fault_refusal(
         _ => {}
     }
     match fault {
+        Fault::Transfer { .. } => {
+            return Some(("kind", "transfer: the real node has no transfer (its elector, the etcd-client crate's election, has no requeue and no handover to a named successor); the simulator runs it (allowed here: resign)".into()));
+        }
         Fault::SlowDisk { .. } => {
             return Some(("kind", format!("slow-disk: real mode has no honest way to stall a live etcd's fsync without root and a fault-injecting filesystem ({ON_MEMBERS})")));
         }
@@ -522,6 +548,14 @@ mod tests {
         assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.target");
         let text = format!("{KILL}[noise.gc]\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
+        let text = format!("{KILL}[swim]\n");
+        assert_eq!(checked(&text, &[]).unwrap_err().key, "swim");
+        let r = checked(KILL, &["partitions=4", "work.rate_per_s=0"]).unwrap_err();
+        assert_eq!(r.key, "partitions");
+        let text =
+            format!("{KILL}[[faults]]\nkind = \"transfer\"\nat_ms = 6000\ntarget = \"leader\"\n");
+        let r = checked(&text, &[]).unwrap_err();
+        assert_eq!((r.key.as_str(), r.line), ("faults.1.kind", Some(8)), "{r}");
         assert_eq!(
             checked(KILL, &["network.loss_ppm=5"]).unwrap_err().key,
             "network.loss_ppm"
