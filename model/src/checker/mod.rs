@@ -29,6 +29,7 @@ pub mod lease_service;
 pub mod lease_ttl;
 pub mod liveness;
 pub mod load;
+pub mod node_contract;
 pub mod protocol_safety;
 pub mod sequence;
 pub mod sometimes;
@@ -165,6 +166,14 @@ pub enum Violation {
         /// Node, term, how many reads and how far behind.
         detail: String,
     },
+    /// Defends the node contract (see [`node_contract`]): a node run by `--node-cmd`
+    /// kept its rules during the run. One per recorded breach.
+    NodeContract {
+        /// When the supervisor saw it.
+        at_ms: f64,
+        /// The node, the rule and what it did.
+        detail: String,
+    },
 }
 
 impl Violation {
@@ -183,6 +192,7 @@ impl Violation {
             Violation::TwoLeadersInOneTerm { .. } => "election_safety",
             Violation::StaleRead { .. } => "stale_read",
             Violation::ActedPastGrant { .. } => "acted_past_grant",
+            Violation::NodeContract { .. } => "node_contract",
         }
     }
 
@@ -200,7 +210,8 @@ impl Violation {
             | Violation::ActedAfterRelease { at_ms, .. }
             | Violation::TwoLeadersInOneTerm { at_ms, .. }
             | Violation::StaleRead { at_ms, .. }
-            | Violation::ActedPastGrant { at_ms, .. } => *at_ms,
+            | Violation::ActedPastGrant { at_ms, .. }
+            | Violation::NodeContract { at_ms, .. } => *at_ms,
         }
     }
 
@@ -217,7 +228,8 @@ impl Violation {
             | Violation::ActedAfterRelease { detail, .. }
             | Violation::TwoLeadersInOneTerm { detail, .. }
             | Violation::StaleRead { detail, .. }
-            | Violation::ActedPastGrant { detail, .. } => detail.clone(),
+            | Violation::ActedPastGrant { detail, .. }
+            | Violation::NodeContract { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -372,6 +384,7 @@ pub struct Checks {
     lease_ttl: lease_ttl::LeaseTtl,
     lease_service: lease_service::LeaseService,
     protocol_safety: protocol_safety::ProtocolSafety,
+    node_contract: node_contract::NodeContract,
 }
 
 impl Checks {
@@ -404,6 +417,7 @@ impl Checks {
             lease_ttl: lease_ttl::LeaseTtl::default(),
             lease_service: lease_service::LeaseService::default(),
             protocol_safety: protocol_safety::ProtocolSafety::new(resolved),
+            node_contract: node_contract::NodeContract::default(),
         }
     }
 
@@ -425,6 +439,7 @@ impl Checks {
         self.lease_ttl.entry(e);
         self.lease_service.entry(e);
         self.protocol_safety.entry(e);
+        self.node_contract.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -466,6 +481,7 @@ impl Checks {
         self.election_safety.finish(&mut violations);
         let reads = self.stale_read.finish(&mut violations);
         let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
+        self.node_contract.finish(&mut violations);
         violations.sort_by(|a, b| {
             a.at_ms()
                 .total_cmp(&b.at_ms())

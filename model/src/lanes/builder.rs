@@ -84,6 +84,7 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::MemberPaused { .. } => "member_paused",
         Event::MemberResumed { .. } => "member_resumed",
         Event::LeaseRenewed { .. } => "lease_renewed",
+        Event::ContractBroken { .. } => "contract_broken",
     }
 }
 
@@ -214,7 +215,8 @@ impl LaneBuilder {
             | Event::Released { node, .. }
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
-            | Event::JobStepAbandoned { node, .. } => self.keep_event(Some(node.clone()), e),
+            | Event::JobStepAbandoned { node, .. }
+            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.clone()), e),
         }
     }
 
