@@ -180,9 +180,9 @@ pub struct ConformArgs {
     /// them: clean-kill, clean-kill-unfenced, partition, ...); default: all ten.
     #[arg(long, value_name = "a,b,...")]
     pub only: Option<String>,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub seed: SeedFlag,
+    /// The first trial's seed: trial k of every experiment uses seed S + k - 1.
+    #[arg(long, default_value_t = 0, value_parser = crate::seed::parse)]
+    pub seed: u64,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub out: OutFlags,
@@ -205,8 +205,8 @@ impl ConformArgs {
         if let Some(only) = &self.only {
             w.extend(["--only".into(), only.clone()]);
         }
-        if let Some(seed) = self.seed.seed {
-            w.extend(["--seed".into(), seed.to_string()]);
+        if self.seed != 0 {
+            w.extend(["--seed".into(), self.seed.to_string()]);
         }
         push_out_quiet(&mut w, &self.out, &self.quiet);
         w

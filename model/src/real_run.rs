@@ -25,7 +25,7 @@ pub struct RealRun {
     /// The command template that ran the nodes (`--node-cmd`), when they were not
     /// Baton's own: such a node writes no event log, so its run was seen from outside
     /// (`node_cmd` in report.json).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip)]
     pub node_cmd: Option<String>,
     /// The SQL check over the ledger and its row counts.
     pub ledger: LedgerCheck,

@@ -9,9 +9,12 @@
 //! ([`crate::conform_report`]) puts them side by side and names, for each experiment
 //! that failed, the property and the command that reproduces the trial.
 //!
-//! `DIR/<experiment>/trial-<k>/` holds each trial's six artefacts; `run/` (the
-//! processes' logs, the ledger, etcd's logs) is kept for the trials that did not pass
-//! and removed for the others. A step-down experiment whose nodes do not serve the
+//! `DIR/<experiment>/trial-<k>/` holds each trial's report (`summary.txt`,
+//! `report.json`, `scenario.toml`). Its timeline page and plot (`timeline.html`,
+//! `leaders_acting.svg`) are kept for the first trial of each experiment and for every
+//! trial that failed; its raw timeline (`timeline.jsonl`) and `run/` (the processes'
+//! logs and stdout, the ledger, etcd's logs) for the failed ones only (see [`prune`]):
+//! thirty trials' worth would be tens of megabytes. A step-down experiment whose nodes do not serve the
 //! optional `POST /resign` (the preflight asks) is not applicable, whatever its trials
 //! found.
 
@@ -171,7 +174,7 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
         )));
     }
     let names = picked(args.only.as_deref()).map_err(bad)?;
-    let first_seed = args.seed.seed.unwrap_or(0);
+    let first_seed = args.seed;
     if first_seed > baton_model::seed::MAX - (args.trials - 1) {
         return Err(bad(format!(
             "--seed {first_seed} with --trials {}: the last trial's seed would pass {}",
@@ -242,6 +245,21 @@ fn commit() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The way from `dir` up to the directory the command ran in (Baton's source tree, for
+/// the report's links to the contract and the scenarios): `../` per component of a
+/// relative `dir`, the working directory itself for an absolute one.
+fn root_link(dir: &Path) -> String {
+    if dir.is_absolute() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        return format!("{}/", cwd.display());
+    }
+    let depth = dir
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .count();
+    "../".repeat(depth)
+}
+
 /// Runs the `conform` command: `Ok(true)` when no experiment failed.
 pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
     let p = prepare(&args)?;
@@ -258,6 +276,7 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
         ),
         node_cmd: p.node_cmd.template.clone(),
         commit: commit(),
+        root: root_link(&p.dir),
         trials_per_experiment: p.trials,
         wall_ms: 0,
         experiments: vec![],
@@ -321,6 +340,21 @@ fn write_report(dir: &Path, r: &Report) -> std::io::Result<()> {
     )
 }
 
+/// Removes what the module doc says a trial does not keep: a passing trial keeps its
+/// page and plot only if it is its experiment's first, and never its raw timeline or
+/// its processes' files.
+fn prune(tdir: &Path, trial: usize, passed: bool) {
+    if !passed {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(tdir.join("run"));
+    let _ = std::fs::remove_file(tdir.join("timeline.jsonl"));
+    if trial > 1 {
+        let _ = std::fs::remove_file(tdir.join("timeline.html"));
+        let _ = std::fs::remove_file(tdir.join("leaders_acting.svg"));
+    }
+}
+
 /// Runs one trial of experiment `e`, writes its report, and returns its line.
 async fn one_trial(
     p: &Prepared,
@@ -376,10 +410,7 @@ async fn one_trial(
         RealCommandError::Broke(format!("cannot write {}: {err}", tdir.display()))
     })?;
     let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
-    if t.artifacts.passed {
-        // What a passing trial's processes wrote is not needed to read its report.
-        let _ = std::fs::remove_dir_all(&spec.run_dir);
-    }
+    prune(&tdir, spec.trial, t.artifacts.passed);
     let line = TrialResult::of(spec, &t, &p.dir, &tdir);
     if !quiet {
         say(&format!("{}\n", line.line(&name)));

@@ -65,8 +65,8 @@ pub struct TrialResult {
     pub resign_served: bool,
     /// Its summary, relative to the report's directory.
     pub summary: String,
-    /// Its timeline page, relative to the report's directory.
-    pub timeline: String,
+    /// Its timeline page, relative to the report's directory, when it was kept.
+    pub timeline: Option<String>,
     /// The command that runs it again.
     pub reproduce: String,
     /// Its wall time.
@@ -96,7 +96,10 @@ impl TrialResult {
             violations: f.violation_records(),
             resign_served: t.preflight.as_ref().is_some_and(|p| p.resign_served),
             summary: rel("summary.txt"),
-            timeline: rel("timeline.html"),
+            timeline: tdir
+                .join("timeline.html")
+                .is_file()
+                .then(|| rel("timeline.html")),
             reproduce: spec.command.clone(),
             wall_ms: t.wall_ms,
         }
@@ -203,6 +206,9 @@ pub struct Report {
     pub node_cmd: String,
     /// Baton's source tree (`git describe --always --dirty`).
     pub commit: String,
+    /// The way from the report's directory to the source tree, for links.
+    #[serde(skip)]
+    pub root: String,
     /// Trials per experiment.
     pub trials_per_experiment: u64,
     /// Wall time so far.
@@ -229,20 +235,14 @@ impl Report {
             .filter(|e| e.verdict == Verdict::NotApplicable)
             .count();
         let n = self.experiments.len();
+        let passed = n - failed.len() - na;
         let na = if na > 0 {
             format!(", {na} not applicable")
         } else {
             String::new()
         };
         if failed.is_empty() {
-            format!(
-                "PASS: {} of {n} experiments passed{na}",
-                n - self
-                    .experiments
-                    .iter()
-                    .filter(|e| e.verdict == Verdict::NotApplicable)
-                    .count()
-            )
+            format!("PASS: {passed} of {n} experiments passed{na}")
         } else {
             format!(
                 "FAIL: {} of {n} experiments failed ({}){na}",
@@ -303,7 +303,8 @@ impl Report {
         );
         let _ = writeln!(
             w,
-            "- contract: [docs/node-contract.md](../../../docs/node-contract.md); backend: a live 3-member etcd (Debian's etcd-server) on 127.0.0.1, started and removed per trial"
+            "- contract: [docs/node-contract.md]({}docs/node-contract.md); backend: a live 3-member etcd (Debian's etcd-server) on 127.0.0.1, started and removed per trial",
+            self.root
         );
         let _ = writeln!(
             w,
@@ -321,14 +322,17 @@ impl Report {
 
     fn table(&self, w: &mut String) {
         let _ = writeln!(w, "## Experiments\n");
-        let _ = writeln!(w, "Failover and election latency: median (min-max, count) over every trial's, in ms. Beliefs: the most nodes the polls saw believing they led at once. Trials: each one's summary and timeline.\n");
+        let _ = writeln!(w, "Failover and election latency: median (min-max, count) over every trial's, in ms. Beliefs: the most nodes the polls saw believing they led at once. Trials: each one's summary, and its timeline where it was kept (the first trial of each experiment, and every trial that failed).\n");
         let _ = writeln!(w, "| experiment | fencing | verdict | trials passed | failover | election latency | fencing rejections | double-leader incidents | beliefs max | protocol safety | trials |");
         let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|");
         for e in &self.experiments {
             let links: Vec<String> = e
                 .trials
                 .iter()
-                .map(|t| format!("[{}]({}) ([timeline]({}))", t.trial, t.summary, t.timeline))
+                .map(|t| match &t.timeline {
+                    Some(page) => format!("[{}]({}) ([timeline]({page}))", t.trial, t.summary),
+                    None => format!("[{}]({})", t.trial, t.summary),
+                })
                 .collect();
             let _ = writeln!(
                 w,
@@ -403,9 +407,10 @@ impl Report {
         for e in &self.experiments {
             let _ = writeln!(
                 w,
-                "- **{}** ([{}](../../../{})){}: {}.",
+                "- **{}** ([{}]({}{})){}: {}.",
                 e.name,
                 e.file,
+                self.root,
                 e.file,
                 if e.fencing { "" } else { ", fencing off" },
                 e.does
@@ -451,7 +456,7 @@ mod tests {
             },
             resign_served,
             summary: "x/trial-1/summary.txt".into(),
-            timeline: "x/trial-1/timeline.html".into(),
+            timeline: Some("x/trial-1/timeline.html".into()),
             reproduce: "sim real scenarios/conform/gc-pause.toml --seed 0 --set fencing=false --node-cmd 'n --id {id}'".into(),
             wall_ms: 20_000,
         }
@@ -476,6 +481,7 @@ mod tests {
             command: "sim conform --node-cmd 'n --id {id}'".into(),
             node_cmd: "n --id {id}".into(),
             commit: "abc1234".into(),
+            root: "../../".into(),
             trials_per_experiment: 1,
             wall_ms: 60_000,
             experiments: vec![

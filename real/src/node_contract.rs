@@ -99,7 +99,12 @@ impl fmt::Display for Breach {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "node {} broke node contract v{VERSION} rule `{}` (docs/node-contract.md#{}: {}): {}",
+            "{} {} broke node contract v{VERSION} rule `{}` (docs/node-contract.md#{}: {}): {}",
+            if self.node.contains(',') {
+                "nodes"
+            } else {
+                "node"
+            },
             self.node,
             self.rule,
             self.rule,

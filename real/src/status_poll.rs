@@ -119,11 +119,11 @@ impl Tracker {
         match sighting {
             Sighting::Exited(at_us) => {
                 out.extend(self.step_down());
-                out.extend(self.breach(
-                    at_us,
-                    "keeps-running",
-                    "its process exited by itself (see its stderr in the run's files)".into(),
-                ));
+                let detail = format!(
+                    "its process exited by itself (its stderr: run/{}.stderr)",
+                    self.node
+                );
+                out.extend(self.breach(at_us, "keeps-running", detail));
             }
             Sighting::Answer {
                 answered_us,
