@@ -231,18 +231,30 @@ fn say(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-/// The source tree's commit, as `git describe` gives it (`-dirty` when it has changes),
-/// or `unknown` outside a git checkout.
+/// The source tree's commit (`git rev-parse --short HEAD`), with "plus uncommitted
+/// changes" when anything outside `reports/` differs from it (as `nightly/lib.sh` names
+/// a report's commit), or `unknown` outside a git checkout.
 fn commit() -> String {
-    std::process::Command::new("git")
-        .args(["describe", "--always", "--dirty", "--abbrev=7"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let Some(head) = git(&["rev-parse", "--short", "HEAD"])
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
+    else {
+        return "unknown".into();
+    };
+    let clean = git(&["diff", "--quiet", "HEAD", "--", ".", ":!reports"])
+        .is_some_and(|o| o.status.success());
+    if clean {
+        head
+    } else {
+        format!("{head} plus uncommitted changes")
+    }
 }
 
 /// The way from `dir` up to the directory the command ran in (Baton's source tree, for

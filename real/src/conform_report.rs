@@ -204,7 +204,7 @@ pub struct Report {
     pub command: String,
     /// The node's command template.
     pub node_cmd: String,
-    /// Baton's source tree (`git describe --always --dirty`).
+    /// Baton's commit (with "plus uncommitted changes" when the code differs from it).
     pub commit: String,
     /// The way from the report's directory to the source tree, for links.
     #[serde(skip)]
@@ -298,7 +298,7 @@ impl Report {
         let _ = writeln!(w, "- command: `{}`", self.command);
         let _ = writeln!(
             w,
-            "- Baton commit: {} (the source tree the command ran from; `-dirty` would mean uncommitted changes)",
+            "- Baton commit: {} (the source tree the command ran from)",
             self.commit
         );
         let _ = writeln!(
