@@ -11,7 +11,8 @@
 //! than it did, by as much), never before it was first seen to lead. Two beliefs that
 //! overlap for less than a poll interval are therefore not seen, and a belief is never
 //! said to last longer than it did. ([`crate::outside_view`] then moves a leadership's
-//! start earlier still when the resource accepted its write first.)
+//! start earlier still when the resource accepted its write first, and a step-down
+//! stamped while the node was stopped to when it ran again.)
 //!
 //! A node that does not answer (paused, killed, slow) tells nothing: its last belief
 //! stands until a poll sees another. A new process of a node (a restart) starts from
