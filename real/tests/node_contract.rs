@@ -9,8 +9,9 @@
 //! report, and that no process of the run survives it (every node's command line names
 //! its `{dir}`, under the run's output). The control, `--break none`, keeps every rule
 //! and must pass: the breaking variants differ from it only in the rule. Bad templates
-//! and scenarios a foreign node cannot take are refused before anything starts. Real
-//! processes, one run at a time; needs python3 (CI installs it).
+//! and scenarios a foreign node cannot take are refused before anything starts; Ctrl-C
+//! during a run stops every node. Real processes, one run at a time; needs python3 (CI
+//! installs it).
 #![cfg(not(madsim))]
 
 use baton_real::process::processes_mentioning;
@@ -175,4 +176,45 @@ fn bad_templates_and_what_a_foreign_node_cannot_take_are_refused_before_anything
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(!out.exists(), "nothing is written: {args:?}");
     }
+}
+
+#[test]
+fn ctrl_c_during_a_node_cmd_run_leaves_nothing() {
+    if !have_python() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quiet.toml");
+    std::fs::write(&scenario, QUIET).unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baton-real"))
+        .arg("real")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--quiet", "--node-cmd", &bad_node("none")])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the fleet runs: the nodes' process files appear as they start.
+    let t0 = Instant::now();
+    while !out.join("trial-1/run/n3.stdout").is_file() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !processes_mentioning(&out.to_string_lossy()).is_empty(),
+        "the nodes run"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: a plain signal to the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_nothing_left(&out);
 }
