@@ -188,7 +188,7 @@ fn ctrl_c_during_a_node_cmd_run_leaves_nothing() {
     let scenario = dir.path().join("quiet.toml");
     std::fs::write(&scenario, QUIET).unwrap();
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baton-real"))
+    let child = Command::new(env!("CARGO_BIN_EXE_baton-real"))
         .arg("real")
         .arg(&scenario)
         .arg("--out")
