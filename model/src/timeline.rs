@@ -443,6 +443,17 @@ pub enum Event {
         /// The lease id.
         lease_id: i64,
     },
+    /// A node run by `--node-cmd` broke a rule of the node contract
+    /// (`docs/node-contract.md`) while the run went on: seen from outside, by the
+    /// supervisor polling it.
+    ContractBroken {
+        /// The node.
+        node: String,
+        /// The rule's name, as the contract's heading has it (`status`).
+        rule: String,
+        /// What it did.
+        detail: String,
+    },
 }
 
 /// One timeline line: when, and what.

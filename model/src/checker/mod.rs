@@ -29,6 +29,7 @@ pub mod lease_service;
 pub mod lease_ttl;
 pub mod liveness;
 pub mod load;
+pub mod node_contract;
 pub mod protocol_safety;
 pub mod sequence;
 pub mod shards;
@@ -193,6 +194,14 @@ pub enum Violation {
         /// Node, term, how many reads and how far behind.
         detail: String,
     },
+    /// Defends the node contract (see [`node_contract`]): a node run by `--node-cmd`
+    /// kept its rules during the run. One per recorded breach.
+    NodeContract {
+        /// When the supervisor saw it.
+        at_ms: f64,
+        /// The node, the rule and what it did.
+        detail: String,
+    },
 }
 
 impl Violation {
@@ -214,7 +223,8 @@ impl Violation {
             | Violation::ActedPastGrant { detail, .. }
             | Violation::TransferMissed { detail, .. }
             | Violation::TransferTooSlow { detail, .. }
-            | Violation::DeathUndetected { detail, .. } => {
+            | Violation::DeathUndetected { detail, .. }
+            | Violation::NodeContract { detail, .. } => {
                 *detail = format!("partition {p}: {detail}")
             }
         }
@@ -239,6 +249,7 @@ impl Violation {
             Violation::TransferMissed { .. } => "transfer_missed",
             Violation::TransferTooSlow { .. } => "transfer_too_slow",
             Violation::DeathUndetected { .. } => "death_undetected",
+            Violation::NodeContract { .. } => "node_contract",
         }
     }
 
@@ -259,7 +270,8 @@ impl Violation {
             | Violation::ActedPastGrant { at_ms, .. }
             | Violation::TransferMissed { at_ms, .. }
             | Violation::TransferTooSlow { at_ms, .. }
-            | Violation::DeathUndetected { at_ms, .. } => *at_ms,
+            | Violation::DeathUndetected { at_ms, .. }
+            | Violation::NodeContract { at_ms, .. } => *at_ms,
         }
     }
 
@@ -279,7 +291,8 @@ impl Violation {
             | Violation::ActedPastGrant { detail, .. }
             | Violation::TransferMissed { detail, .. }
             | Violation::TransferTooSlow { detail, .. }
-            | Violation::DeathUndetected { detail, .. } => detail.clone(),
+            | Violation::DeathUndetected { detail, .. }
+            | Violation::NodeContract { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -445,6 +458,7 @@ pub struct Checks {
     swim: swim::Swim,
     /// Per-partition checkers, for a sharded fleet.
     shards: Option<Box<shards::Shards>>,
+    node_contract: node_contract::NodeContract,
 }
 
 impl Checks {
@@ -481,6 +495,7 @@ impl Checks {
             swim: swim::Swim::default(),
             shards: (resolved.scenario.partitions > 0)
                 .then(|| Box::new(shards::Shards::new(resolved))),
+            node_contract: node_contract::NodeContract::default(),
         }
     }
 
@@ -507,6 +522,7 @@ impl Checks {
         self.protocol_safety.entry(e);
         self.transfer.entry(e);
         self.swim.entry(e);
+        self.node_contract.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -571,6 +587,7 @@ impl Checks {
         let transfer = self.transfer.finish(r, &mut violations);
         let swim = self.swim.finish(r, end_us, &mut violations);
         let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
+        self.node_contract.finish(&mut violations);
         violations.sort_by(|a, b| {
             a.at_ms()
                 .total_cmp(&b.at_ms())

@@ -91,6 +91,7 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::MemberPaused { .. } => "member_paused",
         Event::MemberResumed { .. } => "member_resumed",
         Event::LeaseRenewed { .. } => "lease_renewed",
+        Event::ContractBroken { .. } => "contract_broken",
     }
 }
 
@@ -228,7 +229,8 @@ impl LaneBuilder {
             | Event::SwimEvicted { node, .. }
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
-            | Event::JobStepAbandoned { node, .. } => self.keep_event(Some(node.clone()), e),
+            | Event::JobStepAbandoned { node, .. }
+            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.clone()), e),
         }
     }
 

@@ -169,6 +169,8 @@ struct Report<'a> {
     ledger: Option<&'a LedgerCheck>,
     #[serde(skip_serializing_if = "Option::is_none")]
     notes: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_cmd: Option<&'a str>,
     violations: Vec<ViolationRecord>,
     reproduce: String,
 }
@@ -287,6 +289,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         timeline_events: f.events,
         ledger: real.map(|x| &x.ledger),
         notes: real.map(|x| x.notes.as_slice()),
+        node_cmd: real.and_then(|x| x.node_cmd.as_deref()),
         violations: f.violation_records(),
         reproduce: match real {
             Some(x) => x.command.clone(),

@@ -108,6 +108,14 @@ fn header(w: &mut String, run: &Run) {
                 if s.fencing { "on" } else { "OFF" },
                 ms(s.duration_ms as f64)
             );
+            if let Some(cmd) = &x.node_cmd {
+                let _ = writeln!(
+                    w,
+                    "nodes: --node-cmd {} (node contract v1; {}'s table gave their settings), seen from outside",
+                    crate::shell::quote(cmd),
+                    s.protocol.name()
+                );
+            }
         }
     }
     let _ = writeln!(
@@ -338,6 +346,9 @@ fn election_latency(w: &mut String, run: &Run) {
             match f.lease_ttl_granted_ms {
                 Some(g) if g.min == g.max => format!("{} ms on {} leases", g.min, g.count),
                 Some(g) => format!("{} to {} ms on {} leases", g.min, g.max, g.count),
+                None if run.real.is_some_and(|x| x.node_cmd.is_some()) => {
+                    "not seen (a --node-cmd node logs no lease grants)".to_string()
+                }
                 None => "no lease granted".to_string(),
             }
         );

@@ -47,7 +47,7 @@
       stopped_acting: "#d62728", released: "#9467bd", handed_over: "#e377c2", transfer_aborted: "#d62728", swim_suspected: "#bcbd22", swim_down: "#d62728", swim_evicted: "#e377c2", lease_granted: "#2ca02c",
       lease_expired: "#8c564b", lease_revoked: "#8c564b", key_deleted: "#e377c2",
       seat_vacated: "#e377c2", job_step_started: "#17becf", job_step_done: "#17becf",
-      job_step_abandoned: "#d62728", fault_skipped: "#000000",
+      job_step_abandoned: "#d62728", fault_skipped: "#000000", contract_broken: "#d62728",
     };
     const CLOCK_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
 
