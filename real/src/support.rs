@@ -25,7 +25,9 @@
 //! - a `transfer` fault: the real node has no handover to a named successor;
 //! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
-//!   does (2000 ms, 500 ms): a real etcd has its own.
+//!   does (2000 ms, 500 ms): a real etcd has its own; and of the simulated ZooKeeper's
+//!   costs (`zk-sequential.fsync_ms`, `session_setup_ms`) other than those a live one
+//!   measured here.
 //!
 //! What it runs differently, it says in the report instead ([`Plan::notes`]): the
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
@@ -36,6 +38,7 @@ use baton_model::fault::Fault;
 use baton_model::protocol::ProtocolName;
 use baton_model::scenario::{line_of_key, Resolved, Scenario};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
 use std::fmt;
 
 /// The load client's shortest quantum over HTTP (see [`crate::supervisor::RealConfig`]).
@@ -191,6 +194,14 @@ const RULES: &[Rule] = &[
         key: "work.client_timeout_ms",
         refuses: client_timeout_below_quantum,
     },
+    Rule {
+        key: "zk-sequential.fsync_ms",
+        refuses: simulated_zk_fsync,
+    },
+    Rule {
+        key: "zk-sequential.session_setup_ms",
+        refuses: simulated_zk_session_setup,
+    },
 ];
 
 fn protocol_without_backend(s: &Scenario) -> Option<String> {
@@ -262,6 +273,34 @@ fn simulated_expiry_check(s: &Scenario) -> Option<String> {
             etcd.expiry_check_interval_ms
         )
     })
+}
+
+/// A setting that tunes the simulated ZooKeeper only: a live one has its own costs.
+fn simulated_zk(
+    s: &Scenario,
+    key: &str,
+    get: fn(&ZkSequentialConfig) -> [u64; 2],
+) -> Option<String> {
+    if s.protocol != ProtocolName::ZkSequential {
+        return None;
+    }
+    let (set, real) = (
+        get(&s.zk_sequential.clone().unwrap_or_default()),
+        get(&ZkSequentialConfig::default()),
+    );
+    (set != real).then(|| {
+        format!(
+            "{set:?}: a live ZooKeeper has its own {key}; this key tunes the simulated one only (allowed: {real:?}, what a live one measured here)"
+        )
+    })
+}
+
+fn simulated_zk_fsync(s: &Scenario) -> Option<String> {
+    simulated_zk(s, "fsync", |c| c.fsync_ms)
+}
+
+fn simulated_zk_session_setup(s: &Scenario) -> Option<String> {
+    simulated_zk(s, "session set-up", |c| c.session_setup_ms)
 }
 
 fn client_timeout_below_quantum(s: &Scenario) -> Option<String> {

@@ -39,6 +39,17 @@ impl ProtocolModel for ZkSequential {
                 ),
             ));
         }
+        for (key, [lo, hi]) in [
+            ("fsync_ms", c.fsync_ms),
+            ("session_setup_ms", c.session_setup_ms),
+        ] {
+            if lo > hi {
+                return Err(KeyError::new(
+                    key,
+                    format!("[{lo}, {hi}]: the first is the least, at most the second"),
+                ));
+            }
+        }
         if !c.election_path.starts_with('/') || c.election_path.len() < 2 {
             return Err(KeyError::new(
                 "election_path",
