@@ -134,9 +134,15 @@ fn render(
         ),
     };
     let findings = &out.findings;
-    let leaders_acting_svg = if pages {
+    // A sharded fleet's leaders acting are its nodes' shares of the partitions.
+    let drawn = if resolved.scenario.partitions > 0 {
+        let end_ms = out.end_us as f64 / 1000.0;
+        crate::shards_plot::partitions_svg(&findings.shards, &resolved.node_names(), end_ms, &title)
+    } else {
         plot::leaders_acting_svg(findings, &out.lanes, out.end_us, &title)
-            .unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"))
+    };
+    let leaders_acting_svg = if pages {
+        drawn.unwrap_or_else(|e| format!("<svg xmlns=\"http://www.w3.org/2000/svg\"><text x=\"10\" y=\"20\">plot failed: {e}</text></svg>\n"))
     } else {
         String::new()
     };

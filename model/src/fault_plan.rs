@@ -73,6 +73,13 @@ pub enum Verb {
     },
     /// Ask a node to step down gracefully.
     Resign(String),
+    /// Ask a node that leads to hand leadership to `to`, a node of the fleet.
+    Transfer {
+        /// The leader.
+        node: String,
+        /// The designated successor.
+        to: String,
+    },
     /// Stop messages `from -> to` (both ways unless `one_way`), holding nothing open.
     Cut {
         /// One end.
@@ -270,15 +277,22 @@ impl FaultPlan {
                 | Fault::ClockStep { target, .. }
                 | Fault::SlowDisk { target, .. },
             ) => vec![target.clone()],
-            Some(Fault::Partition { from, to, .. } | Fault::SlowLink { from, to, .. }) => {
+            Some(
+                Fault::Partition { from, to, .. }
+                | Fault::SlowLink { from, to, .. }
+                | Fault::Transfer {
+                    target: from, to, ..
+                },
+            ) => {
                 vec![from.clone(), to.clone()]
             }
             Some(Fault::Heal | Fault::Network { .. }) | None => vec![],
         }
     }
 
-    /// Resolves one end of the next fault: `leader` and `follower` by what the world
-    /// answered, `previous` by the plan, a name as it is. An error says why it cannot.
+    /// Resolves one end of the next fault: `leader` and `follower` (and a transfer's
+    /// `next`, passed as `follower`) by what the world answered, `previous` by the plan,
+    /// a name as it is. An error says why it cannot.
     pub fn resolve(
         &self,
         end: &str,
@@ -295,6 +309,9 @@ impl FaultPlan {
             }
             "follower" => follower
                 .ok_or_else(|| "target `follower`: every running node believes it leads".into()),
+            crate::fault::NEXT => {
+                follower.ok_or_else(|| "successor `next`: no other node is running".into())
+            }
             "previous" => self
                 .prev_target
                 .clone()
@@ -379,6 +396,10 @@ impl FaultPlan {
             Fault::Kill { .. } => on_node(Verb::Kill(node.clone())),
             Fault::Restart { .. } => on_node(Verb::Restart(node.clone())),
             Fault::Resign { .. } => on_node(Verb::Resign(node.clone())),
+            Fault::Transfer { .. } => on_node(Verb::Transfer {
+                node: node.clone(),
+                to: ends[1].clone(),
+            }),
             Fault::Pause { .. } => on_node(Verb::Pause {
                 node: node.clone(),
                 index,
@@ -592,6 +613,14 @@ pub trait FaultWorld {
     /// The etcd member the Baton leader's client talks to now, if a node leads.
     fn leader_member(&mut self) -> impl Future<Output = Option<String>>;
 
+    /// The next running node after `node` in fleet order, wrapping around (a
+    /// transfer's `next`), if any. A world that cannot run transfers (real mode refuses
+    /// them before it starts) keeps this default, which finds none.
+    fn next_running(&mut self, node: &str) -> impl Future<Output = Option<String>> {
+        let _ = node;
+        async { None }
+    }
+
     /// Whether the timeline holds an event satisfying `pred` stamped at or after
     /// `since_us`.
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool;
@@ -660,13 +689,22 @@ pub async fn drive<W: FaultWorld>(
         // The moment it fires: a later `leader-elected` waits for a win after it.
         let now = world.now_us();
         let ends = plan.lock().expect("the plan's lock").ends();
-        let mut resolved = Ok(vec![]);
+        let mut resolved: Result<Vec<String>, String> = Ok(vec![]);
         for end in &ends {
             let (leader, follower) = match end.as_str() {
                 "leader" => (world.leader().await, None),
                 crate::etcd_cluster::ETCD_LEADER => (world.etcd_leader().await, None),
                 crate::etcd_cluster::LEADER_MEMBER => (world.leader_member().await, None),
                 "follower" => (None, world.follower().await),
+                // A transfer's `next` follows its target, resolved just before.
+                crate::fault::NEXT => {
+                    let after = resolved.as_ref().ok().and_then(|r| r.first().cloned());
+                    let next = match after {
+                        Some(a) => world.next_running(&a).await,
+                        None => None,
+                    };
+                    (None, next)
+                }
                 _ => (None, None),
             };
             let r = plan

@@ -108,10 +108,26 @@ pub struct RealArgs {
     pub trials: u64,
     #[command(flatten)]
     #[allow(missing_docs)]
+    pub node: NodeCmdFlag,
+    #[command(flatten)]
+    #[allow(missing_docs)]
     pub out: OutFlags,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub quiet: QuietFlag,
+}
+
+/// `--node-cmd TEMPLATE`.
+#[derive(Clone, Debug, Default, Args)]
+pub struct NodeCmdFlag {
+    /// Run this command as each node instead of Baton's own (the node contract,
+    /// docs/node-contract.md). Placeholders such as {id}, {http_port},
+    /// {etcd_endpoints}, {election_prefix}, {lease_ttl_ms} and {resource_url} are filled
+    /// in per node; the same values are in BATON_* environment variables. Example:
+    /// --node-cmd 'examples/go-node/bin/go-node --id {id} --http-port {http_port}
+    /// --etcd-endpoints {etcd_endpoints} --resource-url {resource_url}'
+    #[arg(long = "node-cmd", value_name = "TEMPLATE")]
+    pub node_cmd: Option<String>,
 }
 
 impl RealArgs {
@@ -125,15 +141,74 @@ impl RealArgs {
         for s in &self.scenario.set.set {
             w.extend(["--set".into(), s.clone()]);
         }
-        if let Some(out) = &self.out.out {
-            w.extend(["--out".into(), out.display().to_string()]);
+        if let Some(cmd) = &self.node.node_cmd {
+            w.extend(["--node-cmd".into(), cmd.clone()]);
         }
-        if self.out.force {
-            w.push("--force".into());
+        push_out_quiet(&mut w, &self.out, &self.quiet);
+        w
+    }
+}
+
+fn push_out_quiet(w: &mut Vec<String>, out: &OutFlags, quiet: &QuietFlag) {
+    if let Some(dir) = &out.out {
+        w.extend(["--out".into(), dir.display().to_string()]);
+    }
+    if out.force {
+        w.push("--force".into());
+    }
+    if quiet.quiet {
+        w.push("--quiet".into());
+    }
+}
+
+/// The arguments of `sim conform` / `baton-real conform`: the spec's experiments against
+/// a node of your own.
+#[derive(Clone, Debug, Args)]
+pub struct ConformArgs {
+    /// The node to test: a command template, as `sim real --node-cmd` takes it (see
+    /// docs/node-contract.md).
+    #[arg(long = "node-cmd", value_name = "TEMPLATE", required = true)]
+    pub node_cmd: String,
+    /// The backend the nodes elect on (node contract v1 covers etcd: a live 3-member
+    /// cluster).
+    #[arg(long, default_value = "etcd", value_name = "etcd")]
+    pub backend: String,
+    /// Trials per experiment, one after another; trial k uses seed S + k - 1.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub trials: u64,
+    /// Run only these experiments (names separated by commas, as conformance.md lists
+    /// them: clean-kill, clean-kill-unfenced, partition, ...); default: all ten.
+    #[arg(long, value_name = "a,b,...")]
+    pub only: Option<String>,
+    /// The first trial's seed: trial k of every experiment uses seed S + k - 1.
+    #[arg(long, default_value_t = 0, value_parser = crate::seed::parse)]
+    pub seed: u64,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub out: OutFlags,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub quiet: QuietFlag,
+}
+
+impl ConformArgs {
+    /// The arguments again, as words for `baton-real conform`.
+    pub fn to_words(&self) -> Vec<String> {
+        let mut w = vec![
+            "--node-cmd".to_string(),
+            self.node_cmd.clone(),
+            "--backend".into(),
+            self.backend.clone(),
+            "--trials".into(),
+            self.trials.to_string(),
+        ];
+        if let Some(only) = &self.only {
+            w.extend(["--only".into(), only.clone()]);
         }
-        if self.quiet.quiet {
-            w.push("--quiet".into());
+        if self.seed != 0 {
+            w.extend(["--seed".into(), self.seed.to_string()]);
         }
+        push_out_quiet(&mut w, &self.out, &self.quiet);
         w
     }
 }
@@ -209,13 +284,30 @@ bisect` maps a commit that does not build, or exits 2 or 3, to 125 (skip).";
     pub const REAL: &str = "\
 Exit codes:
   0  every trial passed
-  1  a trial failed a checked property
-  2  bad input (the scenario, a --set, a fault real mode cannot apply, the output
-     directory), or a machine without what real mode needs (etcd, protoc and its
-     includes), or a world that could not start: one line on stderr, before anything runs
+  1  a trial failed a checked property (with --node-cmd: or a node broke the node
+     contract during it)
+  2  bad input (the scenario, a --set, a fault real mode cannot apply, --node-cmd, the
+     output directory), or a machine without what real mode needs (etcd, protoc and its
+     includes), or a world that could not start (with --node-cmd: a node that broke the
+     node contract before the faults began): one line on stderr, before anything runs
   3  a trial started and then broke: stderr names its logs (sim real: or the real-mode
      binary did not build; the error shows cargo's last lines)
 130  interrupted (Ctrl-C): every process stopped, the finished trials written";
+
+    /// `sim conform`.
+    pub const CONFORM: &str = "\
+Exit codes:
+  0  every experiment passed (one the node cannot take part in, a step-down without the
+     optional POST /resign, is listed as not applicable)
+  1  an experiment failed a checked property, or a node broke the node contract during
+     it: conformance.md's verdict table names the property and the command that
+     reproduces it
+  2  bad input (--node-cmd, --backend, --only, the output directory), a machine without
+     what real mode needs, or a node that broke the node contract before the first
+     experiment (it never listened, answered the wrong JSON, answered POST /next as a
+     follower, never elected a leader...): one line on stderr naming the rule
+  3  a trial started and then broke: stderr names its logs
+130  interrupted (Ctrl-C): every process stopped, the finished experiments written";
 
     /// `sim compare`.
     pub const COMPARE: &str = "\

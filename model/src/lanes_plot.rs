@@ -19,6 +19,7 @@ const PARTITION_COLOR: RGBColor = RGBColor(140, 86, 75);
 const SLOW_COLOR: RGBColor = RGBColor(188, 189, 34);
 const RESTART_COLOR: RGBColor = RGBColor(44, 160, 44);
 const RESIGN_COLOR: RGBColor = RGBColor(127, 127, 127);
+const TRANSFER_COLOR: RGBColor = RGBColor(227, 119, 194);
 const CLOCK_COLOR: RGBColor = RGBColor(23, 190, 207);
 /// Colours of the clock lines, one per faulted clock, in lane order.
 const CLOCK_LINE_COLORS: [RGBColor; 6] = [
@@ -301,7 +302,7 @@ fn draw_writes(
 }
 
 /// Instants: a kill (a black triangle pointing down), a restart (green, up), a
-/// resignation (grey dot), a clock fault (a teal diamond, labelled with its value).
+/// resignation (grey dot), a transfer (pink dot), a clock fault (a teal diamond, labelled with its value).
 fn draw_marks(
     root: &Area,
     lanes: &Lanes,
@@ -333,6 +334,7 @@ fn draw_marks(
                 RESTART_COLOR.filled(),
             ))?,
             "resign" => root.draw(&Circle::new((x, y), 4, RESIGN_COLOR.filled()))?,
+            "transfer" => root.draw(&Circle::new((x, y), 4, TRANSFER_COLOR.filled()))?,
             _ => {
                 root.draw(&Polygon::new(
                     vec![(x, y - 6), (x + 5, y), (x, y + 6), (x - 5, y)],
@@ -359,6 +361,7 @@ fn draw_marks(
             Swatch::TriangleUp(RESTART_COLOR.filled()),
         ),
         ("resign", "resign", Swatch::Dot(RESIGN_COLOR.filled())),
+        ("transfer", "transfer", Swatch::Dot(TRANSFER_COLOR.filled())),
         (
             "clock",
             "clock fault (value)",

@@ -18,6 +18,20 @@ pub(crate) const Y_LABEL_PX: u32 = 70;
 pub(crate) const BELIEF_COLOR: RGBColor = RGBColor(31, 119, 180);
 pub(crate) const EFFECT_COLOR: RGBColor = RGBColor(255, 127, 14);
 pub(crate) const REJECTION_COLOR: RGBColor = RGBColor(214, 39, 40);
+/// Tableau 10: distinct, and readable by most colour-blind readers (one colour a series:
+/// the sweep's protocols, a sharded run's nodes).
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
 
 /// What a legend row shows beside its label.
 pub(crate) enum Swatch {

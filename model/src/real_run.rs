@@ -22,6 +22,11 @@ pub struct RealRun {
     /// The live backend the run used, for a person (`a live etcd`, `a live Redis`).
     #[serde(skip)]
     pub backend: String,
+    /// The command template that ran the nodes (`--node-cmd`), when they were not
+    /// Baton's own: such a node writes no event log, so its run was seen from outside
+    /// (`node_cmd` in report.json).
+    #[serde(skip)]
+    pub node_cmd: Option<String>,
     /// The SQL check over the ledger and its row counts.
     pub ledger: LedgerCheck,
     /// What real mode did differently from the scenario, or did not count: one sentence

@@ -180,6 +180,78 @@ pub enum Event {
         /// The token it gave up.
         token: u64,
     },
+    /// A leader asked to transfer its leadership has stopped its protected writes, its
+    /// job's cursor published by its last checkpoint, and hands the leadership to its
+    /// designated successor by the backend's primitive (its `Released` follows).
+    HandedOver {
+        /// The old leader.
+        node: String,
+        /// The token it gave up.
+        token: u64,
+        /// The designated successor.
+        to: String,
+        /// The job's cursor it published (the first segment not yet checkpointed; 0
+        /// without a job).
+        cursor: u64,
+    },
+    /// A transfer did not happen: the leader could not get the backend ready to hand
+    /// over to its successor in time (or lost its leadership first), and leads on (or
+    /// has already stopped for another reason).
+    TransferAborted {
+        /// The leader.
+        node: String,
+        /// Its token.
+        token: u64,
+        /// The designated successor.
+        to: String,
+        /// Why.
+        reason: String,
+    },
+    /// A node's SWIM detector began to suspect a member (`[swim]`): it missed a probe
+    /// and every indirect probe of one period.
+    SwimSuspected {
+        /// The observer.
+        node: String,
+        /// The member suspected.
+        member: String,
+        /// Which start of its process (1 at first; a restart is a new process).
+        start: u64,
+    },
+    /// A node's SWIM detector declared a member down: its suspicion went unrefuted.
+    SwimDown {
+        /// The observer.
+        node: String,
+        /// The member declared down.
+        member: String,
+        /// Which start of its process.
+        start: u64,
+    },
+    /// A node whose detector declared the leader down had the backend take its seat
+    /// (etcd-lease: its lease revoked), before the lease would have expired.
+    SwimEvicted {
+        /// The node that asked.
+        node: String,
+        /// The leader evicted.
+        member: String,
+    },
+    /// The SWIM messages a node sent over the last second of its clock (recorded each
+    /// second, so that a report counts the detector's traffic).
+    SwimTraffic {
+        /// The node.
+        node: String,
+        /// Messages sent.
+        messages: u64,
+    },
+    /// Something that happened in one partition of a sharded fleet (`partitions = P`): a
+    /// node's campaign, belief, stop or release for that partition, or a write to its
+    /// rows at the resource. The checkers judge each partition's events apart, as a run
+    /// of its own (see `checker/shards.rs`).
+    Shard {
+        /// The partition.
+        partition: u32,
+        /// What happened in it.
+        inner: Box<Event>,
+    },
     /// The lease service granted a lease.
     LeaseGranted {
         /// The node that asked.
@@ -370,6 +442,17 @@ pub enum Event {
     LeaseRenewed {
         /// The lease id.
         lease_id: i64,
+    },
+    /// A node run by `--node-cmd` broke a rule of the node contract
+    /// (`docs/node-contract.md`) while the run went on: seen from outside, by the
+    /// supervisor polling it.
+    ContractBroken {
+        /// The node.
+        node: String,
+        /// The rule's name, as the contract's heading has it (`status`).
+        rule: String,
+        /// What it did.
+        detail: String,
     },
 }
 

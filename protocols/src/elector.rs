@@ -55,12 +55,69 @@ pub trait Elector: Send + Sync {
     /// Who leads now, as the backend sees it.
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError>;
 
+    /// How far the backend is from handing this leadership to `successor` (a node
+    /// name), asked over and over by a leader preparing a transfer while it still
+    /// works. The default, for a backend with no queue and no log to catch up, is
+    /// [`TransferReadiness::Ready`].
+    async fn transfer_readiness(
+        &self,
+        leadership: &Leadership,
+        successor: &str,
+    ) -> Result<TransferReadiness, ElectorError> {
+        let _ = (leadership, successor);
+        Ok(TransferReadiness::Ready)
+    }
+
+    /// Hands the leadership to `successor` by the backend's own primitive, once the
+    /// node has stopped its protected writes (and readiness said `Ready`). The default
+    /// resigns: in a queue whose head is the successor, that is the handover.
+    async fn transfer(&self, leadership: &Leadership, successor: &str) -> Result<(), ElectorError> {
+        let _ = successor;
+        self.resign(leadership).await
+    }
+
+    /// This node is the designated successor of a transfer that was just handed over:
+    /// try for the seat now, not at the next retry or timeout. No-op by default (a
+    /// queued waiter's watch already fires).
+    fn take_over_now(&self) {}
+
+    /// A leader preparing a transfer to another node asks this waiting candidate, queued
+    /// ahead of the successor, to queue again at the back. No-op by default (no queue).
+    fn requeue(&self) {}
+
+    /// Gives up a campaign that has not won (its key or znode removed, its session
+    /// closed): the node no longer wants this seat. No-op by default.
+    async fn withdraw(&self) {}
+
+    /// A failure detector (SWIM, `[swim]`) confirmed `node` dead: if it holds the seat,
+    /// have the backend take it away by the backend's own means, so that the next
+    /// candidate need not wait for its lease to expire. True when it did. The backend
+    /// still decides who leads next, and the fence still guards the resource. No-op by
+    /// default (a backend with no way to end another's grant).
+    async fn evict(&self, node: &str) -> Result<bool, ElectorError> {
+        let _ = node;
+        Ok(false)
+    }
+
     /// The protocol's own replicated log, if it has one and the scenario asked to use it
     /// (raft with `sequencer = "log"`). Lease protocols have none: their state lives at
     /// the fenced resource.
     fn replicated_log(&self) -> Option<&dyn ReplicatedLog> {
         None
     }
+}
+
+/// What a leader preparing a transfer still waits for ([`Elector::transfer_readiness`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransferReadiness {
+    /// The backend will give the seat to the successor once this leadership is handed
+    /// over.
+    Ready,
+    /// These candidates (node names, in queue order) are queued ahead of the successor:
+    /// ask each to requeue ([`Elector::requeue`]).
+    Behind(Vec<String>),
+    /// Not yet, for this reason (the successor is not queued yet, its log lags).
+    Waiting(String),
 }
 
 /// A log the election protocol replicates itself (a consensus log), used two ways:

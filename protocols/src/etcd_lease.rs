@@ -18,11 +18,13 @@
 //! that belief wrong; the fenced resource is what makes it harmless.
 
 use crate::clock::Clock;
-use crate::elector::{Elector, ElectorError, LeaderInfo};
+use crate::elector::{Elector, ElectorError, LeaderInfo, TransferReadiness};
 use crate::etcd_api::{
     Compare, CompareOp, CompareTarget, EtcdApi, EtcdError, RangeRequest, Txn, TxnOp, WatchEventKind,
 };
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::mailbox::Mailbox;
+use crate::requeue::Waited;
 use crate::safety::SafetyBounds;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -52,6 +54,10 @@ pub enum Canary {
     /// are slow (not lost). It then acts past its grant with no pause and a true clock,
     /// which the fence hides and the `protocol_safety` checker must catch.
     LateDeadline,
+    /// A transferring leader hands over at once, without asking the nodes queued ahead
+    /// of its successor to requeue: the queue's head takes the seat, whoever the
+    /// successor was, which the `transfer_missed` checker must catch.
+    TransferWithoutRequeue,
 }
 
 /// Parameters of the etcd-lease protocol (a scenario's `[etcd-lease]` table).
@@ -122,6 +128,8 @@ pub struct EtcdLeaseElector {
     node: String,
     /// The session of the current campaign or leadership: lease id, key, lease handle.
     session: Mutex<Option<Session>>,
+    /// A transferring leader's request that this waiter queue again at the back.
+    requeue: Mailbox,
 }
 
 #[derive(Clone)]
@@ -149,7 +157,62 @@ impl EtcdLeaseElector {
             cfg,
             node: node.to_string(),
             session: Mutex::new(None),
+            requeue: Mailbox::default(),
         }
+    }
+
+    /// `txn(CreateRevision(k) == 0).Then(Put(k, v, lease)).Else(Get(k))`: puts the
+    /// campaign key and returns its create revision (the queue position).
+    async fn put_key(&self, s: &Session) -> Result<i64, ElectorError> {
+        let create = Txn {
+            compare: vec![Compare {
+                key: s.key.clone(),
+                op: CompareOp::Equal,
+                target: CompareTarget::CreateRevision(0),
+            }],
+            success: vec![TxnOp::Put {
+                key: s.key.clone(),
+                value: self.node.clone(),
+                lease: s.lease_id,
+            }],
+            failure: vec![TxnOp::Get { key: s.key.clone() }],
+        };
+        let resp = self.api.txn(create).await.map_err(unavailable)?;
+        if resp.succeeded {
+            return Ok(resp.revision);
+        }
+        resp.gets
+            .first()
+            .cloned()
+            .flatten()
+            .map(|kv| kv.create_revision)
+            .ok_or(ElectorError::LeaseLost)
+    }
+
+    /// The election keys, oldest create revision first: the first `limit` (0: all).
+    async fn queue(&self, limit: usize) -> Result<crate::etcd_api::RangeResponse, ElectorError> {
+        self.api
+            .range(RangeRequest {
+                key: format!("{}/", self.cfg.prefix),
+                prefix: true,
+                max_create_revision: None,
+                newest_first: false,
+                limit,
+            })
+            .await
+            .map_err(unavailable)
+    }
+
+    /// Deletes the campaign key and puts it again: a new create revision, at the back of
+    /// the queue (a transferring leader asked, see [`Elector::requeue`]).
+    async fn requeue_key(&self, s: &Session) -> Result<i64, ElectorError> {
+        let delete = Txn {
+            compare: vec![],
+            success: vec![TxnOp::Delete { key: s.key.clone() }],
+            failure: vec![],
+        };
+        self.api.txn(delete).await.map_err(unavailable)?;
+        self.put_key(s).await
     }
 
     /// Grants a lease and starts keeping it alive; the handle ends when the lease is lost.
@@ -203,8 +266,9 @@ impl EtcdLeaseElector {
     }
 
     /// etcd's `waitDeletes`: wait until no key under the prefix has a create revision
-    /// below `my_rev`, watching only the newest such key each round.
-    async fn wait_predecessors(&self, s: &Session, my_rev: i64) -> Result<(), ElectorError> {
+    /// below `my_rev`, watching only the newest such key each round; or until a
+    /// transferring leader asks this waiter to requeue.
+    async fn wait_predecessors(&self, s: &Session, my_rev: i64) -> Result<Waited, ElectorError> {
         // A timed-out call does not cost the candidate its place in the queue: like
         // etcd's watch, which stays open across transient failures, it retries for as
         // long as its own lease (and so its key) is alive. It retries without a pause of
@@ -230,7 +294,7 @@ impl EtcdLeaseElector {
                 Err(_) => continue,
             };
             let Some(pred) = resp.kvs.first() else {
-                return Ok(());
+                return Ok(Waited::Done);
             };
             // Watch the predecessor until it is deleted, re-checking our own lease between
             // long polls (a lost lease means our own key is gone too).
@@ -240,7 +304,11 @@ impl EtcdLeaseElector {
                     return Err(ElectorError::LeaseLost);
                 }
                 let wait_ms = self.cfg.effective_keepalive_interval_ms();
-                let Ok(events) = self.api.watch(&pred.key, from, wait_ms).await else {
+                let watch = self.api.watch(&pred.key, from, wait_ms);
+                let Some(watched) = self.requeue.unless_asked(watch).await else {
+                    return Ok(Waited::Requeued);
+                };
+                let Ok(events) = watched else {
                     continue;
                 };
                 if let Some(last) = events.last() {
@@ -293,34 +361,14 @@ fn spawn_keepalive(
 #[async_trait]
 impl Elector for EtcdLeaseElector {
     async fn campaign(&self) -> Result<Leadership, ElectorError> {
+        self.requeue.clear();
         let s = self.open_session().await?;
         *self.session.lock().unwrap() = Some(s.clone());
-        let create = Txn {
-            compare: vec![Compare {
-                key: s.key.clone(),
-                op: CompareOp::Equal,
-                target: CompareTarget::CreateRevision(0),
-            }],
-            success: vec![TxnOp::Put {
-                key: s.key.clone(),
-                value: self.node.clone(),
-                lease: s.lease_id,
-            }],
-            failure: vec![TxnOp::Get { key: s.key.clone() }],
-        };
         let result = async {
-            let resp = self.api.txn(create).await.map_err(unavailable)?;
-            let my_rev = if resp.succeeded {
-                resp.revision
-            } else {
-                resp.gets
-                    .first()
-                    .cloned()
-                    .flatten()
-                    .map(|kv| kv.create_revision)
-                    .ok_or(ElectorError::LeaseLost)?
-            };
-            self.wait_predecessors(&s, my_rev).await?;
+            let mut my_rev = self.put_key(&s).await?;
+            while self.wait_predecessors(&s, my_rev).await? == Waited::Requeued {
+                my_rev = self.requeue_key(&s).await?;
+            }
             if !s.lease.valid() {
                 return Err(ElectorError::LeaseLost);
             }
@@ -349,18 +397,62 @@ impl Elector for EtcdLeaseElector {
         Ok(())
     }
 
-    async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
-        let resp = self
-            .api
-            .range(RangeRequest {
-                key: format!("{}/", self.cfg.prefix),
-                prefix: true,
-                max_create_revision: None,
-                newest_first: false,
-                limit: 1,
-            })
+    /// Ready once the successor's key is the next after the leader's in the queue (by
+    /// create revision); the keys of other nodes ahead of it are asked to requeue. A
+    /// stale key of the successor's (a session from before a restart) cannot be: the
+    /// transfer waits for it to expire.
+    async fn transfer_readiness(
+        &self,
+        _leadership: &Leadership,
+        successor: &str,
+    ) -> Result<TransferReadiness, ElectorError> {
+        if self.cfg.canary == Canary::TransferWithoutRequeue {
+            return Ok(TransferReadiness::Ready);
+        }
+        let mine = self.session.lock().unwrap().as_ref().map(|s| s.key.clone());
+        let mine = mine.ok_or(ElectorError::NotLeader)?;
+        let resp = self.queue(0).await?;
+        if resp.kvs.first().map(|kv| &kv.key) != Some(&mine) {
+            return Err(ElectorError::NotLeader);
+        }
+        let queue: Vec<&str> = resp.kvs[1..].iter().map(|kv| kv.value.as_str()).collect();
+        Ok(crate::requeue::readiness(&queue, successor))
+    }
+
+    fn requeue(&self) {
+        self.requeue.ask();
+    }
+
+    async fn withdraw(&self) {
+        let s = self.session.lock().unwrap().take();
+        if let Some(s) = s {
+            s.lease.end(LossReason::Resigned);
+            self.close_session(&s).await;
+        }
+    }
+
+    /// Revokes the lease of the key at the head of the queue if `node` put it: etcd's
+    /// `LeaseRevoke` takes any lease id, and the revocation deletes the key, which wakes
+    /// the next waiter's watch.
+    async fn evict(&self, node: &str) -> Result<bool, ElectorError> {
+        let resp = self.queue(1).await?;
+        let Some(kv) = resp.kvs.first().filter(|kv| kv.value == node) else {
+            return Ok(false);
+        };
+        // The key is `<prefix>/<lease id in hex>` (see `open_session`).
+        let hex = kv.key.rsplit('/').next().unwrap_or_default();
+        let Ok(lease) = u64::from_str_radix(hex, 16) else {
+            return Ok(false);
+        };
+        self.api
+            .lease_revoke(lease as i64)
             .await
             .map_err(unavailable)?;
+        Ok(true)
+    }
+
+    async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
+        let resp = self.queue(1).await?;
         Ok(resp.kvs.first().map(|kv| LeaderInfo {
             node: kv.value.clone(),
             token: kv.create_revision as u64,

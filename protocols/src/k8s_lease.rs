@@ -164,6 +164,11 @@ pub struct LeaseSpec {
     pub renew_time_us: i64,
     /// How many times the holder changed.
     pub lease_transitions: u64,
+    /// The node a holder released the Lease to (`spec.preferredHolder`, Kubernetes
+    /// 1.31+): other candidates leave a vacant Lease naming another node to it for
+    /// `leaseDuration`. Empty when none.
+    #[serde(default)]
+    pub preferred_holder: String,
 }
 
 /// A Lease object: its spec and the version every update must name.
@@ -234,6 +239,10 @@ struct Inner {
     cfg: K8sLeaseConfig,
     /// `holderIdentity`: `<node>_<instance>`.
     identity: String,
+    /// The node's name (what a `preferredHolder` names).
+    node: String,
+    /// A transferring leader's word that this node is its successor: try now.
+    nudge: crate::mailbox::Mailbox,
     /// The jitter source (seeded by the caller).
     rng: Mutex<Box<dyn RngCore + Send>>,
     observed: Mutex<Observed>,
@@ -268,6 +277,8 @@ impl K8sLeaseElector {
                 clock,
                 cfg,
                 identity: format!("{node}_{instance}"),
+                node: node.to_string(),
+                nudge: crate::mailbox::Mailbox::default(),
                 rng: Mutex::new(rng),
                 observed: Mutex::new(Observed::default()),
             }),
@@ -299,6 +310,7 @@ impl Inner {
             acquire_time_us: now,
             renew_time_us: now,
             lease_transitions: 0,
+            preferred_holder: String::new(),
         };
         // 1. The holder's fast path: update optimistically with the cached version.
         if leading {
@@ -329,28 +341,9 @@ impl Inner {
             }
             Err(_) => return Try::Failed,
         };
-        // 3. Note when the record last changed, as this node sees it.
-        let changed = {
-            let o = self.observed.lock().unwrap();
-            o.lease.as_ref().map(|l| &l.spec) != Some(&old.spec)
-        };
-        if changed {
-            self.observe_now(old.clone());
-        } else {
-            // Same spec: keep the observation time, refresh the resourceVersion.
-            self.observed.lock().unwrap().lease = Some(old.clone());
-        }
-        let observed_us = self.observed.lock().unwrap().time_us;
+        // 3. Note when the record last changed, as this node sees it, and judge it.
         let ours = old.spec.holder_identity == self.identity;
-        // client-go compares monotonic readings (Go's `time.Time` carries one, and
-        // `After` uses it): a step of the candidate's wall clock does not cut its wait.
-        // The bug compares the holder's wall-clock renewTime with its own wall clock.
-        let (judged_from_us, judged_now_us) = match self.cfg.expiry_judged_by {
-            ExpiryJudgedBy::ObservedTime => (observed_us, self.clock.monotonic_us()),
-            ExpiryJudgedBy::RenewTime => (old.spec.renew_time_us, now),
-        };
-        let unexpired = judged_from_us + old.spec.lease_duration_ms as i64 * 1000 > judged_now_us;
-        if !old.spec.holder_identity.is_empty() && !ours && unexpired {
+        if self.held_by_other(&old, now) {
             return Try::HeldByOther;
         }
         if leading && !ours {
@@ -384,6 +377,77 @@ impl Inner {
             token,
             started_us: now,
         }
+    }
+
+    /// Writes the record with no holder, with the cached resourceVersion, so a record
+    /// someone else took since is left alone: `ReleaseOnCancel` (a lease duration of one
+    /// second) or, with a `successor`, a release to it as `preferredHolder` for a whole
+    /// lease duration (retried once on a conflict, over a fresh read, if the Lease still
+    /// names this node).
+    async fn release(&self, successor: Option<&str>) -> Result<(), ElectorError> {
+        let cached = self.observed.lock().unwrap().lease.clone();
+        let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == self.identity) else {
+            return Ok(());
+        };
+        let now = self.clock.now_us();
+        let spec = LeaseSpec {
+            holder_identity: String::new(),
+            lease_duration_ms: successor.map_or(1000, |_| self.cfg.lease_duration_ms),
+            acquire_time_us: now,
+            renew_time_us: now,
+            lease_transitions: lease.spec.lease_transitions,
+            preferred_holder: successor.unwrap_or_default().to_string(),
+        };
+        lease.spec = spec.clone();
+        let mut written = self.api.update(lease).await;
+        // A transfer must not fail on a renewal of ours that landed after the cache
+        // was read (the renew loop has stopped, but its last try may still arrive):
+        // read the Lease, and release it again if it still names us.
+        if successor.is_some() && written == Err(K8sError::Conflict) {
+            if let Ok(fresh) = self.api.get(&self.cfg.lease_name).await {
+                if fresh.spec.holder_identity == self.identity {
+                    written = self.api.update(Lease { spec, ..fresh }).await;
+                }
+            }
+        }
+        match written {
+            Ok(written) => {
+                self.observe_now(written);
+                Ok(())
+            }
+            Err(e) => Err(ElectorError::Unavailable(e.to_string())),
+        }
+    }
+
+    /// Notes when `old`, the record just read, last changed as this node sees it, and
+    /// whether another holder's Lease is unexpired by this node's judgement (or released
+    /// to another node by a transfer, for as long).
+    fn held_by_other(&self, old: &Lease, now: i64) -> bool {
+        let changed = {
+            let o = self.observed.lock().unwrap();
+            o.lease.as_ref().map(|l| &l.spec) != Some(&old.spec)
+        };
+        if changed {
+            self.observe_now(old.clone());
+        } else {
+            // Same spec: keep the observation time, refresh the resourceVersion.
+            self.observed.lock().unwrap().lease = Some(old.clone());
+        }
+        let observed_us = self.observed.lock().unwrap().time_us;
+        let ours = old.spec.holder_identity == self.identity;
+        // client-go compares monotonic readings (Go's `time.Time` carries one, and
+        // `After` uses it): a step of the candidate's wall clock does not cut its wait.
+        // The bug compares the holder's wall-clock renewTime with its own wall clock.
+        let (judged_from_us, judged_now_us) = match self.cfg.expiry_judged_by {
+            ExpiryJudgedBy::ObservedTime => (observed_us, self.clock.monotonic_us()),
+            ExpiryJudgedBy::RenewTime => (old.spec.renew_time_us, now),
+        };
+        let unexpired = judged_from_us + old.spec.lease_duration_ms as i64 * 1000 > judged_now_us;
+        // Released to another node (a transfer): leave it to that node for its duration.
+        let preferred = &old.spec.preferred_holder;
+        let released_to_other = !preferred.is_empty() && *preferred != self.node;
+        let vacant = old.spec.holder_identity.is_empty();
+        unexpired && ((!vacant && !ours) || (vacant && released_to_other))
     }
 
     /// The holder's loop (`renew`): every RetryPeriod, renew; a successful renewal moves
@@ -434,7 +498,11 @@ impl Elector for K8sLeaseElector {
                 return Ok(lease.leadership(token));
             }
             let wait = me.jittered_retry();
-            sleep_local(me.clock.as_ref(), wait).await;
+            // A transferring leader's successor tries at once when told.
+            let _ = me
+                .nudge
+                .unless_asked(sleep_local(me.clock.as_ref(), wait))
+                .await;
         }
     }
 
@@ -442,29 +510,22 @@ impl Elector for K8sLeaseElector {
     /// resourceVersion, so a record someone else took since is left alone.
     async fn resign(&self, leadership: &Leadership) -> Result<(), ElectorError> {
         leadership.end(LossReason::Resigned);
-        let me = &self.inner;
-        if !me.cfg.release_on_cancel {
+        if !self.inner.cfg.release_on_cancel {
             return Ok(());
         }
-        let cached = me.observed.lock().unwrap().lease.clone();
-        let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == me.identity) else {
-            return Ok(());
-        };
-        let now = me.clock.now_us();
-        lease.spec = LeaseSpec {
-            holder_identity: String::new(),
-            lease_duration_ms: 1000,
-            acquire_time_us: now,
-            renew_time_us: now,
-            lease_transitions: lease.spec.lease_transitions,
-        };
-        match me.api.update(lease).await {
-            Ok(written) => {
-                me.observe_now(written);
-                Ok(())
-            }
-            Err(e) => Err(ElectorError::Unavailable(e.to_string())),
-        }
+        self.inner.release(None).await
+    }
+
+    /// A release naming `successor` as the Lease's `preferredHolder`: the successor
+    /// takes the vacant Lease when told (see [`Elector::take_over_now`]); the others
+    /// leave it to it for a whole `leaseDuration`, then take it as any lapsed Lease.
+    async fn transfer(&self, leadership: &Leadership, successor: &str) -> Result<(), ElectorError> {
+        leadership.end(LossReason::Transferred);
+        self.inner.release(Some(successor)).await
+    }
+
+    fn take_over_now(&self) {
+        self.inner.nudge.ask();
     }
 
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {

@@ -18,6 +18,8 @@ pub enum LossReason {
     Resigned = 3,
     /// A protected write was rejected by the fenced resource.
     Fenced = 4,
+    /// The node handed its leadership to a designated successor (a transfer).
+    Transferred = 5,
 }
 
 impl LossReason {
@@ -27,6 +29,7 @@ impl LossReason {
             2 => LossReason::Revoked,
             3 => LossReason::Resigned,
             4 => LossReason::Fenced,
+            5 => LossReason::Transferred,
             _ => LossReason::None,
         }
     }
@@ -39,6 +42,7 @@ impl LossReason {
             LossReason::Revoked => "revoked",
             LossReason::Resigned => "resigned",
             LossReason::Fenced => "fenced",
+            LossReason::Transferred => "transferred",
         }
     }
 }

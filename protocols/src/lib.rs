@@ -14,15 +14,17 @@ pub mod etcd_api;
 pub mod etcd_lease;
 pub mod k8s_lease;
 pub mod leadership;
+pub mod mailbox;
 pub mod peer;
 pub mod raft;
 pub mod raft_config;
 pub mod redis_lock;
+pub mod requeue;
 pub mod ring;
 pub mod safety;
 pub mod zk_sequential;
 
 pub use clock::Clock;
-pub use elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog};
+pub use elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog, TransferReadiness};
 pub use etcd_api::EtcdApi;
 pub use leadership::{Leadership, LossReason};

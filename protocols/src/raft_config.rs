@@ -31,6 +31,25 @@ pub enum SequencerPath {
     Log,
 }
 
+/// How a raft leader hands over to a designated successor (`transfer`): openraft
+/// 0.9.25 has no transfer call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RaftTransfer {
+    /// The leader elects its successor itself: once the successor's log matches its
+    /// own, it sends a committed vote for the successor in the next term, in an empty
+    /// AppendEntries, to itself and a majority first, then to the successor, which
+    /// becomes leader on receiving it (openraft's "node-a electing for node-b" path, its
+    /// `VoteHandler::become_leader`). No vote round, no wait for the followers' lease.
+    #[default]
+    Vote,
+    /// The successor starts an election at once (`Raft::trigger().elect()` on a
+    /// `TimeoutNow` message, Raft thesis 3.10): the voters refuse it while their
+    /// followers' lease from the old leader's last heartbeat runs, so the seat stays
+    /// empty for up to `election_timeout_max_ms`.
+    Elect,
+}
+
 /// Parameters of the raft protocol (a scenario's `[raft]` table).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -52,6 +71,8 @@ pub struct RaftConfig {
     /// Run a pre-vote round before each election (Raft thesis, section 9.6): a node
     /// raises its term only if a majority would vote for it. `false` elects directly.
     pub pre_vote: bool,
+    /// How a leader hands over to a designated successor: `vote` or `elect`.
+    pub transfer: RaftTransfer,
     /// A deliberately broken variant (`none` for the real protocol).
     pub canary: RaftCanary,
 }
@@ -65,6 +86,7 @@ impl Default for RaftConfig {
             leader_lease_ms: 100,
             sequencer: SequencerPath::Resource,
             pre_vote: true,
+            transfer: RaftTransfer::Vote,
             canary: RaftCanary::None,
         }
     }

@@ -28,6 +28,19 @@ enum Cmd {
     /// before anything starts.
     #[command(after_help = baton_model::flags::exit_codes::REAL)]
     Real(baton_model::flags::RealArgs),
+    /// Run the spec's experiments against a node of your own (`--node-cmd`) on a live
+    /// etcd, a few trials each, and write a conformance report.
+    ///
+    /// Ten experiments: clean kill under load, the leader partitioned from etcd, a
+    /// SIGSTOP past the TTL, a graceful step-down and leader churn, each with fencing on
+    /// and off (scenarios/conform/). Writes conformance.md and conformance.json, and
+    /// each trial's report under <experiment>/trial-<k>/, to DIR (default
+    /// reports/conformance-latest/, or --out).
+    #[command(after_help = baton_model::flags::exit_codes::CONFORM)]
+    Conform(baton_model::flags::ConformArgs),
+    /// Baton's own etcd-lease node, started as the node contract starts any node
+    /// (flags, or the BATON_* variables): for `conform --node-cmd`.
+    ContractNode(baton_real::contract_node::ContractNodeArgs),
     /// Run clean-kill trials: start etcd, 3 nodes, the resource and the load client,
     /// kill -9 the leader, restart it, and report the failover (last old-leader write
     /// accepted -> first new-leader write accepted).
@@ -71,19 +84,28 @@ fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String>
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+type ChildFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>;
+
 /// A child process: one thread is plenty, and keeps its timing simple.
 fn run_child<F, T>(config: &Path, run: F) -> i32
 where
     T: serde::de::DeserializeOwned,
-    F: FnOnce(T) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>,
+    F: FnOnce(T) -> ChildFuture,
 {
-    let cfg = match read_config::<T>(config) {
-        Ok(c) => c,
+    match read_config::<T>(config) {
+        Ok(c) => run_child_with(c, run),
         Err(e) => {
             eprintln!("baton-real: {e}");
-            return 2;
+            2
         }
-    };
+    }
+}
+
+/// A child process with its config read.
+fn run_child_with<F, T>(cfg: T, run: F) -> i32
+where
+    F: FnOnce(T) -> ChildFuture,
+{
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -237,6 +259,21 @@ pub fn main() -> i32 {
             run_child(&config, |c: ResourceConfig| Box::pin(resource::run(c)))
         }
         Cmd::Load { config } => run_child(&config, |c: LoadConfig| Box::pin(load::run(c))),
+        Cmd::ContractNode(args) => match args.config() {
+            Ok((cfg, port)) => run_child_with(cfg, |c| Box::pin(node::run_on(c, port))),
+            Err(e) => {
+                eprintln!("baton-real contract-node: {e}");
+                2
+            }
+        },
+        Cmd::Conform(args) => match supervisor_runtime().block_on(baton_real::conform::run(args)) {
+            Ok(true) => baton_real::trials::EXIT_PASS,
+            Ok(false) => baton_real::trials::EXIT_FAIL,
+            Err(e) => {
+                eprintln!("{}", e.render());
+                e.code()
+            }
+        },
         Cmd::Real(args) => match supervisor_runtime().block_on(baton_real::trials::run(args)) {
             Ok(true) => baton_real::trials::EXIT_PASS,
             Ok(false) => baton_real::trials::EXIT_FAIL,

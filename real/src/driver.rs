@@ -402,6 +402,10 @@ impl FaultWorld for Driver<'_> {
                 self.could_not(index, &format!("kill {n}"), r)
             }
             Verb::Restart(n) => self.sup.restart(&n).await.map(|()| Acted::Done),
+            // Refused before the run starts (support.rs): never reached.
+            Verb::Transfer { node, .. } => Ok(Acted::Skipped(format!(
+                "transfer {node}: real mode has no transfer"
+            ))),
             Verb::Resign(n) => {
                 let r = self.sup.resign(&n).await;
                 self.could_not(index, &format!("resign {n}"), r)

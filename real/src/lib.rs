@@ -35,13 +35,23 @@
 //! - [`support`]: what of a scenario real mode can run, checked before anything starts;
 //! - [`driver`]: fires a scenario's faults through the supervisor's verbs;
 //! - [`trial`]: one trial of a scenario: start, drive, stop, check, render the report;
-//! - [`trials`]: the `real` command: trials, their reports and `trials.json`.
+//! - [`trials`]: the `real` command: trials, their reports and `trials.json`;
+//! - nodes of your own (`--node-cmd`, `docs/node-contract.md`): [`node_contract`] (the
+//!   rules and the checks of what a node answers), [`node_cmd`] (the command template
+//!   and the start), [`preflight`] (the rules checked before the first fault),
+//!   [`status_poll`] (beliefs and breaches seen by polling `/status`), [`outside_view`]
+//!   (the timeline completed from outside), [`contract_node`] (Baton's own node behind
+//!   the contract's flags) and [`conform`] with [`conform_report`] (the `conform`
+//!   command: the spec's experiments against any node, and its report).
 #![cfg(not(madsim))]
 #![deny(missing_docs)]
 
 pub mod backend;
 pub mod backoff;
 pub mod clock;
+pub mod conform;
+pub mod conform_report;
+pub mod contract_node;
 pub mod driver;
 pub mod etcd_client;
 pub mod etcd_cluster;
@@ -52,12 +62,16 @@ pub mod ledger;
 pub mod load;
 pub mod metrics;
 pub mod node;
+pub mod node_cmd;
 pub mod node_config;
+pub mod node_contract;
 pub mod node_elector;
+pub mod outside_view;
 pub mod pg_client;
 pub mod pg_server;
 pub mod pg_watch;
 pub mod ports;
+pub mod preflight;
 pub mod process;
 pub mod protocol;
 pub mod proxy;
@@ -69,6 +83,7 @@ pub mod resource;
 pub mod run_clock;
 pub mod server;
 pub mod smoke;
+pub mod status_poll;
 pub mod supervisor;
 pub mod support;
 pub mod trial;

@@ -18,7 +18,9 @@
 //!   `index`): the node stops itself just before its next protected write;
 //! - `POST /control/clock {"offset_ms"?, "drift_ppm"?, "step_ms"?}` skews its clock and
 //!   answers `{"offset_us", "drift_ppm"}`;
-//! - `POST /control/resign` asks a leader to step down;
+//! - `POST /control/resign` asks a leader to step down; `POST /resign` (the node
+//!   contract's) does the same on a leader, answering `202`, and `409 {"leader",
+//!   "address"}` elsewhere;
 //! - `POST /raft` (raft only) takes a peer's Raft message and answers it (see
 //!   [`crate::raft_http`]).
 
@@ -53,8 +55,9 @@ pub struct StatusBody {
     pub role: Role,
     /// The token it acts under, while it leads.
     pub fence_token: Option<u64>,
-    /// Local time left on its lease, while it leads (0 otherwise).
-    pub lease_ttl_remaining_ms: u64,
+    /// Local time left on its lease, while it leads (this node answers 0 otherwise; the
+    /// node contract also allows null, which other nodes answer).
+    pub lease_ttl_remaining_ms: Option<u64>,
 }
 
 /// `POST /next` on the leader.
@@ -134,7 +137,7 @@ async fn status(State(n): State<Arc<Node>>) -> Json<StatusBody> {
         node_id: n.name.clone(),
         role,
         fence_token: leadership.as_ref().map(|l| l.token),
-        lease_ttl_remaining_ms: leadership.map_or(0, |l| l.lease_remaining_ms()),
+        lease_ttl_remaining_ms: Some(leadership.map_or(0, |l| l.lease_remaining_ms())),
     })
 }
 
@@ -218,6 +221,17 @@ async fn resign(State(n): State<Arc<Node>>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
+/// The node contract's `POST /resign`: a step-down asked of a leader (`202`: it stops
+/// writing, then releases); elsewhere `409` with the hint, and nothing is kept for a
+/// later leadership.
+async fn contract_resign(State(n): State<Arc<Node>>) -> Response {
+    if n.status.lock().unwrap().0 != Role::Leader {
+        return not_leader(&n);
+    }
+    resign(State(n)).await;
+    StatusCode::ACCEPTED.into_response()
+}
+
 /// How often a node asks etcd who leads, for its `409` hints.
 const OBSERVE_INTERVAL_MS: u64 = 1000;
 
@@ -231,6 +245,11 @@ const RESOURCE_FIRST_PAUSE_MS: u64 = 25;
 /// Runs a node process until it is killed: listens on a free loopback port, announces
 /// it, and campaigns for ever.
 pub async fn run(cfg: NodeConfig) -> Result<(), String> {
+    run_on(cfg, 0).await
+}
+
+/// [`run`], listening on loopback port `http_port` (0: a free one).
+pub async fn run_on(cfg: NodeConfig, http_port: u16) -> Result<(), String> {
     let run_clock = RunClock::from_epoch(cfg.epoch_us);
     let log = EventLog::open(&cfg.log_path, run_clock)
         .map_err(|e| format!("{}: {e}", cfg.log_path.display()))?;
@@ -238,7 +257,7 @@ pub async fn run(cfg: NodeConfig) -> Result<(), String> {
     clock.set_offset_ms(cfg.clock_offset_us / 1000);
     clock.set_drift_ppm(cfg.clock_drift_ppm);
     let node = new_node(&cfg, clock, log)?;
-    serve_http(node.clone()).await?;
+    serve_http(node.clone(), http_port).await?;
     let dyn_clock = node.ctx.clock.clone();
     let side = crate::node_elector::NodeSide {
         clock: dyn_clock.clone(),
@@ -302,9 +321,9 @@ fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Nod
     }))
 }
 
-/// Serves the node's HTTP interface on a free loopback port, in the background, and
-/// announces the port on stdout (see [`crate::process`]).
-async fn serve_http(node: Arc<Node>) -> Result<(), String> {
+/// Serves the node's HTTP interface on loopback port `port` (0: a free one), in the
+/// background, and announces the port on stdout (see [`crate::process`]).
+async fn serve_http(node: Arc<Node>, port: u16) -> Result<(), String> {
     let app = Router::new()
         .route("/status", get(status))
         .route("/next", post(next))
@@ -313,10 +332,11 @@ async fn serve_http(node: Arc<Node>) -> Result<(), String> {
         .route("/control/clock", post(change_clock))
         .route("/control/resign", post(resign))
         .route("/raft", post(raft_message))
+        .route("/resign", post(contract_resign))
         .with_state(node);
-    let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
+    let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, port))
         .await
-        .map_err(|e| format!("bind: {e}"))?;
+        .map_err(|e| format!("bind 127.0.0.1:{port}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {

@@ -88,6 +88,14 @@ impl RealProtocol {
         }
     }
 
+    /// The etcd recipe's table, when the protocol runs on etcd.
+    pub fn etcd_lease(&self) -> Option<&EtcdLeaseConfig> {
+        match self {
+            RealProtocol::EtcdLease(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// True when the nodes talk to each other (raft): each gets a proxy to each peer.
     pub fn nodes_talk(&self) -> bool {
         matches!(self, RealProtocol::Raft(_))

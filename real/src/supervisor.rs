@@ -45,6 +45,7 @@
 mod config;
 mod error;
 mod fleet;
+mod foreign;
 mod link;
 mod members;
 mod spawn;
@@ -104,6 +105,8 @@ pub struct Supervisor {
     http: reqwest::Client,
     ports: Vec<u16>,
     pids: Arc<Mutex<Vec<u32>>>,
+    /// Where each `--node-cmd` node's current process serves, for its poller.
+    foreign: Vec<crate::status_poll::Current>,
 }
 
 impl Supervisor {
@@ -145,10 +148,12 @@ impl Supervisor {
             http,
             ports,
             pids,
+            foreign: vec![],
         };
         for i in 0..sup.nodes.len() {
-            sup.start_node(i)?;
+            sup.start_node(i).await?;
         }
+        sup.poll_foreign_nodes();
         let peers = fleet::peers(&sup.nodes);
         // Where a person points curl: each node's HTTP address through its client proxy,
         // which outlives its processes (a restarted node is behind the same one).
@@ -165,7 +170,10 @@ impl Supervisor {
     }
 
     /// Starts node `i`'s process (a fresh one) and points its client proxy at it.
-    fn start_node(&mut self, i: usize) -> Result<(), RealError> {
+    async fn start_node(&mut self, i: usize) -> Result<(), RealError> {
+        if self.cfg.node_cmd.is_some() {
+            return self.start_foreign_node(i).await;
+        }
         fleet::start_node(&self.cfg, &mut self.nodes, i, &self.pids, &mut self.ports)
     }
 

@@ -12,6 +12,8 @@
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
 //! - background GC noise (`[noise.gc]`): not implemented for processes;
+//! - a SWIM failure detector (`[swim]`) or sharded leadership (`partitions`): the real
+//!   node has neither;
 //! - a partition or slow link between two nodes, except under raft (lease nodes do not
 //!   talk to each other: there is no link to cut), or between two non-nodes (`backend`,
 //!   `resource`, `client`: no proxy sits between them); under raft, as in the simulator,
@@ -20,9 +22,12 @@
 //!   clock, which is not skewed), a `slow-disk` fault, a partition of a member from its peers (raft
 //!   traffic has no proxy); member kill, restart, pause and partitions from the clients
 //!   run (see crate::driver);
+//! - a `transfer` fault: the real node has no handover to a named successor;
 //! - service-side settings of the simulated etcd (`etcd-lease.min_lease_ttl_ms`,
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
-//!   does (2000 ms, 500 ms): a real etcd has its own.
+//!   does (2000 ms, 500 ms): a real etcd has its own; and of the simulated ZooKeeper's
+//!   costs (`zk-sequential.fsync_ms`, `session_setup_ms`) other than those a live one
+//!   measured here.
 //!
 //! What it runs differently, it says in the report instead ([`Plan::notes`]): the
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
@@ -33,6 +38,7 @@ use baton_model::fault::Fault;
 use baton_model::protocol::ProtocolName;
 use baton_model::scenario::{line_of_key, Resolved, Scenario};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
+use baton_protocols::zk_sequential::ZkSequentialConfig;
 use std::fmt;
 
 /// The load client's shortest quantum over HTTP (see [`crate::supervisor::RealConfig`]).
@@ -169,6 +175,14 @@ const RULES: &[Rule] = &[
         refuses: gc_noise,
     },
     Rule {
+        key: "swim",
+        refuses: swim_detector,
+    },
+    Rule {
+        key: "partitions",
+        refuses: sharded,
+    },
+    Rule {
         key: "etcd-lease.min_lease_ttl_ms",
         refuses: simulated_min_lease_ttl,
     },
@@ -179,6 +193,14 @@ const RULES: &[Rule] = &[
     Rule {
         key: "work.client_timeout_ms",
         refuses: client_timeout_below_quantum,
+    },
+    Rule {
+        key: "zk-sequential.fsync_ms",
+        refuses: simulated_zk_fsync,
+    },
+    Rule {
+        key: "zk-sequential.session_setup_ms",
+        refuses: simulated_zk_session_setup,
     },
 ];
 
@@ -211,6 +233,18 @@ fn gc_noise(s: &Scenario) -> Option<String> {
     })
 }
 
+fn swim_detector(s: &Scenario) -> Option<String> {
+    s.swim.is_some().then(|| {
+        "the SWIM failure detector runs in the simulator only (the real node has none); remove [swim]".into()
+    })
+}
+
+fn sharded(s: &Scenario) -> Option<String> {
+    (s.partitions > 0).then(|| {
+        format!("{}: sharded leadership runs in the simulator only (the real node leads one global seat) (allowed: 0)", s.partitions)
+    })
+}
+
 fn simulated_min_lease_ttl(s: &Scenario) -> Option<String> {
     if s.protocol != ProtocolName::EtcdLease {
         return None;
@@ -239,6 +273,34 @@ fn simulated_expiry_check(s: &Scenario) -> Option<String> {
             etcd.expiry_check_interval_ms
         )
     })
+}
+
+/// A setting that tunes the simulated ZooKeeper only: a live one has its own costs.
+fn simulated_zk(
+    s: &Scenario,
+    key: &str,
+    get: fn(&ZkSequentialConfig) -> [u64; 2],
+) -> Option<String> {
+    if s.protocol != ProtocolName::ZkSequential {
+        return None;
+    }
+    let (set, real) = (
+        get(&s.zk_sequential.clone().unwrap_or_default()),
+        get(&ZkSequentialConfig::default()),
+    );
+    (set != real).then(|| {
+        format!(
+            "{set:?}: a live ZooKeeper has its own {key}; this key tunes the simulated one only (allowed: {real:?}, what a live one measured here)"
+        )
+    })
+}
+
+fn simulated_zk_fsync(s: &Scenario) -> Option<String> {
+    simulated_zk(s, "fsync", |c| c.fsync_ms)
+}
+
+fn simulated_zk_session_setup(s: &Scenario) -> Option<String> {
+    simulated_zk(s, "session set-up", |c| c.session_setup_ms)
 }
 
 fn client_timeout_below_quantum(s: &Scenario) -> Option<String> {
@@ -315,6 +377,9 @@ fn fault_refusal(
         _ => {}
     }
     match fault {
+        Fault::Transfer { .. } => {
+            return Some(("kind", "transfer: the real node has no transfer (its elector, the etcd-client crate's election, has no requeue and no handover to a named successor); the simulator runs it (allowed here: resign)".into()));
+        }
         Fault::SlowDisk { .. } => {
             return Some(("kind", format!("slow-disk: real mode has no honest way to stall a live etcd's fsync without root and a fault-injecting filesystem ({ON_MEMBERS})")));
         }
@@ -522,6 +587,14 @@ mod tests {
         assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.target");
         let text = format!("{KILL}[noise.gc]\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
+        let text = format!("{KILL}[swim]\n");
+        assert_eq!(checked(&text, &[]).unwrap_err().key, "swim");
+        let r = checked(KILL, &["partitions=4", "work.rate_per_s=0"]).unwrap_err();
+        assert_eq!(r.key, "partitions");
+        let text =
+            format!("{KILL}[[faults]]\nkind = \"transfer\"\nat_ms = 6000\ntarget = \"leader\"\n");
+        let r = checked(&text, &[]).unwrap_err();
+        assert_eq!((r.key.as_str(), r.line), ("faults.1.kind", Some(8)), "{r}");
         assert_eq!(
             checked(KILL, &["network.loss_ppm=5"]).unwrap_err().key,
             "network.loss_ppm"

@@ -45,6 +45,8 @@ pub struct TrialSpec {
     pub binary: PathBuf,
     /// The command that runs this trial again (for the report).
     pub command: String,
+    /// The command that runs each node instead of Baton's own (`--node-cmd`).
+    pub node_cmd: Option<crate::node_cmd::NodeCmd>,
 }
 
 /// Why a trial did not produce a report.
@@ -72,6 +74,8 @@ pub struct Trial {
     pub output: RunOutput,
     /// Wall time of the whole trial, etcd's start included.
     pub wall_ms: u64,
+    /// What the contract's checks before the first fault found (`--node-cmd` only).
+    pub preflight: Option<crate::preflight::Preflight>,
 }
 
 /// Builds the world's configuration from a trial's scenario.
@@ -93,6 +97,7 @@ pub fn config(spec: &TrialSpec) -> RealConfig {
     cfg.network_latency_ms = (s.network.latency_ms_min, s.network.latency_ms_max);
     // The live cluster has as many members as the simulated one (`[etcd] members`).
     cfg.etcd.members = s.etcd_cluster().members as usize;
+    cfg.node_cmd = spec.node_cmd.clone();
     cfg
 }
 
@@ -105,11 +110,23 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
         .await
         .map_err(TrialError::CannotStart)?;
     // Dropping `sup` on an error stops every process.
+    let preflight = match sup.foreign() {
+        true => Some(
+            crate::preflight::run(&sup)
+                .await
+                .map_err(|b| TrialError::CannotStart(crate::supervisor::RealError::Contract(b)))?,
+        ),
+        false => None,
+    };
     let mut notes = drive(&mut sup, spec, end_us).await?;
-    let output = sup
+    let mut output = sup
         .stop()
         .await
         .map_err(|e| broke(spec, format!("stopping the run failed: {e}")))?;
+    if spec.node_cmd.is_some() {
+        output.timeline = crate::outside_view::complete(std::mem::take(&mut output.timeline));
+        notes.extend(crate::outside_view::NOTES.iter().map(|n| n.to_string()));
+    }
     let kept = kept_entries(&output, end_us, &mut notes);
     let out = check(spec, &kept, end_us, &output)?;
     let real = real_run(spec, &output, notes);
@@ -118,6 +135,7 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
         artifacts,
         output,
         wall_ms: wall.elapsed().as_millis() as u64,
+        preflight,
     })
 }
 
@@ -144,7 +162,13 @@ async fn drive(
         .map_err(|e| broke(spec, format!("a fault could not be applied: {e}")))?;
     let mut notes = spec.plan.notes.clone();
     notes.extend(driver.notes().iter().cloned());
-    let exited = sup.exited();
+    let mut exited = sup.exited();
+    if sup.foreign() {
+        // A node of your own that exits by itself broke the contract: the poller
+        // recorded it, and the run goes on to its verdict.
+        let nodes = sup.node_names();
+        exited.retain(|(what, _)| !nodes.contains(what));
+    }
     if !exited.is_empty() {
         let list: Vec<String> = exited
             .iter()
@@ -234,6 +258,7 @@ fn real_run(spec: &TrialSpec, output: &RunOutput, notes: Vec<String>) -> RealRun
         trial: spec.trial,
         command: spec.command.clone(),
         backend: crate::backend::against(spec.plan.resolved.scenario.protocol),
+        node_cmd: spec.node_cmd.as_ref().map(|c| c.template.clone()),
         ledger: LedgerCheck {
             non_increasing_steps: l.non_increasing_steps,
             seq_batches: l.seq_batches,

@@ -20,6 +20,7 @@
 //! | 3 | a trial started and then broke (stderr names its logs) |
 //! | 130 | interrupted (Ctrl-C); the trials that finished are written |
 
+use crate::node_cmd::NodeCmd;
 use crate::support::{self, Source};
 use crate::trial::{self, TrialError, TrialSpec};
 use baton_model::output;
@@ -94,13 +95,58 @@ fn stats(lines: &[TrialLine]) -> Option<Stats> {
 }
 
 /// The command that runs trial `seed` again, shell-quoted.
-fn rerun_command(r: &Resolved, seed: u64) -> String {
+pub fn rerun_command(r: &Resolved, seed: u64, node_cmd: Option<&NodeCmd>) -> String {
     let seed = seed.to_string();
     let mut words = vec!["sim", "real", r.path.as_str(), "--seed", seed.as_str()];
     for set in &r.overrides {
         words.extend(["--set", set.as_str()]);
     }
+    if let Some(c) = node_cmd {
+        words.extend(["--node-cmd", c.template.as_str()]);
+    }
     baton_model::shell::join(words)
+}
+
+/// The `--node-cmd` template parsed, its program found; `Err` is one line.
+pub fn parse_node_cmd(template: Option<&str>) -> Result<Option<NodeCmd>, String> {
+    let Some(t) = template else {
+        return Ok(None);
+    };
+    let c = NodeCmd::parse(t).map_err(|e| format!("--node-cmd: {e}"))?;
+    c.check_program().map_err(|e| format!("--node-cmd: {e}"))?;
+    Ok(Some(c))
+}
+
+/// Trial `trial`'s spec: the scenario `drawn` checked for real mode (and for a
+/// `--node-cmd` node), its files under `dir`; `Err` is one line.
+pub fn trial_spec(
+    (drawn, src): (&Resolved, &Source),
+    (trial, seed): (usize, u64),
+    dir: &Path,
+    node_cmd: Option<&NodeCmd>,
+) -> Result<TrialSpec, String> {
+    let mut plan = support::check(drawn, src).map_err(|r| r.to_string())?;
+    if node_cmd.is_some() {
+        if let Some(why) = crate::node_cmd::refusal(drawn) {
+            return Err(format!("{}: {why}", drawn.path));
+        }
+        if drawn.scenario.start_delay_ms_max > 0 {
+            plan.notes.push(format!(
+                "start_delay_ms_max = {} was not applied: a --node-cmd node starts campaigning when it likes",
+                drawn.scenario.start_delay_ms_max
+            ));
+        }
+    }
+    Ok(TrialSpec {
+        plan,
+        seed,
+        trial,
+        run_dir: dir.join("run"),
+        binary: std::env::current_exe()
+            .map_err(|e| format!("cannot find the baton-real binary: {e}"))?,
+        command: rerun_command(src.base, seed, node_cmd),
+        node_cmd: node_cmd.cloned(),
+    })
 }
 
 /// Writes to stdout, ignoring a closed pipe (`baton-real real ... | head` must not
@@ -150,7 +196,7 @@ fn bad(msg: impl std::fmt::Display) -> RealCommandError {
 
 /// A trial's directory may be written: Baton's own (its marker), new, or empty, or
 /// `--force`; its `run/` is replaced only when it holds an earlier real run's files.
-fn check_trial_dir(dir: &Path, force: bool) -> Result<(), String> {
+pub fn check_trial_dir(dir: &Path, force: bool) -> Result<(), String> {
     output::check_writable(dir, force)?;
     let run = dir.join("run");
     if run.exists() && !run.join("supervisor.jsonl").is_file() {
@@ -181,13 +227,18 @@ fn prepare(args: &RealArgs) -> Result<Prepared, RealCommandError> {
         .seed
         .seed
         .unwrap_or_else(|| base.default_seed());
-    let binary = std::env::current_exe()
-        .map_err(|e| bad(format!("cannot find the baton-real binary: {e}")))?;
+    let node_cmd = parse_node_cmd(args.node.node_cmd.as_deref()).map_err(bad)?;
     let dir = match &args.out.out {
         Some(d) => d.clone(),
         None => {
             let origin = base.origin();
-            let d = output::default_dir_for(&base.scenario.name, &origin.overrides, "real");
+            // A foreign node's trials never land among Baton's own node's.
+            let leaf = if node_cmd.is_some() {
+                "node-cmd"
+            } else {
+                "real"
+            };
+            let d = output::default_dir_for(&base.scenario.name, &origin.overrides, leaf);
             output::check_same_scenario(&d.join("trial-1"), &origin.file).map_err(bad)?;
             d
         }
@@ -205,26 +256,17 @@ fn prepare(args: &RealArgs) -> Result<Prepared, RealCommandError> {
     for k in 1..=args.trials {
         let seed = first_seed + (k - 1);
         let drawn = baton_model::swarm::materialize(&base, seed).map_err(bad)?;
-        let plan = support::check(
-            &drawn,
-            &Source {
-                text: &text,
-                overrides: &args.scenario.set.set,
-                base: &base,
-                swarm_seed: base.scenario.swarm.as_ref().map(|_| seed),
-            },
-        )
-        .map_err(bad)?;
+        let src = Source {
+            text: &text,
+            overrides: &args.scenario.set.set,
+            base: &base,
+            swarm_seed: base.scenario.swarm.as_ref().map(|_| seed),
+        };
         let tdir = dir.join(format!("trial-{k}"));
         check_trial_dir(&tdir, args.out.force).map_err(bad)?;
-        specs.push(TrialSpec {
-            plan,
-            seed,
-            trial: k as usize,
-            run_dir: tdir.join("run"),
-            binary: binary.clone(),
-            command: rerun_command(&base, seed),
-        });
+        let spec = trial_spec((&drawn, &src), (k as usize, seed), &tdir, node_cmd.as_ref())
+            .map_err(bad)?;
+        specs.push(spec);
     }
     Ok(Prepared { dir, specs, base })
 }

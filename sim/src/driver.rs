@@ -81,6 +81,10 @@ impl FaultWorld for SimFaults {
         self.world.leader_member()
     }
 
+    async fn next_running(&mut self, node: &str) -> Option<String> {
+        self.world.next_running(node)
+    }
+
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {
         self.world.timeline.any_since(since_us, pred)
     }
@@ -95,6 +99,11 @@ impl FaultWorld for SimFaults {
             Verb::Kill(n) => w.kill(&n),
             Verb::Restart(n) => w.restart(&n),
             Verb::Resign(n) => w.resign(&n),
+            Verb::Transfer { node, to } => {
+                if !w.transfer(&node, &to) {
+                    return Ok(Acted::Skipped(format!("`{node}` does not lead")));
+                }
+            }
             Verb::Pause { node, index } => {
                 let held = w.pause(&node);
                 self.held.lock().unwrap().insert(index, held);

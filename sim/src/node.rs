@@ -38,10 +38,11 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     let incarnation = ctl.incarnation.fetch_add(1, Ordering::SeqCst) + 1;
     ctl.set_status(Role::Follower, None);
     ctl.resign_requested.store(false, Ordering::SeqCst);
+    ctl.transfer_to.lock().unwrap().take();
     boot(&ctl, &env, incarnation).await;
     let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
-    let elector: Arc<dyn Elector> = env.protocol.elector(ElectorCtx {
+    let ctx = ElectorCtx {
         node: &ctl.name,
         index: ctl.index,
         nodes: env.nodes,
@@ -54,9 +55,19 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         requests: env.backend_requests.clone(),
         etcd_cluster: env.etcd_cluster.as_ref(),
         etcd_member: ctl.etcd_member.clone(),
-    });
+    };
+    if env.partitions > 0 {
+        let kit = env
+            .protocol
+            .sharded(ctx, env.partitions)
+            .expect("the scenario's checks allow partitions only where the protocol runs sharded");
+        return crate::shard::run(ctl.clone(), env.clone(), ep.as_ref().clone(), kit).await;
+    }
+    let elector: Arc<dyn Elector> = env.protocol.elector(ctx);
     let work = Arc::new(LeaderWork::new(ep.as_ref().clone()));
     serve_clients(&ep, &elector, &work, &env.timeline, &ctl.name);
+    crate::transfer::serve(&ep, &elector);
+    crate::swim::start(&ctl, &env, &ep, &elector, incarnation);
     spawn_observer(&elector, &work, &clock);
     let mut rng = crate::seed::fork(env.seed, &format!("node/{}/{incarnation}", ctl.name));
     loop {
@@ -65,25 +76,24 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         else {
             continue;
         };
-        let reason = lead(
+        let (reason, handover) = lead(
             &ctl,
             &env,
             &ep,
             &leadership,
             &work,
             elector.replicated_log(),
-            elector.as_ref(),
+            &elector,
         )
         .await;
         leadership.end(reason);
         step_down(
-            &ctl,
-            &env,
+            (&ctl, &env, &ep),
             &work,
             elector.as_ref(),
             clock.as_ref(),
             &leadership,
-            reason,
+            (reason, handover),
         )
         .await;
     }
@@ -202,15 +212,15 @@ async fn campaign(
 }
 
 /// Ends a term the leader's work stopped for `reason`: stop accepting work, become a
-/// follower, and only then let `leadership` go.
+/// follower, and only then let `leadership` go (to the successor of `handover`, for a
+/// transfer).
 async fn step_down(
-    ctl: &NodeControl,
-    env: &NodeEnv,
+    (ctl, env, ep): (&NodeControl, &NodeEnv, &Endpoint),
     work: &LeaderWork,
     elector: &dyn Elector,
     clock: &dyn Clock,
     leadership: &Leadership,
-    reason: LossReason,
+    (reason, handover): (LossReason, Option<crate::transfer::Handover>),
 ) {
     let token = leadership.token;
     ctl.leading.lock().unwrap().take();
@@ -231,7 +241,11 @@ async fn step_down(
         role: Role::Follower,
         token: None,
     });
-    if reason == LossReason::Resigned {
+    if let Some(h) = &handover {
+        crate::transfer::hand_over(ctl, env, ep, elector, leadership, h).await;
+        // Let the successor take over before queueing again.
+        sleep_local(clock, Duration::from_millis(REJOIN_AFTER_RESIGN_MS)).await;
+    } else if reason == LossReason::Resigned {
         env.timeline.record(Event::Released {
             node: ctl.name.clone(),
             token,

@@ -40,7 +40,9 @@ pub struct NodeControl {
     pub leading: Mutex<Option<Leadership>>,
     /// Set by the world to ask a leader to step down.
     pub resign_requested: AtomicBool,
-    /// Wakes a leader waiting for work when a resign is requested.
+    /// Set by the world to ask a leader to hand over to this successor (a transfer).
+    pub transfer_to: Mutex<Option<String>>,
+    /// Wakes a leader waiting for work when a resign or a transfer is requested.
     pub resign_notify: Notify,
     /// A pause armed to strike at the next protected write: (fault index, duration).
     pub pause_armed: Mutex<Option<(usize, u64)>>,
@@ -72,6 +74,7 @@ impl NodeControl {
             }),
             leading: Mutex::new(None),
             resign_requested: AtomicBool::new(false),
+            transfer_to: Mutex::new(None),
             resign_notify: Notify::new(),
             pause_armed: Mutex::new(None),
             id: OnceLock::new(),

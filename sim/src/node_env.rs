@@ -29,6 +29,10 @@ pub struct NodeEnv {
     /// The lease service's cluster, when it has more than one member (the protocol's
     /// clients then talk to its members, not to `backend`).
     pub etcd_cluster: Option<baton_model::etcd_cluster::EtcdCluster>,
+    /// How many partitions a sharded fleet leads (0: one global leader).
+    pub partitions: u32,
+    /// The SWIM failure detector's table, if the scenario has one (`[swim]`).
+    pub swim: Option<baton_model::swim::SwimConfig>,
     /// The leader's long-running job, if the scenario has one.
     pub job: Option<crate::scenario::JobConfig>,
     /// The node that runs the world's own timers (pause ends), never paused or killed.

@@ -178,8 +178,13 @@ pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
 
 /// Runs `baton-real real ARGS...` and returns its exit code (130 if a signal ended it).
 pub fn run(binary: &Path, args: &[String]) -> Result<i32, String> {
+    run_command(binary, "real", args)
+}
+
+/// Runs `baton-real SUB ARGS...` and returns its exit code (130 if a signal ended it).
+pub fn run_command(binary: &Path, sub: &str, args: &[String]) -> Result<i32, String> {
     let status = Command::new(binary)
-        .arg("real")
+        .arg(sub)
         .args(args)
         .status()
         .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;

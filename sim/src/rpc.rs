@@ -105,6 +105,8 @@ request!(EtcdWatch => Vec<WatchEvent>);
 /// A protected write to the fenced resource.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FencedWrite {
+    /// The partition whose rows it writes, in a sharded fleet (`None`: the one set).
+    pub partition: Option<u32>,
     /// The writer.
     pub node: String,
     /// Its fencing token.
@@ -221,3 +223,26 @@ pub enum ReadReply {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadAnswer(pub u64, pub ReadReply);
 message!(ReadAnswer);
+
+/// A transferring leader to a candidate queued ahead of its successor: queue again at
+/// the back (see [`baton_protocols::Elector::requeue`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Requeue;
+message!(Requeue);
+
+/// A leader that just handed over, to its successor: try for the seat now (see
+/// [`baton_protocols::Elector::take_over_now`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TakeOverNow;
+message!(TakeOverNow);
+
+/// The address of the node named `name` (`n3`), if it is a node's name.
+pub fn node_addr_of(name: &str) -> Option<SocketAddr> {
+    let i: usize = name.strip_prefix('n')?.parse().ok()?;
+    (1..=255).contains(&i).then(|| node_addr(i))
+}
+
+/// A packet of the SWIM failure detector (`[swim]`), as foca encoded it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwimPacket(pub Vec<u8>);
+message!(SwimPacket);

@@ -15,25 +15,13 @@
 //! bytes depend only on the cells.
 
 use crate::sweep::Cell;
+use baton_model::plot_style::PALETTE;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const SIZE_PX: (u32, u32) = (1000, 560);
 const LEGEND_WIDTH_PX: u32 = 250;
-/// Tableau 10: distinct, and readable by most colour-blind readers.
-const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
 
 /// One line of a plot: a protocol (and the values of the further axes), its cells in
 /// x order.

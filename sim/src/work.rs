@@ -19,6 +19,7 @@ use crate::node_env::NodeEnv;
 use crate::rpc::{call, FencedWrite, NextAnswers, NextBatch, NextReply, WriteReply, RESOURCE_ADDR};
 use crate::scenario::StepOnStop;
 use crate::timeline::{Event, WriteOp};
+use crate::transfer::{self, Handover, Preparing};
 use baton_protocols::clock::sleep_until_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason, ReplicatedLog};
 use std::net::SocketAddr;
@@ -190,7 +191,9 @@ impl Job {
 /// and the scheduler ticks still go to the resource. With a job (`[work.job]`), a step in
 /// progress when the leader must stop is abandoned before this returns, so the node
 /// releases leadership only once it has stopped the step (the `release-before-stop`
-/// canary releases first, through `elector`, and finishes the step after).
+/// canary releases first, through `elector`, and finishes the step after). A leader
+/// asked to transfer (see [`crate::transfer`]) stops with [`LossReason::Transferred`]
+/// and returns what it hands over.
 pub async fn lead(
     ctl: &Arc<NodeControl>,
     env: &NodeEnv,
@@ -198,11 +201,11 @@ pub async fn lead(
     l: &Leadership,
     work: &LeaderWork,
     seq_log: Option<&dyn ReplicatedLog>,
-    elector: &dyn Elector,
-) -> LossReason {
+    elector: &Arc<dyn Elector>,
+) -> (LossReason, Option<Handover>) {
     let (last_seq, cursor) = match claim(ctl, env, ep, l).await {
         Ok(claimed) => claimed,
-        Err(reason) => return reason,
+        Err(reason) => return (reason, None),
     };
     let job = env.job.clone().map(|cfg| Job {
         cfg,
@@ -223,8 +226,17 @@ pub async fn lead(
         last_seq,
         next_tick_us: ctl.clock.now_us(),
         tick_n: 0,
+        transfer: None,
+        cursor,
     };
     let reason = term.work().await;
+    let handover = (reason == LossReason::Transferred)
+        .then(|| term.transfer.take())
+        .flatten()
+        .map(|p| Handover {
+            to: p.to,
+            cursor: term.job.as_ref().map_or(term.cursor, |j| j.cursor),
+        });
     if let Some(j) = term.job.as_mut() {
         match j.cfg.on_stop {
             // Stop the step before the node releases leadership.
@@ -241,7 +253,7 @@ pub async fn lead(
             }
         }
     }
-    reason
+    (reason, handover)
 }
 
 /// Claim: announce the token to the resource (raising max_token, which fences every
@@ -285,7 +297,7 @@ struct Term<'a> {
     l: &'a Leadership,
     work: &'a LeaderWork,
     seq_log: Option<&'a dyn ReplicatedLog>,
-    elector: &'a dyn Elector,
+    elector: &'a Arc<dyn Elector>,
     job: Option<Job>,
     /// `sequence.last_seq` as this leader last wrote it (the resource's sequencer).
     last_seq: u64,
@@ -293,6 +305,10 @@ struct Term<'a> {
     next_tick_us: i64,
     /// The last scheduler tick's number.
     tick_n: u64,
+    /// A transfer the leader prepares while it works.
+    transfer: Option<Preparing>,
+    /// The job's cursor as the claim read it (what a leader without a job publishes).
+    cursor: u64,
 }
 
 impl Term<'_> {
@@ -306,6 +322,9 @@ impl Term<'_> {
                 self.resign().await;
                 return LossReason::Resigned;
             }
+            if self.transfer_done() {
+                return LossReason::Transferred;
+            }
             // The scheduler's tick and the job's checkpoint come first when due: they are
             // rare, and under load the sequencer's queue is never empty, so after it they
             // would wait for ever.
@@ -317,7 +336,16 @@ impl Term<'_> {
             // The job: a step's work runs while the leader also serves the load; when it
             // is done, its checkpoint is the leader's next write.
             let (ctl, env, token) = (self.ctl, self.env, self.l.token);
-            let step_ends_us = self.job.as_mut().map(|j| j.ensure_step(ctl, env, token));
+            // A leader preparing a transfer starts no new step: the one in progress
+            // checkpoints the cursor it hands over.
+            let step_ends_us = match self.transfer {
+                None => self.job.as_mut().map(|j| j.ensure_step(ctl, env, token)),
+                Some(_) => self
+                    .job
+                    .as_ref()
+                    .and_then(|j| j.step.as_ref())
+                    .map(|s| s.ends_us),
+            };
             match self.checkpoint(step_ends_us).await {
                 Turn::Idle => {}
                 Turn::Again => continue,
@@ -329,6 +357,35 @@ impl Term<'_> {
                 Turn::Stop(reason) => return reason,
             }
             self.wait(step_ends_us).await;
+        }
+    }
+
+    /// Takes up a transfer the world asked for, and says whether one is ready to hand
+    /// over: the backend ready and no job step in progress (its checkpoint published the
+    /// cursor). An aborted transfer is recorded and dropped: the leader leads on.
+    fn transfer_done(&mut self) -> bool {
+        if let Some(to) = self.ctl.transfer_to.lock().unwrap().take() {
+            if self.transfer.is_none() {
+                let p = transfer::prepare(self.ctl, self.ep, self.elector, self.l, to);
+                self.transfer = Some(p);
+            }
+        }
+        let Some(p) = &self.transfer else {
+            return false;
+        };
+        match p.next() {
+            transfer::Next::Work => false,
+            transfer::Next::Stop => self.job.as_ref().is_none_or(|j| j.step.is_none()),
+            transfer::Next::Abort(reason) => {
+                self.env.timeline.record(Event::TransferAborted {
+                    node: self.ctl.name.clone(),
+                    token: self.l.token,
+                    to: p.to.clone(),
+                    reason,
+                });
+                self.transfer = None;
+                false
+            }
         }
     }
 
@@ -435,14 +492,23 @@ impl Term<'_> {
         (first, outcome)
     }
 
-    /// Waits for the next thing to do: leadership lost, a resign, a queued batch, the
-    /// tick's time or the end of the job's step (at `step_ends_us`).
+    /// Waits for the next thing to do: leadership lost, a resign or transfer asked, a
+    /// queued batch, the tick's time, the end of the job's step (at `step_ends_us`) or a
+    /// transfer's preparation settled.
     async fn wait(&self, step_ends_us: Option<i64>) {
         let clock = &self.ctl.clock;
         let step_end = async {
             match step_ends_us {
                 Some(t) => sleep_until_local(clock, t).await,
                 None => futures::future::pending::<()>().await,
+            }
+        };
+        // Only a preparation still running can wake the leader; once ready, it waits
+        // for its step's end like any other wait.
+        let transfer_settled = async {
+            match &self.transfer {
+                Some(p) if matches!(p.next(), transfer::Next::Work) => p.settled().await,
+                _ => futures::future::pending::<()>().await,
             }
         };
         tokio::select! {
@@ -454,6 +520,7 @@ impl Term<'_> {
             _ = self.work.queued.notified() => {}
             _ = sleep_until_local(clock, self.next_tick_us) => {}
             _ = step_end => {}
+            _ = transfer_settled => {}
         }
     }
 }
@@ -489,6 +556,7 @@ async fn send_write(
         op,
     });
     let req = FencedWrite {
+        partition: None,
         node: ctl.name.clone(),
         token: l.token,
         op,
@@ -504,6 +572,7 @@ async fn send_write(
                     op,
                 });
                 let retry = FencedWrite {
+                    partition: None,
                     node: ctl.name.clone(),
                     token,
                     op,

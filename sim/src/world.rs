@@ -60,6 +60,8 @@ impl World {
             resource_timeout_ms: s.work.resource_timeout_ms,
             start_delay_ms_max: s.start_delay_ms_max,
             job: s.work.job.clone(),
+            swim: s.swim.clone(),
+            partitions: s.partitions,
             etcd_cluster: (!s.etcd_members().is_empty()).then(|| s.etcd_cluster()),
             chaos_node: OnceLock::new(),
         });
@@ -471,6 +473,29 @@ impl World {
     /// Sets latency and loss for every message from now on.
     pub fn set_network(&self, latency_ms_min: u64, latency_ms_max: u64, loss_ppm: u64) {
         Net::current().set_config(link_config(latency_ms_min, latency_ms_max, loss_ppm));
+    }
+
+    /// Asks a node that believes it leads to hand over to `to`; false (nothing asked)
+    /// when it does not lead.
+    pub fn transfer(&self, name: &str, to: &str) -> bool {
+        let n = self.node(name).expect("validated node name");
+        let s = *n.status.lock().unwrap();
+        if s.role != Role::Leader || s.dead {
+            return false;
+        }
+        *n.transfer_to.lock().unwrap() = Some(to.to_string());
+        n.resign_notify.notify_waiters();
+        true
+    }
+
+    /// The next running node after `name` in fleet order, wrapping around.
+    pub fn next_running(&self, name: &str) -> Option<String> {
+        let at = self.nodes.iter().position(|n| n.name == name)?;
+        let len = self.nodes.len();
+        (1..len)
+            .map(|k| &self.nodes[(at + k) % len])
+            .find(|n| !n.status.lock().unwrap().dead)
+            .map(|n| n.name.clone())
     }
 
     /// Asks a node to step down if it leads.

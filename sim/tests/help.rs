@@ -10,7 +10,7 @@ mod common;
 use common::sim;
 use std::path::Path;
 
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "run",
     "check-determinism",
     "matrix",
@@ -19,6 +19,7 @@ const COMMANDS: [&str; 11] = [
     "shrink",
     "bisect",
     "real",
+    "conform",
     "compare",
     "bench",
     "stats",
@@ -137,7 +138,7 @@ fn the_path_scan_catches_a_missing_file() {
 #[test]
 fn each_command_lists_its_own_exit_codes() {
     // (command, codes it must list, codes it must not list)
-    let table: [(&str, &[&str], &[&str]); 11] = [
+    let table: [(&str, &[&str], &[&str]); 12] = [
         ("run", &["0", "1", "2", "3"], &["130"]),
         ("check-determinism", &["0", "1", "2", "3"], &["130"]),
         ("matrix", &["0", "2", "3", "130"], &["1"]),
@@ -146,6 +147,7 @@ fn each_command_lists_its_own_exit_codes() {
         ("shrink", &["0", "2", "3"], &["1", "130"]),
         ("bisect", &["0", "2", "3"], &["1", "130"]),
         ("real", &["0", "1", "2", "3", "130"], &[]),
+        ("conform", &["0", "1", "2", "3", "130"], &[]),
         ("compare", &["0", "1", "2", "3", "130"], &[]),
         ("bench", &["0", "2", "3"], &["1", "130"]),
         ("stats", &["0", "2"], &["1", "3", "130"]),

@@ -105,6 +105,9 @@ fn a_run_that_exits_2_or_3_fails_the_script_and_leaves_the_committed_report() {
             &["nightly/ttl-sweep.sh", "1", "1"],
             &["nightly/lease-storm.sh", "1"],
             &["nightly/read-lease-sweep.sh", "1"],
+            &["nightly/transfer.sh", "1"],
+            &["nightly/swim.sh", "1"],
+            &["nightly/sharded.sh", "1"],
             &[
                 "nightly/storm.sh",
                 "scenarios/raft/flapping-follower.toml",

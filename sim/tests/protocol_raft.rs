@@ -172,7 +172,8 @@ fn graceful_stepdown_says_how_it_hands_over_and_measures_the_dark_time() {
     let r = report(&a);
     assert_eq!(r["verdict"], "pass", "{}", a.summary_txt);
     assert!(
-        a.summary_txt.contains("step-down: no leadership transfer"),
+        a.summary_txt
+            .contains("step-down: a resign names no successor"),
         "{}",
         a.summary_txt
     );

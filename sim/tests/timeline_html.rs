@@ -188,7 +188,13 @@ fn every_committed_scenario_draws_a_lane_per_node() {
         // The plot is rendered by a run that writes its pages (a search's runs do not).
         let a = baton_sim::experiment::run(&r, 42).unwrap();
         let svg = &a.leaders_acting_svg;
-        assert!(svg.contains("lanes (one per node)"), "{name}: no lanes");
+        // A sharded fleet's plot is the partitions each node leads, a line per node.
+        let per_node = if r.scenario.partitions > 0 {
+            "partitions led (by belief)"
+        } else {
+            "lanes (one per node)"
+        };
+        assert!(svg.contains(per_node), "{name}: no lanes");
         for node in r.node_names() {
             assert!(
                 svg.contains(&format!(">\n{node}\n<")),

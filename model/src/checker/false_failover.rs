@@ -9,7 +9,8 @@
 //!   from one resource timeout before the old leadership's last accepted write (a write
 //!   in flight may land after the fault that ends its leadership) to the new
 //!   leadership's first. A clock fault stays in force to the end of the run, as does a
-//!   partition or network change nothing ended.
+//!   partition or network change nothing ended. A transfer is in force until its
+//!   leader hands over (`handed_over`), which may come a job step after it fired.
 //!
 //! So under scripted faults it is conservative: a change during a scripted fault is
 //! never called false. What is left is what a fleet sees in production with nothing
@@ -92,7 +93,11 @@ impl FalseFailovers {
                     }
                 }
             }
-            Event::FaultSkipped { .. } => self.last_scripted_us = Some(e.at_us),
+            // A transfer's handover is its fault taking effect, however long the leader
+            // prepared it (a job step to checkpoint first).
+            Event::FaultSkipped { .. } | Event::HandedOver { .. } => {
+                self.last_scripted_us = Some(e.at_us)
+            }
             Event::NodeKilled { node } => {
                 self.dead.insert(node.clone());
             }

@@ -29,11 +29,15 @@ pub mod lease_service;
 pub mod lease_ttl;
 pub mod liveness;
 pub mod load;
+pub mod node_contract;
 pub mod protocol_safety;
 pub mod sequence;
+pub mod shards;
 pub mod sometimes;
 pub mod stale_read;
 pub mod stale_token;
+pub mod swim;
+pub mod transfer;
 pub mod wins;
 
 use crate::scenario::Resolved;
@@ -157,6 +161,31 @@ pub enum Violation {
         /// Node, token, the grant's end and the bounds.
         detail: String,
     },
+    /// Defends "a transfer hands leadership to its designated successor" (see
+    /// [`transfer`]): the first newer leadership to write after a handover is the
+    /// successor's, unless the successor died first.
+    TransferMissed {
+        /// When the old leader handed over.
+        at_ms: f64,
+        /// Both leaders and the successor named.
+        detail: String,
+    },
+    /// Defends `expect.transfer_gap_ms_max` (see [`transfer`]): a handover's gap, old
+    /// leader's last accepted write to the successor's first, is at most the bound.
+    TransferTooSlow {
+        /// When the old leader handed over.
+        at_ms: f64,
+        /// The handover, its gap and the bound.
+        detail: String,
+    },
+    /// Defends `expect.swim_detection_ms_max` (see [`swim`]): a killed node that stays
+    /// down is declared down by the SWIM detector within the bound.
+    DeathUndetected {
+        /// When the bound ran out.
+        at_ms: f64,
+        /// The node, its kill and the bound.
+        detail: String,
+    },
     /// Defends linearizable reads (see [`stale_read`]): a read answered from a leader's
     /// lease reflects every batch committed before it was sent. One per leadership.
     StaleRead {
@@ -165,9 +194,43 @@ pub enum Violation {
         /// Node, term, how many reads and how far behind.
         detail: String,
     },
+    /// Defends the node contract (see [`node_contract`]): a node run by `--node-cmd`
+    /// kept its rules during the run. One per recorded breach.
+    NodeContract {
+        /// When the supervisor saw it.
+        at_ms: f64,
+        /// The node, the rule and what it did.
+        detail: String,
+    },
 }
 
 impl Violation {
+    /// The same violation, found in partition `p` of a sharded fleet: its detail names
+    /// the partition.
+    pub fn in_partition(mut self, p: u32) -> Violation {
+        match &mut self {
+            Violation::ExpectationNeverMet { name, .. } => *name = format!("partition {p}: {name}"),
+            Violation::DoubleLeaderActing { detail, .. }
+            | Violation::StaleTokenAccepted { detail, .. }
+            | Violation::SequenceNotIncreasing { detail, .. }
+            | Violation::SequenceReused { detail, .. }
+            | Violation::NoProgress { detail, .. }
+            | Violation::FailoverTooSlow { detail, .. }
+            | Violation::NegativeHandoffGap { detail, .. }
+            | Violation::ActedAfterRelease { detail, .. }
+            | Violation::TwoLeadersInOneTerm { detail, .. }
+            | Violation::StaleRead { detail, .. }
+            | Violation::ActedPastGrant { detail, .. }
+            | Violation::TransferMissed { detail, .. }
+            | Violation::TransferTooSlow { detail, .. }
+            | Violation::DeathUndetected { detail, .. }
+            | Violation::NodeContract { detail, .. } => {
+                *detail = format!("partition {p}: {detail}")
+            }
+        }
+        self
+    }
+
     /// The property's stable snake_case name, as written in `report.json`.
     pub fn property(&self) -> &'static str {
         match self {
@@ -183,6 +246,10 @@ impl Violation {
             Violation::TwoLeadersInOneTerm { .. } => "election_safety",
             Violation::StaleRead { .. } => "stale_read",
             Violation::ActedPastGrant { .. } => "acted_past_grant",
+            Violation::TransferMissed { .. } => "transfer_missed",
+            Violation::TransferTooSlow { .. } => "transfer_too_slow",
+            Violation::DeathUndetected { .. } => "death_undetected",
+            Violation::NodeContract { .. } => "node_contract",
         }
     }
 
@@ -200,7 +267,11 @@ impl Violation {
             | Violation::ActedAfterRelease { at_ms, .. }
             | Violation::TwoLeadersInOneTerm { at_ms, .. }
             | Violation::StaleRead { at_ms, .. }
-            | Violation::ActedPastGrant { at_ms, .. } => *at_ms,
+            | Violation::ActedPastGrant { at_ms, .. }
+            | Violation::TransferMissed { at_ms, .. }
+            | Violation::TransferTooSlow { at_ms, .. }
+            | Violation::DeathUndetected { at_ms, .. }
+            | Violation::NodeContract { at_ms, .. } => *at_ms,
         }
     }
 
@@ -217,7 +288,11 @@ impl Violation {
             | Violation::ActedAfterRelease { detail, .. }
             | Violation::TwoLeadersInOneTerm { detail, .. }
             | Violation::StaleRead { detail, .. }
-            | Violation::ActedPastGrant { detail, .. } => detail.clone(),
+            | Violation::ActedPastGrant { detail, .. }
+            | Violation::TransferMissed { detail, .. }
+            | Violation::TransferTooSlow { detail, .. }
+            | Violation::DeathUndetected { detail, .. }
+            | Violation::NodeContract { detail, .. } => detail.clone(),
             Violation::ExpectationNeverMet { name, .. } => {
                 format!("expectation `{name}` never held during the run")
             }
@@ -310,6 +385,13 @@ pub struct Findings {
     /// Whether the protocol kept its leaders inside their grants by itself, or the
     /// fence had to (`protocol_safety`).
     pub protocol_safety: protocol_safety::ProtocolSafetySummary,
+    /// Leadership transfers: each handover, its gap and winner (`transfer`).
+    pub transfer: transfer::TransferSummary,
+    /// The SWIM detector's detections, mistakes and traffic (`swim`).
+    pub swim: swim::SwimSummary,
+    /// A sharded fleet's partitions and membership changes (`partitions`; empty when the
+    /// fleet has one global leader).
+    pub shards: shards::ShardsSummary,
 }
 
 impl Findings {
@@ -372,6 +454,11 @@ pub struct Checks {
     lease_ttl: lease_ttl::LeaseTtl,
     lease_service: lease_service::LeaseService,
     protocol_safety: protocol_safety::ProtocolSafety,
+    transfer: transfer::Transfer,
+    swim: swim::Swim,
+    /// Per-partition checkers, for a sharded fleet.
+    shards: Option<Box<shards::Shards>>,
+    node_contract: node_contract::NodeContract,
 }
 
 impl Checks {
@@ -404,6 +491,11 @@ impl Checks {
             lease_ttl: lease_ttl::LeaseTtl::default(),
             lease_service: lease_service::LeaseService::default(),
             protocol_safety: protocol_safety::ProtocolSafety::new(resolved),
+            transfer: transfer::Transfer::default(),
+            swim: swim::Swim::default(),
+            shards: (resolved.scenario.partitions > 0)
+                .then(|| Box::new(shards::Shards::new(resolved))),
+            node_contract: node_contract::NodeContract::default(),
         }
     }
 
@@ -411,6 +503,9 @@ impl Checks {
     pub fn observe(&mut self, e: &Entry) {
         let idx = self.next_idx;
         self.next_idx += 1;
+        if let Some(s) = &mut self.shards {
+            s.entry(e);
+        }
         self.belief.entry(e);
         self.liveness.entry(e, &self.resolved);
         self.sometimes.entry(e);
@@ -425,6 +520,9 @@ impl Checks {
         self.lease_ttl.entry(e);
         self.lease_service.entry(e);
         self.protocol_safety.entry(e);
+        self.transfer.entry(e);
+        self.swim.entry(e);
+        self.node_contract.entry(e);
         self.stale_token.entry(e);
         self.sequence.entry(e);
         for w in self.accepted.entry(idx, e) {
@@ -442,6 +540,7 @@ impl Checks {
         self.failover.write(w, &self.resolved);
         self.false_failovers.write(w, &self.resolved);
         self.job.write(w);
+        self.transfer.write(w);
     }
 
     /// Judges the run, which stopped at `end_us`, with what the client saw.
@@ -457,15 +556,38 @@ impl Checks {
         let double_leader_acting_incidents = self.double_leader.finish(&mut violations);
         let (stale_accepts, rejections) = self.stale_token.finish(&mut violations);
         let sequence = self.sequence.finish(client, end_ms, &mut violations);
-        let liveness = self.liveness.finish(r, end_us, &mut violations);
+        // A sharded fleet's work, and so its liveness and expectations, are its
+        // partitions': the fleet-wide checkers see none of their writes.
+        let mut fleet_wide = vec![];
+        let sharded = self.shards.is_some();
+        let own = if sharded {
+            &mut fleet_wide
+        } else {
+            &mut violations
+        };
+        let liveness = self.liveness.finish(r, end_us, own);
         let belief = self.belief.finish(end_us);
-        let sometimes = self
-            .sometimes
-            .finish(r, belief.max, end_ms, &mut violations);
+        let mut sometimes = self.sometimes.finish(r, belief.max, end_ms, own);
+        let shards = match self.shards.take() {
+            Some(s) => {
+                let summary = s.finish(end_us, client, &mut sometimes, &mut violations);
+                for s in sometimes.iter().filter(|s| !s.met) {
+                    violations.push(Violation::ExpectationNeverMet {
+                        at_ms: end_ms,
+                        name: s.name.to_string(),
+                    });
+                }
+                summary
+            }
+            None => shards::ShardsSummary::default(),
+        };
         let failover = self.failover.finish(&mut violations);
         self.election_safety.finish(&mut violations);
         let reads = self.stale_read.finish(&mut violations);
+        let transfer = self.transfer.finish(r, &mut violations);
+        let swim = self.swim.finish(r, end_us, &mut violations);
         let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
+        self.node_contract.finish(&mut violations);
         violations.sort_by(|a, b| {
             a.at_ms()
                 .total_cmp(&b.at_ms())
@@ -473,7 +595,7 @@ impl Checks {
         });
         protocol_safety.judge(&violations);
         let fault_windows = self.faults.windows(r, end_us);
-        Findings {
+        let mut findings = Findings {
             violations,
             belief,
             effect: self.effect.finish(),
@@ -498,7 +620,16 @@ impl Checks {
             lease_ttl_granted_ms: self.lease_ttl.finish(),
             lease_service: self.lease_service.finish(),
             protocol_safety,
+            transfer,
+            swim,
+            shards,
+        };
+        if sharded {
+            let (fleet, failovers) = (&findings.shards.fleet, &findings.shards.failover_ms);
+            let (fleet, failovers) = (fleet.clone(), failovers.clone());
+            fleet.fold_into(&mut findings, &failovers);
         }
+        findings
     }
 }
 

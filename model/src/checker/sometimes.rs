@@ -11,6 +11,8 @@
 //! - `leader-resigned`: some `StoppedActing` has reason `resigned`.
 //! - `deadline-stop`: some `StoppedActing` has reason `deadline_passed` (a leader stopped
 //!   by its own clock, without being told).
+//! - `leader-transferred`: some `StoppedActing` has reason `transferred` (a leader
+//!   stopped to hand over; whether its successor took over is the transfer checker's).
 
 use super::{accepted_writes, belief, Accepted, CheckInput, LeadershipKey, Violation};
 use crate::scenario::{Resolved, Sometimes as Expectation};
@@ -46,6 +48,7 @@ pub(crate) struct Sometimes {
     rejected: bool,
     resigned: bool,
     deadline_stop: bool,
+    transferred: bool,
     /// Leaderships that had a write accepted, up to two (enough to know it changed).
     leaderships: BTreeSet<LeadershipKey>,
 }
@@ -56,6 +59,9 @@ impl Sometimes {
         match &e.event {
             Event::WriteRejected { .. } | Event::BatchRefused { .. } => self.rejected = true,
             Event::StoppedActing { reason, .. } if reason == "resigned" => self.resigned = true,
+            Event::StoppedActing { reason, .. } if reason == "transferred" => {
+                self.transferred = true
+            }
             Event::StoppedActing { reason, .. } if reason == "deadline_passed" => {
                 self.deadline_stop = true
             }
@@ -86,6 +92,7 @@ impl Sometimes {
                 Expectation::LeaderChanged => self.leaderships.len() >= 2,
                 Expectation::BeliefOverlap => belief_max >= 2,
                 Expectation::LeaderResigned => self.resigned,
+                Expectation::LeaderTransferred => self.transferred,
                 Expectation::DeadlineStop => self.deadline_stop,
             };
             if !met {
@@ -118,6 +125,7 @@ mod tests {
             Expectation::BeliefOverlap,
             Expectation::LeaderResigned,
             Expectation::DeadlineStop,
+            Expectation::LeaderTransferred,
         ];
         r
     }
@@ -133,11 +141,12 @@ mod tests {
             rejected(500, "n1", 1, 2),
             stopped(600, "n1", 1, "resigned"),
             stopped(700, "n2", 2, "deadline_passed"),
+            stopped(800, "n2", 2, "transferred"),
         ];
         let mut v = vec![];
         let res = check(&input(&r, &entries, 1000), &mut v);
         assert!(v.is_empty(), "{v:?}");
-        assert_eq!(res.len(), 5);
+        assert_eq!(res.len(), 6);
         assert!(res.iter().all(|s| s.met));
         assert_eq!(res[0].name, "stale-write-rejected");
     }
@@ -154,7 +163,7 @@ mod tests {
         let mut v = vec![];
         let res = check(&input(&r, &entries, 1000), &mut v);
         assert!(res.iter().all(|s| !s.met));
-        assert_eq!(v.len(), 5);
+        assert_eq!(v.len(), 6);
         assert_eq!(
             v[3],
             Violation::ExpectationNeverMet {

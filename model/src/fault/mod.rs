@@ -48,11 +48,15 @@ pub enum FaultKind {
     /// ends only after the stall (a slow or saturated disk), so the writes it must
     /// persist wait, and as leader it commits nothing.
     SlowDisk,
+    /// Ask a leader to hand leadership to a designated successor (`to`: a node, or
+    /// `next`, the next running node after it in fleet order): a planned deploy's
+    /// handover, by the backend's own primitive, instead of a resign and an election.
+    Transfer,
 }
 
 impl FaultKind {
     /// Every kind, in the order of the enum.
-    pub const ALL: [FaultKind; 12] = [
+    pub const ALL: [FaultKind; 13] = [
         FaultKind::Kill,
         FaultKind::Restart,
         FaultKind::Pause,
@@ -65,6 +69,7 @@ impl FaultKind {
         FaultKind::Resign,
         FaultKind::SlowLink,
         FaultKind::SlowDisk,
+        FaultKind::Transfer,
     ];
 
     /// The kind a scenario file (or a timeline event) names.
@@ -111,6 +116,7 @@ impl FaultKind {
             FaultKind::Resign => "resign",
             FaultKind::SlowLink => "slow-link",
             FaultKind::SlowDisk => "slow-disk",
+            FaultKind::Transfer => "transfer",
         }
     }
 
@@ -135,6 +141,7 @@ impl FaultKind {
                 ("duration_ms", false),
             ],
             FaultKind::SlowDisk => &[("target", true), ("duration_ms", true)],
+            FaultKind::Transfer => &[("target", true), ("to", false)],
             FaultKind::Heal => &[],
             FaultKind::ClockOffset => &[("target", true), ("offset_ms", true)],
             FaultKind::ClockDrift => &[("target", true), ("drift_ppm", true)],
@@ -289,7 +296,18 @@ pub enum Fault {
         /// How long its disk stalls.
         duration_ms: u64,
     },
+    /// See [`FaultKind::Transfer`].
+    Transfer {
+        /// The leader asked to hand over.
+        target: String,
+        /// The designated successor: a node name, or [`NEXT`].
+        to: String,
+    },
 }
+
+/// A transfer's `to` that names no node: the next running node after the leader, in
+/// fleet order (after `n3` of five: `n4`, then `n5`, `n1`, ...), resolved when it fires.
+pub const NEXT: &str = "next";
 
 impl Fault {
     /// What a clock fault does to its clock; `None` for any other fault.
@@ -318,6 +336,7 @@ impl Fault {
             Fault::Resign { .. } => FaultKind::Resign,
             Fault::SlowLink { .. } => FaultKind::SlowLink,
             Fault::SlowDisk { .. } => FaultKind::SlowDisk,
+            Fault::Transfer { .. } => FaultKind::Transfer,
         }
     }
 

@@ -44,7 +44,8 @@ pub struct FaultSpec {
     /// `client`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
-    /// The other end of a partition.
+    /// The other end of a partition; or a transfer's designated successor (a node name
+    /// or `next`, the default).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
     /// Cut only `from -> to`.
@@ -311,6 +312,10 @@ impl FaultSpec {
             },
             FaultKind::Restart => Fault::Restart { target: target() },
             FaultKind::Resign => Fault::Resign { target: target() },
+            FaultKind::Transfer => Fault::Transfer {
+                target: target(),
+                to: self.to.clone().unwrap_or_else(|| super::NEXT.to_string()),
+            },
             FaultKind::Pause => Fault::Pause {
                 target: target(),
                 duration_ms: self.duration_ms.unwrap_or(0),
@@ -446,6 +451,7 @@ impl FaultSpec {
         match fault {
             Fault::Pause { point, .. } => out.point = Some(*point),
             Fault::Partition { one_way, .. } => out.one_way = Some(*one_way),
+            Fault::Transfer { to, .. } => out.to = Some(to.clone()),
             Fault::Network {
                 latency_ms_min,
                 latency_ms_max,

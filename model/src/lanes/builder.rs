@@ -63,6 +63,13 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::JobStepDone { .. } => "job_step_done",
         Event::JobStepAbandoned { .. } => "job_step_abandoned",
         Event::Released { .. } => "released",
+        Event::HandedOver { .. } => "handed_over",
+        Event::TransferAborted { .. } => "transfer_aborted",
+        Event::SwimSuspected { .. } => "swim_suspected",
+        Event::SwimDown { .. } => "swim_down",
+        Event::SwimEvicted { .. } => "swim_evicted",
+        Event::SwimTraffic { .. } => "swim_traffic",
+        Event::Shard { .. } => "shard",
         Event::LeaseGranted { .. } => "lease_granted",
         Event::LeaseExpired { .. } => "lease_expired",
         Event::LeaseRevoked { .. } => "lease_revoked",
@@ -84,6 +91,7 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::MemberPaused { .. } => "member_paused",
         Event::MemberResumed { .. } => "member_resumed",
         Event::LeaseRenewed { .. } => "lease_renewed",
+        Event::ContractBroken { .. } => "contract_broken",
     }
 }
 
@@ -200,7 +208,9 @@ impl LaneBuilder {
             // Drawn as their outcome: an acceptance, a rejection, a committed batch.
             Event::WriteAttempted { .. }
             | Event::BatchHandedOut { .. }
-            | Event::ReadServed { .. } => self.not_drawn(&e.event),
+            | Event::ReadServed { .. }
+            | Event::SwimTraffic { .. }
+            | Event::Shard { .. } => self.not_drawn(&e.event),
             Event::LeaseGranted { node, lease_id, .. } => self.lease_granted(node, *lease_id, e),
             Event::LeaseExpired { lease_id } | Event::LeaseRevoked { lease_id } => {
                 self.lease_ended(*lease_id, e)
@@ -212,9 +222,15 @@ impl LaneBuilder {
             Event::CampaignStarted { node }
             | Event::CampaignFailed { node, .. }
             | Event::Released { node, .. }
+            | Event::HandedOver { node, .. }
+            | Event::TransferAborted { node, .. }
+            | Event::SwimSuspected { node, .. }
+            | Event::SwimDown { node, .. }
+            | Event::SwimEvicted { node, .. }
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
-            | Event::JobStepAbandoned { node, .. } => self.keep_event(Some(node.clone()), e),
+            | Event::JobStepAbandoned { node, .. }
+            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.clone()), e),
         }
     }
 
@@ -223,7 +239,7 @@ impl LaneBuilder {
     fn fault_applied(&mut self, index: usize, kind: FaultKind, target: &str, at_us: i64) {
         let name = kind.name();
         match kind {
-            FaultKind::Kill | FaultKind::Resign => {
+            FaultKind::Kill | FaultKind::Resign | FaultKind::Transfer => {
                 self.mark(target, name, at_us, name.to_string(), Some(index))
             }
             FaultKind::ClockOffset | FaultKind::ClockDrift | FaultKind::ClockStep => {

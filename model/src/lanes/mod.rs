@@ -89,7 +89,7 @@ pub struct Window {
 pub struct Mark {
     /// Index into [`Lanes::lanes`].
     pub lane: usize,
-    /// `kill`, `restart`, `resign`, `clock-offset`, `clock-drift` or `clock-step`.
+    /// `kill`, `restart`, `resign`, `transfer`, `clock-offset`, `clock-drift` or `clock-step`.
     pub kind: String,
     /// When (global µs).
     pub at_us: i64,

@@ -10,6 +10,10 @@ use baton_protocols::etcd_lease::EtcdLeaseConfig;
 pub struct EtcdLease(pub EtcdLeaseConfig, pub Fleet);
 
 impl ProtocolModel for EtcdLease {
+    fn transfer_method(&self) -> &'static str {
+        "the successor must be next in the election queue (FIFO by create revision): the leader reads the queue and asks every node queued ahead of it to requeue (delete its key and put it again, at the back); once the successor is next, the leader's resign (delete its key, revoke its lease) wakes the successor's watch"
+    }
+
     fn name(&self) -> ProtocolName {
         ProtocolName::EtcdLease
     }

@@ -10,6 +10,10 @@ use baton_protocols::k8s_lease::{K8sLeaseConfig, JITTER_FACTOR};
 pub struct K8sLease(pub K8sLeaseConfig, pub Fleet);
 
 impl ProtocolModel for K8sLease {
+    fn transfer_method(&self) -> &'static str {
+        "the leader releases the Lease naming the successor as its preferredHolder (Kubernetes 1.31's coordinated leader election field) and tells it to try at once; other candidates leave a Lease released to another node alone for a whole LeaseDuration"
+    }
+
     fn name(&self) -> ProtocolName {
         ProtocolName::K8sLease
     }

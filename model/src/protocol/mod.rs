@@ -227,6 +227,14 @@ pub trait ProtocolModel: Send + Sync + std::fmt::Debug {
     fn stepdown_method(&self) -> Option<&'static str> {
         None
     }
+
+    /// How a `transfer` hands leadership to a designated successor on this backend, for
+    /// the summary. The default is what a backend with no primitive for it gets: the
+    /// leader releases and tells the successor to try now, and any other candidate that
+    /// tries first may take the seat instead.
+    fn transfer_method(&self) -> &'static str {
+        "no transfer primitive: the leader releases and tells its successor to try at once; another candidate trying first may take the seat"
+    }
 }
 
 /// What a protocol's bounds need from outside its own table, passed to it when it is

@@ -95,7 +95,14 @@ impl ProtocolModel for RaftProtocol {
     }
 
     fn stepdown_method(&self) -> Option<&'static str> {
-        Some("no leadership transfer (openraft 0.9.25 has none): the leader stops its heartbeats and elections, and a follower campaigns once its lease and election timeout have run, so the dark time is about one follower lease plus an election timeout")
+        Some("a resign names no successor: the leader stops its heartbeats and elections, and a follower campaigns once its lease and election timeout have run, so the dark time is about one follower lease plus an election timeout (a `transfer` fault hands over instead)")
+    }
+
+    fn transfer_method(&self) -> &'static str {
+        match self.0.transfer {
+            baton_protocols::raft_config::RaftTransfer::Vote => "openraft 0.9.25 has no transfer call: once the successor's log matches, the leader sends a committed vote for it in the next term, in an empty AppendEntries, to itself and a majority, then to the successor, which becomes leader on receiving it (no vote round, no wait for the followers' lease)",
+            baton_protocols::raft_config::RaftTransfer::Elect => "raft.transfer = \"elect\": once the successor's log matches, the leader sends it TimeoutNow and it calls Raft::trigger().elect(); the voters refuse it until their followers' lease from the old leader's last heartbeat has run out",
+        }
     }
 
     fn has_replicated_log(&self) -> bool {

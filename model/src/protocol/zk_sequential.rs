@@ -10,6 +10,10 @@ use baton_protocols::zk_sequential::ZkSequentialConfig;
 pub struct ZkSequential(pub ZkSequentialConfig, pub Fleet);
 
 impl ProtocolModel for ZkSequential {
+    fn transfer_method(&self) -> &'static str {
+        "the successor must be next in the queue of sequential znodes: the leader reads the children and asks every node queued ahead of it to requeue (delete its znode and create a new one, at the back); once the successor is next, closing the leader's session deletes its znode and wakes the successor's watch"
+    }
+
     fn name(&self) -> ProtocolName {
         ProtocolName::ZkSequential
     }
@@ -34,6 +38,17 @@ impl ProtocolModel for ZkSequential {
                     c.effective_max_session_timeout_ms()
                 ),
             ));
+        }
+        for (key, [lo, hi]) in [
+            ("fsync_ms", c.fsync_ms),
+            ("session_setup_ms", c.session_setup_ms),
+        ] {
+            if lo > hi {
+                return Err(KeyError::new(
+                    key,
+                    format!("[{lo}, {hi}]: the first is the least, at most the second"),
+                ));
+            }
         }
         if !c.election_path.starts_with('/') || c.election_path.len() < 2 {
             return Err(KeyError::new(

@@ -2,6 +2,7 @@
 //! person), and the reproduce command both end with. This file is report.json; each
 //! section of summary.txt is a function of `summary.rs`.
 
+mod stretch;
 mod summary;
 
 pub use summary::{summary, summary_with};
@@ -144,6 +145,12 @@ struct Report<'a> {
     sequence: Sequence,
     reads: &'a crate::checker::stale_read::StaleReadSummary,
     handoff_gaps: &'a [HandoffGap],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transfer: Option<&'a crate::checker::transfer::TransferSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    swim: Option<&'a crate::checker::swim::SwimSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partitions: Option<&'a crate::checker::shards::ShardsSummary>,
     false_failovers: &'a crate::checker::false_failover::FalseFailoverSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     job: Option<&'a crate::checker::job::JobSummary>,
@@ -162,6 +169,8 @@ struct Report<'a> {
     ledger: Option<&'a LedgerCheck>,
     #[serde(skip_serializing_if = "Option::is_none")]
     notes: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    node_cmd: Option<&'a str>,
     violations: Vec<ViolationRecord>,
     reproduce: String,
 }
@@ -243,6 +252,12 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         },
         reads: &f.reads,
         handoff_gaps: &f.handoff_gaps,
+        transfer: r
+            .scenario
+            .has_fault(crate::fault::FaultKind::Transfer)
+            .then_some(&f.transfer),
+        swim: r.scenario.swim.as_ref().map(|_| &f.swim),
+        partitions: (r.scenario.partitions > 0).then_some(&f.shards),
         false_failovers: &f.false_failovers,
         job: r.scenario.work.job.as_ref().map(|_| &f.job),
         elections: &f.elections,
@@ -274,6 +289,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         timeline_events: f.events,
         ledger: real.map(|x| &x.ledger),
         notes: real.map(|x| x.notes.as_slice()),
+        node_cmd: real.and_then(|x| x.node_cmd.as_deref()),
         violations: f.violation_records(),
         reproduce: match real {
             Some(x) => x.command.clone(),

@@ -3,6 +3,7 @@
 //! nothing to say for this run (a job's section without a job, a real run's SQL check in
 //! a simulated one).
 
+use super::stretch;
 use super::{backend_load, failover_bound, reproduce_command};
 use crate::checker::{us_to_ms, Findings};
 use crate::outcome::RunOutput;
@@ -35,11 +36,11 @@ pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&Real
 
 /// What every section reads: the resolved scenario and seed, the run's output and its
 /// findings, and what a real run adds.
-struct Run<'a> {
-    r: &'a Resolved,
+pub(super) struct Run<'a> {
+    pub(super) r: &'a Resolved,
     seed: u64,
     out: &'a RunOutput,
-    f: &'a Findings,
+    pub(super) f: &'a Findings,
     real: Option<&'a RealRun>,
 }
 
@@ -47,7 +48,7 @@ struct Run<'a> {
 type Section = fn(&mut String, &Run);
 
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 22] = [
+const SECTIONS: [Section; 25] = [
     header,
     faults,
     leaders_acting,
@@ -60,6 +61,9 @@ const SECTIONS: [Section; 22] = [
     step_down,
     elections,
     handoffs,
+    stretch::transfers,
+    stretch::swim,
+    stretch::partitions,
     false_failovers,
     job,
     gc_noise,
@@ -72,7 +76,7 @@ const SECTIONS: [Section; 22] = [
     reproduce,
 ];
 
-fn ms(v: f64) -> String {
+pub(super) fn ms(v: f64) -> String {
     format!("{v:.1} ms")
 }
 
@@ -104,6 +108,14 @@ fn header(w: &mut String, run: &Run) {
                 if s.fencing { "on" } else { "OFF" },
                 ms(s.duration_ms as f64)
             );
+            if let Some(cmd) = &x.node_cmd {
+                let _ = writeln!(
+                    w,
+                    "nodes: --node-cmd {} (node contract v1; {}'s table gave their settings), seen from outside",
+                    crate::shell::quote(cmd),
+                    s.protocol.name()
+                );
+            }
         }
     }
     let _ = writeln!(
@@ -334,6 +346,9 @@ fn election_latency(w: &mut String, run: &Run) {
             match f.lease_ttl_granted_ms {
                 Some(g) if g.min == g.max => format!("{} ms on {} leases", g.min, g.count),
                 Some(g) => format!("{} to {} ms on {} leases", g.min, g.max, g.count),
+                None if run.real.is_some_and(|x| x.node_cmd.is_some()) => {
+                    "not seen (a --node-cmd node logs no lease grants)".to_string()
+                }
                 None => "no lease granted".to_string(),
             }
         );
@@ -342,12 +357,7 @@ fn election_latency(w: &mut String, run: &Run) {
 
 /// How the protocol steps down, when the scenario makes a leader resign.
 fn step_down(w: &mut String, run: &Run) {
-    let resigns = run
-        .r
-        .scenario
-        .faults
-        .iter()
-        .any(|x| x.kind == crate::fault::FaultKind::Resign);
+    let resigns = run.r.scenario.has_fault(crate::fault::FaultKind::Resign);
     if let (true, Some(how)) = (resigns, run.r.protocol.stepdown_method()) {
         let _ = writeln!(w, "step-down: {how}");
     }
@@ -493,6 +503,10 @@ fn gc_noise(w: &mut String, run: &Run) {
 
 /// Liveness after the last fault, then whether each "sometimes" property was met.
 fn liveness(w: &mut String, run: &Run) {
+    if run.r.scenario.partitions > 0 {
+        let _ = writeln!(w, "liveness: judged per partition (see `partitions` above)");
+        return;
+    }
     let l = &run.f.liveness;
     let _ = writeln!(
         w,

@@ -37,6 +37,59 @@ pub(super) fn etcd(cx: &Cx, c: &crate::etcd_cluster::EtcdCluster) -> Result<(), 
         .map_err(|e| cx.fail(&["etcd", &e.key], e.message))
 }
 
+/// `partitions`: a sharded fleet runs on etcd-lease, with no client load, job, detector,
+/// resign or transfer (each partition's leader does its own work; see `sim/src/shard.rs`).
+pub(super) fn partitions(cx: &Cx, s: &Scenario) -> Result<(), ScenarioError> {
+    use crate::fault::FaultKind;
+    use crate::protocol::ProtocolName;
+    let max = super::types::PARTITIONS_MAX;
+    cx.check(
+        s.partitions <= max,
+        &["partitions"],
+        format!(
+            "{} is out of range: 0 (one global leader) to {max}",
+            s.partitions
+        ),
+    )?;
+    if s.partitions == 0 {
+        return Ok(());
+    }
+    cx.check(
+        s.protocol == ProtocolName::EtcdLease,
+        &["partitions"],
+        format!(
+            "sharded leadership runs on etcd-lease only, and the protocol is {} (allowed with partitions: etcd-lease)",
+            s.protocol.name()
+        ),
+    )?;
+    cx.check(
+        s.work.rate_per_s == 0,
+        &["work", "rate_per_s"],
+        "a sharded fleet takes no client load: each partition's leader writes a tick and one sequence number every tick_interval_ms (allowed with partitions: 0)".into(),
+    )?;
+    let absent = [
+        (s.work.job.is_some(), "work.job"),
+        (s.swim.is_some(), "swim"),
+        (s.has_fault(FaultKind::Resign), "faults"),
+        (s.has_fault(FaultKind::Transfer), "faults"),
+    ];
+    for (present, key) in absent {
+        let path: Vec<&str> = key.split('.').collect();
+        cx.check(
+            !present,
+            &path,
+            "not with partitions: a sharded fleet has no job, no SWIM detector, and no resign or transfer fault (allowed: kill, restart, pause, partition, clock and network faults)".into(),
+        )?;
+    }
+    Ok(())
+}
+
+/// `[swim]`.
+pub(super) fn swim(cx: &Cx, c: &crate::swim::SwimConfig) -> Result<(), ScenarioError> {
+    c.validate()
+        .map_err(|e| cx.fail(&["swim", &e.key], e.message))
+}
+
 /// `[network]`.
 pub(super) fn network(cx: &Cx, n: &NetworkConfig) -> Result<(), ScenarioError> {
     cx.check(
@@ -107,6 +160,12 @@ pub(super) fn expect(cx: &Cx, e: &Expect) -> Result<(), ScenarioError> {
     }
     if let Some(v) = e.failover_ms_max {
         cx.at_most(v, &["expect", "failover_ms_max"], MAX_MS)?;
+    }
+    if let Some(v) = e.transfer_gap_ms_max {
+        cx.at_most(v, &["expect", "transfer_gap_ms_max"], MAX_MS)?;
+    }
+    if let Some(v) = e.swim_detection_ms_max {
+        cx.at_most(v, &["expect", "swim_detection_ms_max"], MAX_MS)?;
     }
     Ok(())
 }

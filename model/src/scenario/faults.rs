@@ -147,6 +147,26 @@ fn targets(
     };
     match fault {
         Fault::Resign { target: t } => one(t, "target", &[]),
+        Fault::Transfer { target: t, to } => {
+            one(t, "target", &[])?;
+            // A successor is a node, named or `next`: `leader`, `follower` and
+            // `previous` would name the leader itself or a node chosen for another reason.
+            let ok = to == crate::fault::NEXT || nodes.iter().any(|n| n == to);
+            cx.check(
+                ok,
+                &["faults", idx, "to"],
+                format!(
+                    "unknown successor `{to}`: expected one of {}, {}",
+                    nodes.join(", "),
+                    crate::fault::NEXT
+                ),
+            )?;
+            cx.check(
+                to != t,
+                &["faults", idx, "to"],
+                format!("`{to}` is also the target: a leader cannot hand over to itself"),
+            )
+        }
         Fault::Kill { target: t, .. }
         | Fault::Restart { target: t }
         | Fault::Pause { target: t, .. } => {

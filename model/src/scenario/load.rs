@@ -148,6 +148,7 @@ struct Checked {
 /// Every table's checks, in the order a file is read; the first failure is the error.
 fn check_tables(cx: &Cx, s: &Scenario) -> Result<Checked, ScenarioError> {
     check::top_level(cx, s)?;
+    check::partitions(cx, s)?;
     check::network(cx, &s.network)?;
     check::work(cx, &s.work)?;
     check::expect(cx, &s.expect)?;
@@ -163,6 +164,9 @@ fn check_tables(cx: &Cx, s: &Scenario) -> Result<Checked, ScenarioError> {
     }
     if let Some(c) = &s.etcd {
         check::etcd(cx, c)?;
+    }
+    if let Some(c) = &s.swim {
+        check::swim(cx, c)?;
     }
     if let Some(gc) = &s.noise.gc {
         check::gc(cx, gc, &nodes)?;

@@ -215,6 +215,8 @@ pub enum Sometimes {
     LeaderResigned,
     /// A leader stopped acting because its own lease deadline passed.
     DeadlineStop,
+    /// A leader stopped acting to hand over to a designated successor (a transfer).
+    LeaderTransferred,
 }
 
 impl Sometimes {
@@ -226,6 +228,7 @@ impl Sometimes {
             Sometimes::BeliefOverlap => "belief-overlap",
             Sometimes::LeaderResigned => "leader-resigned",
             Sometimes::DeadlineStop => "deadline-stop",
+            Sometimes::LeaderTransferred => "leader-transferred",
         }
     }
 }
@@ -243,4 +246,12 @@ pub struct Expect {
     /// Every failover must be at most this long (unset: reported, not checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failover_ms_max: Option<u64>,
+    /// Every transfer's gap (old leader's last accepted write to the successor's first)
+    /// must be at most this long (unset: reported, not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transfer_gap_ms_max: Option<u64>,
+    /// With `[swim]`: every killed node that stays down this long must be declared down
+    /// by the detector within it (unset: reported, not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swim_detection_ms_max: Option<u64>,
 }

@@ -45,6 +45,11 @@ pub struct Scenario {
     pub start_delay_ms_max: u64,
     /// `false` makes the resource accept every token: the counterfactual run.
     pub fencing: bool,
+    /// Sharded leadership: one leader per partition of the work, `0..partitions`, each
+    /// elected and fenced on its own, the partitions spread over the live nodes by
+    /// rendezvous hashing (see `sim/src/shard.rs`). 0: one global leader.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub partitions: u32,
     /// Where a resolved scenario came from (`[origin]`, written by `sim` into a report's
     /// `scenario.toml`): it names the report directory of a rerun, so that rerunning a
     /// counterfactual's resolved file lands beside the counterfactual, not on the plain
@@ -62,6 +67,10 @@ pub struct Scenario {
     /// them into its resolved scenario as ordinary faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swarm: Option<Swarm>,
+    /// A SWIM failure detector among the nodes (`[swim]`, see [`crate::swim`]); none
+    /// when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swim: Option<crate::swim::SwimConfig>,
     /// The availability objective a sweep's findings judge TTLs by (`sim sweep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
@@ -117,11 +126,13 @@ impl Default for Scenario {
             nodes: 3,
             start_delay_ms_max: 1000,
             fencing: true,
+            partitions: 0,
             network: NetworkConfig::default(),
             work: WorkConfig::default(),
             noise: Noise::default(),
             slo: None,
             swarm: None,
+            swim: None,
             etcd: None,
             etcd_lease: None,
             redis_naive: None,
@@ -138,6 +149,13 @@ impl Default for Scenario {
         }
     }
 }
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+/// The most partitions a sharded fleet may have.
+pub const PARTITIONS_MAX: u32 = 1024;
 
 /// The file and overrides a resolved scenario was made from (`[origin]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -265,6 +283,11 @@ impl Scenario {
         } else {
             vec![]
         }
+    }
+
+    /// Whether any `[[faults]]` table is of `kind`.
+    pub fn has_fault(&self, kind: crate::fault::FaultKind) -> bool {
+        self.faults.iter().any(|f| f.kind == kind)
     }
 
     /// What a protocol's bounds need from outside its table.

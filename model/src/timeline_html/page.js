@@ -39,15 +39,15 @@
       span: "#1f77b4", write: "#ff7f0e", rejection: "#d62728",
       down: "#3c3c3c", pause: "#9467bd", "gc-pause": "#9467bd", partition: "#8c564b",
       "slow-link": "#bcbd22", network: "#000000",
-      kill: "#000000", restart: "#2ca02c", resign: "#7f7f7f", clock: "#17becf",
+      kill: "#000000", restart: "#2ca02c", resign: "#7f7f7f", transfer: "#e377c2", clock: "#17becf",
     };
     const WINDOW_OPACITY = { down: 0.45, pause: 0.4, "gc-pause": 0.2, partition: 0.3, "slow-link": 0.35, network: 0.07 };
     const EVENT_COLORS = {
       campaign_started: "#7f7f7f", campaign_failed: "#bcbd22", role_changed: "#1f77b4",
-      stopped_acting: "#d62728", released: "#9467bd", lease_granted: "#2ca02c",
+      stopped_acting: "#d62728", released: "#9467bd", handed_over: "#e377c2", transfer_aborted: "#d62728", swim_suspected: "#bcbd22", swim_down: "#d62728", swim_evicted: "#e377c2", lease_granted: "#2ca02c",
       lease_expired: "#8c564b", lease_revoked: "#8c564b", key_deleted: "#e377c2",
       seat_vacated: "#e377c2", job_step_started: "#17becf", job_step_done: "#17becf",
-      job_step_abandoned: "#d62728", fault_skipped: "#000000",
+      job_step_abandoned: "#d62728", fault_skipped: "#000000", contract_broken: "#d62728",
     };
     const CLOCK_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"];
 
@@ -324,7 +324,7 @@
             let d;
             if (r.kind === "kill") d = "M" + (x - 5) + "," + (y - 5) + " L" + (x + 5) + "," + (y - 5) + " L" + x + "," + (y + 4) + "Z";
             else if (r.kind === "restart") d = "M" + (x - 5) + "," + (y + 4) + " L" + (x + 5) + "," + (y + 4) + " L" + x + "," + (y - 5) + "Z";
-            else if (r.kind === "resign") d = "M" + (x - 4) + "," + y + " a4,4 0 1,0 8,0 a4,4 0 1,0 -8,0";
+            else if (r.kind === "resign" || r.kind === "transfer") d = "M" + (x - 4) + "," + y + " a4,4 0 1,0 8,0 a4,4 0 1,0 -8,0";
             else d = "M" + x + "," + (y - 6) + " L" + (x + 5) + "," + y + " L" + x + "," + (y + 6) + " L" + (x - 5) + "," + y + "Z";
             out.push('<path data-i="' + i + '" class="mark ' + r.kind + sel(i) + '" d="' + d + '" fill="' + c + '"/>');
             if (r.kind.startsWith("clock-")) out.push('<text x="' + (x + 8) + '" y="' + (y + 4) + '" font-size="11" fill="' + COLORS.clock + '" pointer-events="none">' + esc(r.label) + "</text>");

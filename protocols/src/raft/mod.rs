@@ -64,9 +64,10 @@
 //! keeps its term, and rejoins quietly.
 //!
 //! Defaults are openraft's `Config` defaults: election timeout 150-300 ms, heartbeat
-//! 50 ms; pre-vote is on, as in etcd (`etcd --pre-vote`, default true). openraft 0.9 has
-//! no leadership transfer, so a graceful step-down here stops heartbeats and elections on
-//! the resigning node and lets the other nodes' election timeout run.
+//! 50 ms; pre-vote is on, as in etcd (`etcd --pre-vote`, default true). A graceful
+//! step-down here stops heartbeats and elections on the resigning node and lets the
+//! other nodes' election timeout run. openraft 0.9 has no leadership transfer call;
+//! [`transfer`] builds one from its public API (`RaftTransfer`).
 //!
 //! **Sequencer in the log** (`sequencer = "log"`, [`SequencerPath`]). A batch of sequence
 //! numbers is one entry ([`SeqBatch`]); the state machine assigns its numbers in log order
@@ -86,12 +87,13 @@ mod election;
 pub mod net;
 pub mod runtime;
 pub mod store;
+mod transfer;
 
-use crate::clock::{sleep_local, sleep_until_local, Clock};
-use crate::elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog};
+use crate::clock::{sleep_local, Clock};
+use crate::elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog, TransferReadiness};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::peer::ElectionLog;
-pub use crate::raft_config::{RaftCanary, RaftConfig, SequencerPath};
+pub use crate::raft_config::{RaftCanary, RaftConfig, RaftTransfer, SequencerPath};
 use async_trait::async_trait;
 use election::TimerReset;
 use net::{AckSink, Net};
@@ -437,6 +439,11 @@ impl RaftElector {
             }
             RaftMsg::Snapshot(r) => RaftReply::Snapshot(raft.install_snapshot(r).await),
             RaftMsg::PreVote(r) => RaftReply::PreVote(self.answer_pre_vote(raft, &r)),
+            RaftMsg::TimeoutNow => {
+                // Raft thesis 3.10: the transfer's target elects at once, no pre-vote.
+                let _ = raft.trigger().elect().await;
+                RaftReply::TimeoutNow
+            }
         }
     }
 
@@ -548,43 +555,27 @@ impl Elector for RaftElector {
         let Some(raft) = self.raft.get().cloned() else {
             return Ok(());
         };
-        // openraft 0.9 has no leadership transfer: stop heartbeats and elections here (the
-        // election timer skips a node that does not take part) and let the others'
-        // election timeout run, until someone else leads (or 2 s pass).
-        {
-            let mut st = self.state.lock().unwrap();
-            st.participating = false;
-            if let Some((_, h)) = st.leading.take() {
-                h.end(LossReason::Resigned);
-            }
-        }
-        raft.runtime_config().heartbeat(false);
-        let until = self.clock.now_us() + 2_000_000;
-        loop {
-            let notified = self.changed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let other = self
-                .state
-                .lock()
-                .unwrap()
-                .leader
-                .is_some_and(|(l, _)| l != self.me);
-            if other || self.clock.now_us() >= until {
-                break;
-            }
-            tokio::select! {
-                // Biased: tokio would otherwise pick among ready branches with its own
-                // RNG, which madsim does not seed.
-                biased;
-                _ = notified => {}
-                _ = sleep_until_local(self.clock.as_ref(), until) => {}
-            }
-        }
-        raft.runtime_config().heartbeat(true);
-        self.state.lock().unwrap().participating = true;
-        self.changed.notify_waiters();
+        // A plain resign: stop heartbeats and elections here and let the others'
+        // election timeout run, until someone else leads.
+        self.stand_aside(&raft, LossReason::Resigned);
+        self.rejoin_once_another_leads(&raft).await;
         Ok(())
+    }
+
+    async fn transfer_readiness(
+        &self,
+        _leadership: &Leadership,
+        successor: &str,
+    ) -> Result<TransferReadiness, ElectorError> {
+        Ok(self.successor_caught_up(successor))
+    }
+
+    async fn transfer(
+        &self,
+        _leadership: &Leadership,
+        successor: &str,
+    ) -> Result<(), ElectorError> {
+        self.hand_over(successor).await
     }
 
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {

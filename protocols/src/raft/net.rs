@@ -27,6 +27,9 @@ pub enum RaftMsg {
     Snapshot(InstallSnapshotRequest<TypeConfig>),
     /// Pre-vote: would the peer vote for the sender in the next term?
     PreVote(PreVoteRequest),
+    /// A transferring leader tells its successor to start an election now (Raft thesis
+    /// 3.10; `raft.transfer = "elect"`).
+    TimeoutNow,
 }
 
 /// A pre-vote request (Raft thesis, section 9.6). It changes nothing at the receiver.
@@ -60,6 +63,8 @@ pub enum RaftReply {
     Snapshot(Result<InstallSnapshotResponse<u64>, RaftError<u64, InstallSnapshotError>>),
     /// To PreVote.
     PreVote(PreVoteResponse),
+    /// To TimeoutNow: the election was started.
+    TimeoutNow,
     /// The node has not finished starting its Raft instance.
     NotReady,
 }

@@ -40,6 +40,9 @@ pub struct RealConfig {
     /// The latency every proxied link adds, each way, drawn per chunk from this range
     /// (a scenario's `[network]`; `(0, 0)`: none, loopback as it is).
     pub network_latency_ms: (u64, u64),
+    /// The command that runs each node instead of Baton's own (`--node-cmd`; see
+    /// [`crate::node_cmd`]); `None`: Baton's node.
+    pub node_cmd: Option<crate::node_cmd::NodeCmd>,
 }
 
 impl RealConfig {
@@ -66,6 +69,7 @@ impl RealConfig {
             seed: 0,
             start_delay_ms_max: 0,
             network_latency_ms: (0, 0),
+            node_cmd: None,
         }
     }
 }

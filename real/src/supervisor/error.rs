@@ -36,6 +36,9 @@ pub enum RealError {
         /// What went wrong.
         why: String,
     },
+    /// A node run by `--node-cmd` broke the node contract before the run began.
+    #[error("{0}")]
+    Contract(crate::node_contract::Breach),
     /// File or OS error.
     #[error("{0}")]
     Io(#[from] std::io::Error),

@@ -41,7 +41,7 @@ impl Supervisor {
         self.log.record(Event::NodeRestarted {
             node: node.to_string(),
         });
-        self.start_node(i)
+        self.start_node(i).await
     }
 
     fn signal(&self, node: &str, sig: libc::c_int) -> Result<(), RealError> {
@@ -234,7 +234,7 @@ impl Supervisor {
     pub async fn resign(&self, node: &str) -> Result<(), RealError> {
         let addr = self.node_addr(node)?;
         self.http
-            .post(format!("http://{addr}/control/resign"))
+            .post(format!("http://{addr}/{}", self.resign_path()))
             .send()
             .await
             .and_then(|r| r.error_for_status())

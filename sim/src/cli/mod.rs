@@ -8,6 +8,7 @@ mod bench;
 mod bisect;
 mod common;
 mod compare;
+mod conform;
 mod matrix;
 mod real;
 mod run;
@@ -18,8 +19,8 @@ mod sweep;
 
 use crate::error::{Error, Outcome};
 use baton_model::flags::{
-    exit_codes, JobsFlag, OutFlags, ProtocolsFlag, QuietFlag, RealArgs, ScenarioArgs, SeedFlag,
-    SeedsFlag, SetFlags,
+    exit_codes, ConformArgs, JobsFlag, OutFlags, ProtocolsFlag, QuietFlag, RealArgs, ScenarioArgs,
+    SeedFlag, SeedsFlag, SetFlags,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -102,6 +103,19 @@ enum Command {
     /// and libprotobuf-dev (apt).
     #[command(after_help = exit_codes::REAL)]
     Real(RealArgs),
+    /// Run the spec's experiments against a node of your own, on a live etcd.
+    ///
+    /// Starts your node from --node-cmd (the node contract: docs/node-contract.md) for
+    /// ten experiments: clean kill under load, the leader partitioned from etcd, a
+    /// SIGSTOP past the TTL, a graceful step-down and leader churn, each with fencing on
+    /// and off (scenarios/conform/), --trials trials each (default 3). Writes
+    /// conformance.md (a table per experiment: verdict, failover, election latency,
+    /// fencing rejections, double-leader incidents; then what failed, with the command
+    /// that reproduces it), conformance.json and every trial's report with its
+    /// timeline.html to reports/conformance-latest/ (or --out). Builds the real-mode
+    /// binary as `sim real` does.
+    #[command(after_help = exit_codes::CONFORM)]
+    Conform(ConformArgs),
     /// Run a scenario simulated and live, and put the figures side by side.
     ///
     /// Runs real mode for --real-trials trials (or reads them from --real-dir) and the
@@ -346,6 +360,7 @@ pub fn main(cli: Cli) -> i32 {
         Command::Shrink(a) => shrink::shrink(a),
         Command::Bisect(a) => bisect::bisect(a),
         Command::Real(a) => real::real(a),
+        Command::Conform(a) => conform::conform(a),
         Command::Compare(a) => compare::compare(a),
         Command::Bench(a) => bench::bench(a),
         Command::Stats(a) => stats::stats(a),

@@ -16,7 +16,7 @@ use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::service::etcd;
 use crate::service::etcd_cluster::{Op, Reply};
 pub use baton_model::protocol::etcd_lease::EtcdLease;
-use baton_protocols::etcd_lease::EtcdLeaseElector;
+use baton_protocols::etcd_lease::{EtcdLeaseConfig, EtcdLeaseElector};
 use baton_protocols::Elector;
 use madsim::task::NodeId;
 
@@ -173,6 +173,22 @@ impl EtcdApi for SimEtcdClient {
     }
 }
 
+/// A node's client of the lease service (of its cluster, when it is one).
+fn client(cfg: &EtcdLeaseConfig, ctx: ElectorCtx) -> Arc<dyn EtcdApi> {
+    {
+        let mut client = SimEtcdClient::new(ctx.ep.clone(), ctx.node, cfg.rpc_timeout_ms);
+        if let Some(c) = ctx.etcd_cluster {
+            client = client.to_cluster(ClusterClient::new(
+                ctx.ep,
+                (ctx.index, ctx.etcd_member),
+                c.members,
+                c.client_retry_ms,
+            ));
+        }
+        Arc::new(client)
+    }
+}
+
 impl Protocol for EtcdLease {
     fn start_backend(&self, ctx: BackendCtx) -> Option<NodeId> {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
@@ -208,21 +224,41 @@ impl Protocol for EtcdLease {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let mut client = SimEtcdClient::new(ctx.ep.clone(), ctx.node, self.0.rpc_timeout_ms);
-        if let Some(c) = ctx.etcd_cluster {
-            client = client.to_cluster(ClusterClient::new(
-                ctx.ep,
-                (ctx.index, ctx.etcd_member),
-                c.members,
-                c.client_retry_ms,
-            ));
-        }
-        let api = Arc::new(client);
+        let node = ctx.node.to_string();
+        let clock = ctx.clock.clone();
         Arc::new(EtcdLeaseElector::new(
-            ctx.node,
-            api,
-            ctx.clock,
+            &node,
+            client(&self.0, ctx),
+            clock,
             self.0.clone(),
         ))
+    }
+
+    /// One client for the registry and every partition's election (one connection per
+    /// process, as a real node would share its etcd client), and an election per
+    /// partition under `<prefix>-p<k>`.
+    fn sharded(&self, ctx: ElectorCtx, partitions: u32) -> Option<super::ShardKit> {
+        let node = ctx.node.to_string();
+        let clock = ctx.clock.clone();
+        let api = client(&self.0, ctx);
+        let electors = (0..partitions)
+            .map(|p| {
+                let cfg = EtcdLeaseConfig {
+                    prefix: format!("{}-p{p}", self.0.prefix),
+                    ..self.0.clone()
+                };
+                Arc::new(EtcdLeaseElector::new(
+                    &node,
+                    api.clone(),
+                    clock.clone(),
+                    cfg,
+                )) as Arc<dyn Elector>
+            })
+            .collect();
+        Some(super::ShardKit {
+            registry: api,
+            ttl_ms: self.0.lease_ttl_ms,
+            electors,
+        })
     }
 }

@@ -111,6 +111,24 @@ pub trait Protocol: ProtocolModel {
 
     /// Builds the elector of one node.
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector>;
+
+    /// For a sharded fleet (`partitions = P`): one node's membership registry client and
+    /// one elector per partition, each over its own election. `None`: the protocol does
+    /// not run sharded (the scenario's checks refuse it first).
+    fn sharded(&self, ctx: ElectorCtx, partitions: u32) -> Option<ShardKit> {
+        let _ = (ctx, partitions);
+        None
+    }
+}
+
+/// What a protocol gives a node of a sharded fleet (see `crate::shard`).
+pub struct ShardKit {
+    /// The node's client of the lease service, for the membership registry.
+    pub registry: Arc<dyn baton_protocols::EtcdApi>,
+    /// The registry lease's TTL.
+    pub ttl_ms: u64,
+    /// One elector per partition, in partition order.
+    pub electors: Vec<Arc<dyn Elector>>,
 }
 
 /// The protocol a scenario names, built from its table (the real system's defaults when

@@ -24,7 +24,8 @@ use std::time::Duration;
 /// A ZooKeeper client for one node; every call is bounded by `rpc_timeout_ms`.
 ///
 /// Besides the recipe's own calls it sends what the client library sends by itself:
-/// real mode's library, the `zookeeper-client` crate, checks its connection every
+/// a ping right after a session is granted, whose answer the connect waits for, and,
+/// as real mode's library, the `zookeeper-client` crate, checks its connection every
 /// twentieth of the negotiated session timeout and pings the server when nothing was
 /// sent on the session for three of those (`reset_timeout`, `ping_timeout = 3 x tick`),
 /// so a session is touched about every 450 ms at a 3 s timeout, not only at the recipe's
@@ -112,6 +113,10 @@ impl ZkApi for SimZkClient {
     async fn create_session(&self, timeout_ms: u64) -> Result<SessionGrant, ZkError> {
         let node = self.node.clone();
         let grant = self.call(ZkConnect { node, timeout_ms }, 0).await?;
+        // The library's connect returns only once the server answered a ping sent right
+        // after the session was granted (zookeeper-client's `serve_connecting`, to learn
+        // of an auth failure): a new session costs two round trips.
+        self.call(ZkPing { session: grant.id }, 0).await??;
         self.spawn_library_pings(grant);
         Ok(grant)
     }
@@ -187,6 +192,9 @@ impl Protocol for ZkSequential {
             min_session_timeout_ms: self.0.effective_min_session_timeout_ms(),
             max_session_timeout_ms: self.0.effective_max_session_timeout_ms(),
             tick_phase_ms: crate::seed::fork(ctx.seed, "zk/tick-phase").gen_range(0..tick),
+            fsync_ms: self.0.fsync_ms,
+            session_setup_ms: self.0.session_setup_ms,
+            seed: ctx.seed,
         };
         let node = ctx
             .handle

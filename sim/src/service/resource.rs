@@ -9,6 +9,7 @@
 use crate::net::Endpoint;
 use crate::rpc::{FencedWrite, WriteReply, RESOURCE_ADDR};
 use crate::timeline::{Event, Timeline, WriteOp};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 #[derive(Default)]
@@ -27,10 +28,12 @@ struct Rows {
     cursor: u64,
 }
 
-/// Runs the resource on the current node until the node is killed.
+/// Runs the resource on the current node until the node is killed. A sharded fleet's
+/// partitions each have their own rows (their own `max_token` and `sequence`), and what
+/// happens to them is recorded as the partition's (`Event::Shard`).
 pub async fn serve(timeline: Timeline, fencing: bool) {
     let ep = Endpoint::bind(RESOURCE_ADDR).expect("resource address is free");
-    let rows = Arc::new(Mutex::new(Rows::default()));
+    let rows: Arc<Mutex<BTreeMap<Option<u32>, Rows>>> = Arc::default();
     ep.add_rpc_handler(move |w: FencedWrite| {
         let reply = apply(&rows, &timeline, fencing, w);
         async move { reply }
@@ -38,10 +41,24 @@ pub async fn serve(timeline: Timeline, fencing: bool) {
     futures::future::pending::<()>().await;
 }
 
-fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite) -> WriteReply {
-    let mut r = rows.lock().unwrap();
+fn apply(
+    rows: &Mutex<BTreeMap<Option<u32>, Rows>>,
+    timeline: &Timeline,
+    fencing: bool,
+    w: FencedWrite,
+) -> WriteReply {
+    let mut all = rows.lock().unwrap();
+    let partition = w.partition;
+    let r = all.entry(partition).or_default();
+    let record = |event: Event| match partition {
+        Some(partition) => timeline.record(Event::Shard {
+            partition,
+            inner: Box::new(event),
+        }),
+        None => timeline.record(event),
+    };
     if fencing && w.token < r.max_token {
-        timeline.record(Event::WriteRejected {
+        record(Event::WriteRejected {
             node: w.node,
             token: w.token,
             max_token: r.max_token,
@@ -60,7 +77,7 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
     // nothing.
     if let (true, WriteOp::Seq { first, last }) = (fencing, w.op) {
         if first <= r.last_seq && w.token == r.owner_token && w.node == r.owner_node {
-            timeline.record(Event::SeqRefused {
+            record(Event::SeqRefused {
                 node: w.node,
                 token: w.token,
                 first,
@@ -88,7 +105,7 @@ fn apply(rows: &Mutex<Rows>, timeline: &Timeline, fencing: bool, w: FencedWrite)
         // next leader then compacts those segments again).
         WriteOp::Checkpoint { segment } => r.cursor = segment + 1,
     }
-    timeline.record(Event::WriteAccepted {
+    record(Event::WriteAccepted {
         node: w.node,
         token: w.token,
         max_token: before,

@@ -22,6 +22,7 @@ use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::zk_sequential::{CreateMode, SessionGrant, Stat, ZkError};
+use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
@@ -147,6 +148,12 @@ pub struct ZkSettings {
     /// `tick_time_ms`): a real server's ticks run on its own clock since it started, so
     /// a fault lands at any phase of them (drawn from the seed).
     pub tick_phase_ms: u64,
+    /// A write transaction's fsync, drawn from `[min, max]` ms.
+    pub fsync_ms: [u64; 2],
+    /// A new session's set-up beyond its round trips, drawn from `[min, max]` ms.
+    pub session_setup_ms: [u64; 2],
+    /// The server's own generator (its fsync and set-up draws), forked from the seed.
+    pub seed: u64,
 }
 
 struct Service {
@@ -156,6 +163,17 @@ struct Service {
     settings: ZkSettings,
     requests: Arc<crate::requests::RequestCounter>,
     changed: Notify,
+    /// Draws the fsyncs and session set-ups.
+    rng: Mutex<rand_chacha::ChaCha8Rng>,
+}
+
+/// What a request costs the server before it applies.
+#[derive(Clone, Copy)]
+enum Cost {
+    /// A write transaction: its fsync.
+    Write,
+    /// A new session: its set-up, then its createSession transaction's fsync.
+    Session,
 }
 
 fn parent_of(path: &str) -> &str {
@@ -196,6 +214,7 @@ pub async fn serve(
         }),
         clock,
         timeline,
+        rng: Mutex::new(crate::seed::fork(settings.seed, "zk/server")),
         settings,
         requests,
         changed: Notify::new(),
@@ -203,8 +222,11 @@ pub async fn serve(
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkConnect| {
         s.count();
-        let g = s.connect(&r.node, r.timeout_ms);
-        async move { g }
+        let s = s.clone();
+        async move {
+            s.pay(Cost::Session).await;
+            s.connect(&r.node, r.timeout_ms)
+        }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkPing| {
@@ -215,20 +237,29 @@ pub async fn serve(
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkClose| {
         s.count();
-        s.end_session(r.session, "revoked");
-        async move {}
+        let s = s.clone();
+        async move {
+            s.pay(Cost::Write).await;
+            s.end_session(r.session, "revoked");
+        }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkCreate| {
         s.count();
-        let out = s.create(r.session, &r.path, r.data, r.mode);
-        async move { out }
+        let s = s.clone();
+        async move {
+            s.pay(Cost::Write).await;
+            s.create(r.session, &r.path, r.data, r.mode)
+        }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkDelete| {
         s.count();
-        let out = s.delete(r.session, &r.path);
-        async move { out }
+        let s = s.clone();
+        async move {
+            s.pay(Cost::Write).await;
+            s.delete(r.session, &r.path)
+        }
     });
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkGetChildren| {
@@ -266,6 +297,25 @@ pub async fn serve(
 impl Service {
     fn count(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Waits what `cost` takes on the server's clock: a write transaction is logged
+    /// and fsynced before it applies (ZooKeeper's `SyncRequestProcessor` comes before
+    /// the `FinalRequestProcessor` that applies it), and a session is set up first.
+    async fn pay(&self, cost: Cost) {
+        let draw = |[lo, hi]: [u64; 2]| {
+            self.rng
+                .lock()
+                .unwrap()
+                .gen_range(lo * 1000..=hi.max(lo) * 1000)
+        };
+        let us = match cost {
+            Cost::Write => draw(self.settings.fsync_ms),
+            Cost::Session => draw(self.settings.session_setup_ms) + draw(self.settings.fsync_ms),
+        };
+        if us > 0 {
+            sleep_local(&self.clock, Duration::from_micros(us)).await;
+        }
     }
 
     fn connect(&self, node: &str, requested_ms: u64) -> SessionGrant {

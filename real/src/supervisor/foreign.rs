@@ -1,0 +1,105 @@
+//! Nodes Baton did not write (`--node-cmd`): how the supervisor starts one in a node's
+//! slot, behind the same proxies as its own, and watches it from outside (see
+//! [`crate::node_cmd`], [`crate::status_poll`]).
+
+use super::error::RealError;
+use super::Supervisor;
+use crate::node_cmd::NodeParams;
+use crate::ports::{free_ports, LOOPBACK};
+use crate::status_poll::{self, Target};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+impl Supervisor {
+    /// Whether the nodes are run by `--node-cmd`.
+    pub fn foreign(&self) -> bool {
+        self.cfg.node_cmd.is_some()
+    }
+
+    /// The path of the step-down request: the contract's `/resign` for a foreign node,
+    /// Baton's own `/control/resign` otherwise.
+    pub(super) fn resign_path(&self) -> &'static str {
+        if self.foreign() {
+            "resign"
+        } else {
+            "control/resign"
+        }
+    }
+
+    /// Starts node `i` from the `--node-cmd` template on a fresh port, waits until it
+    /// answers `/status` as the contract says, and points its client proxy and its
+    /// poller at it.
+    pub(super) async fn start_foreign_node(&mut self, i: usize) -> Result<(), RealError> {
+        let cmd = self
+            .cfg
+            .node_cmd
+            .clone()
+            .expect("called for --node-cmd runs");
+        if self.foreign.is_empty() {
+            self.foreign = self.nodes.iter().map(|_| Arc::default()).collect();
+        }
+        let s = &mut self.nodes[i];
+        let incarnation = s.incarnation.load(Ordering::SeqCst) + 1;
+        s.cfg.incarnation = incarnation;
+        let port = free_ports(1)?[0];
+        let dir = self.cfg.run_dir.join(&s.cfg.name);
+        std::fs::create_dir_all(&dir)?;
+        let params = NodeParams::of(&s.cfg, port, dir);
+        let mut child = crate::process::ManagedChild::spawn(
+            &s.cfg.name,
+            cmd.command(&params, &self.cfg.run_dir)?,
+        )
+        .map_err(|e| RealError::Child {
+            what: s.cfg.name.clone(),
+            why: format!("--node-cmd {:?}: {e}", cmd.template),
+            stderr: self
+                .cfg
+                .run_dir
+                .join(format!("{}.stderr", s.cfg.name))
+                .display()
+                .to_string(),
+        })?;
+        self.pids.lock().unwrap().push(child.pid());
+        self.ports.push(port);
+        let addr = SocketAddr::from((LOOPBACK, port));
+        let stderr = self.cfg.run_dir.join(format!("{}.stderr", s.cfg.name));
+        crate::node_cmd::wait_ready(
+            &self.http,
+            &mut child,
+            (&s.cfg.name, addr),
+            Duration::from_millis(self.cfg.process_start_timeout_ms),
+            &stderr,
+        )
+        .await
+        .map_err(RealError::Contract)?;
+        s.client_proxy.set_upstream(addr);
+        s.addr = Some(addr);
+        s.incarnation.fetch_add(1, Ordering::SeqCst);
+        *s.child.lock().unwrap() = Some(child);
+        *self.foreign[i].lock().unwrap() = Some((addr, incarnation));
+        Ok(())
+    }
+
+    /// Starts polling every foreign node's `/status` into the supervisor's log (nothing
+    /// for Baton's own nodes, which log their beliefs themselves).
+    pub(super) fn poll_foreign_nodes(&mut self) {
+        if !self.foreign() {
+            return;
+        }
+        let targets: Vec<Target> = self
+            .nodes
+            .iter()
+            .zip(&self.foreign)
+            .map(|(s, current)| Target {
+                name: s.cfg.name.clone(),
+                current: current.clone(),
+                child: s.child.clone(),
+            })
+            .collect();
+        for t in status_poll::spawn(targets, &self.log) {
+            self.tasks.push(t);
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `baton-real conform`: the spec's experiments against a node given by `--node-cmd`,
+//! on Baton's own node (through the contract, `contract-node`) and on the reference Go
+//! node of `examples/go-node/`, with the report they must write.
+//!
+//! Methodology: a short conformance (the clean kill and the graceful step-down, one
+//! trial each) on each node, as a user runs it: exit 0, every experiment `pass` in
+//! conformance.json, the report's tables, and no process left. The Go node is built by
+//! `examples/go-node/build.sh` when it is not there; without Go and etcd's client sources
+//! (`apt-get install golang-go golang-etcd-server-dev`) its test says so and passes,
+//! unless BATON_REQUIRE_GO is set (CI sets it), when it fails. Bad arguments and a node
+//! that breaks the contract in the preflight are refused with exit 2 and one line.
+//! Real processes, one run at a time.
+#![cfg(not(madsim))]
+
+use baton_real::process::processes_mentioning;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn conform(out: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baton-real"))
+        .arg("conform")
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+fn assert_gone(needle: &str) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5) && !processes_mentioning(needle).is_empty() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_mentioning(needle),
+        Vec::<u32>::new(),
+        "left: {needle}"
+    );
+}
+
+/// The Go node's binary, built if needed; `None` (after saying why) when Go is missing
+/// and BATON_REQUIRE_GO is not set.
+fn go_node() -> Option<PathBuf> {
+    let dir = root().join("examples/go-node");
+    let bin = dir.join("bin/go-node");
+    let built = Command::new("sh")
+        .arg(dir.join("build.sh"))
+        .output()
+        .unwrap();
+    if built.status.success() && bin.is_file() {
+        return Some(bin.canonicalize().unwrap());
+    }
+    let why = String::from_utf8_lossy(&built.stderr).trim().to_string();
+    assert!(
+        std::env::var_os("BATON_REQUIRE_GO").is_none(),
+        "BATON_REQUIRE_GO is set but the Go node did not build: {why}"
+    );
+    eprintln!("skipped: the Go node did not build: {why}");
+    None
+}
+
+/// A short conformance of `node_cmd` passes, with its report; `needle` names its
+/// processes.
+fn short_conformance_passes(node_cmd: &str, needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let o = conform(
+        &out,
+        &[
+            "--node-cmd",
+            node_cmd,
+            "--only",
+            "clean-kill,graceful-stepdown",
+            "--trials",
+            "1",
+            "--quiet",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("conformance: PASS: 2 of 2 experiments passed"),
+        "{stdout}"
+    );
+    assert_gone(needle);
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conformance.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["node_cmd"], node_cmd);
+    let names: Vec<&str> = j["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["clean-kill", "graceful-stepdown"]);
+    for e in j["experiments"].as_array().unwrap() {
+        assert_eq!(e["verdict"], "pass", "{e}");
+        let t = &e["trials"][0];
+        assert_eq!(t["resign_served"], true, "{t}");
+        assert_eq!(t["failover_ms"].as_array().unwrap().len(), 1, "{t}");
+        assert_eq!(t["double_leader_acting_incidents"], 0);
+        // The first trial keeps its page; a passing one keeps no process files.
+        let tdir = out.join(e["name"].as_str().unwrap()).join("trial-1");
+        assert!(tdir.join("timeline.html").is_file());
+        assert!(tdir.join("summary.txt").is_file());
+        assert!(!tdir.join("run").exists());
+    }
+    let md = std::fs::read_to_string(out.join("conformance.md")).unwrap();
+    assert!(md.contains("**PASS: 2 of 2 experiments passed**"), "{md}");
+    assert!(md.contains("| clean-kill | on | PASS | 1/1 |"), "{md}");
+    assert!(md.contains("Nothing failed."), "{md}");
+}
+
+#[test]
+fn baton_s_own_node_passes_a_short_conformance_through_the_contract() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // `{dir}` puts the run's directory on the command line, for the leak check; every
+    // other value comes from the BATON_* variables.
+    let cmd = format!(
+        "{} contract-node --dir {{dir}}",
+        env!("CARGO_BIN_EXE_baton-real")
+    );
+    short_conformance_passes(&cmd, "contract-node --dir");
+}
+
+#[test]
+fn the_go_node_passes_a_short_conformance() {
+    let Some(bin) = go_node() else {
+        return;
+    };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let cmd = format!(
+        "{} --id {{id}} --http-port {{http_port}} --etcd-endpoints {{etcd_endpoints}} --election-prefix {{election_prefix}} --lease-ttl-ms {{lease_ttl_ms}} --resource-url {{resource_url}} --peers {{peers}} --tick-ms {{tick_ms}} --write-timeout-ms {{write_timeout_ms}}",
+        bin.display()
+    );
+    short_conformance_passes(&cmd, &bin.display().to_string());
+}
+
+#[test]
+fn bad_arguments_and_a_node_breaking_the_contract_are_exit_2_in_one_line() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let script = root().join("real/tests/nodes/bad_node.py");
+    let breaking = format!(
+        "python3 {} --break next-follower --id {{id}} --http-port {{http_port}} --resource-url {{resource_url}} --dir {{dir}}",
+        script.display()
+    );
+    for (args, says) in [
+        (vec!["--node-cmd", "sh", "--backend", "redis"], "--backend \"redis\": node contract v1 covers nodes that elect on etcd (allowed: etcd)"),
+        (vec!["--node-cmd", "sh", "--only", "clean-kill,split-brain"], "--only: no experiment named \"split-brain\" (allowed: clean-kill, clean-kill-unfenced, partition"),
+        (vec!["--node-cmd", "{nope}"], "--node-cmd: unknown placeholder {nope}"),
+        (vec!["--node-cmd", breaking.as_str(), "--only", "clean-kill", "--trials", "1", "-q"], "clean-kill trial 1 could not start: node n2 broke node contract v1 rule `next-follower`"),
+    ] {
+        let o = conform(&out, &args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    assert_gone(&out.to_string_lossy());
+}

@@ -1,0 +1,220 @@
+//! `--node-cmd`: nodes that break the node contract (docs/node-contract.md) get one
+//! line naming the rule they broke, and nothing of their run is left behind.
+//!
+//! Methodology: `real/tests/nodes/bad_node.py` is a stand-in node (Python's standard
+//! library: n1 says it leads under token 1 and does the leader's fenced writes, the
+//! others follow) that breaks one rule on purpose, chosen by `--break`. Each case runs
+//! `baton-real real` on a short scenario with no faults and checks the exit code (2 for
+//! a breach before the run, 1 for one during it), the rule named on stderr or in the
+//! report, and that no process of the run survives it (every node's command line names
+//! its `{dir}`, under the run's output). The control, `--break none`, keeps every rule
+//! and must pass: the breaking variants differ from it only in the rule. Bad templates
+//! and scenarios a foreign node cannot take are refused before anything starts; Ctrl-C
+//! during a run stops every node. Real processes, one run at a time; needs python3 (CI
+//! installs it).
+#![cfg(not(madsim))]
+
+use baton_real::process::processes_mentioning;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Eight quiet seconds on etcd: no faults, a light load.
+const QUIET: &str = "name = \"quiet\"\nprotocol = \"etcd-lease\"\nduration_ms = 8000\nnodes = 3\nstart_delay_ms_max = 0\n[etcd-lease]\nlease_ttl_ms = 2000\n[work]\nrate_per_s = 100\ntick_interval_ms = 200\n";
+
+fn bad_node(rule: &str) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nodes/bad_node.py");
+    format!(
+        "python3 {} --break {rule} --id {{id}} --http-port {{http_port}} --resource-url {{resource_url}} --dir {{dir}}",
+        script.display()
+    )
+}
+
+/// Runs `baton-real real <dir>/quiet.toml --out <dir>/out -q ARGS`.
+fn real(dir: &Path, args: &[&str]) -> Output {
+    let scenario = dir.join("quiet.toml");
+    std::fs::write(&scenario, QUIET).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_baton-real"))
+        .arg("real")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("--quiet")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// No process names anything under `out` (every node's `{dir}` is there).
+fn assert_nothing_left(out: &Path) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5)
+        && !processes_mentioning(&out.to_string_lossy()).is_empty()
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        processes_mentioning(&out.to_string_lossy()),
+        Vec::<u32>::new(),
+        "left running"
+    );
+}
+
+fn have_python() -> bool {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("BATON_REQUIRE_ETCD").is_none(),
+            "BATON_REQUIRE_ETCD is set but python3 is missing: apt-get install python3"
+        );
+        eprintln!("skipped: python3 is missing");
+    }
+    ok
+}
+
+#[test]
+fn a_breach_before_the_run_is_one_line_naming_the_rule_and_exit_2() {
+    if !have_python() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    for (rule, says) in [
+        ("listen", "nothing answered GET"),
+        ("status", "field `role` is missing"),
+        ("leader-emerges", "no node reported role \"leader\""),
+        ("next-follower", "POST /next answered 200"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = real(dir.path(), &["--node-cmd", &bad_node(rule)]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{rule}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{rule}: {stderr}");
+        assert!(
+            lines[0].contains(&format!("node contract v1 rule `{rule}`"))
+                && lines[0].contains(says),
+            "{rule}: {stderr}"
+        );
+        assert_nothing_left(&dir.path().join("out"));
+    }
+}
+
+#[test]
+fn a_breach_during_the_run_fails_it_with_the_rule_and_the_control_passes() {
+    if !have_python() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    for (rule, code) in [("none", 0), ("status-later", 1), ("exit-later", 1)] {
+        let dir = tempfile::tempdir().unwrap();
+        let o = real(dir.path(), &["--node-cmd", &bad_node(rule)]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{rule}: {stderr}");
+        assert_nothing_left(&dir.path().join("out"));
+        let r: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("out/trial-1/report.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(r["node_cmd"], bad_node(rule), "{r}");
+        let broken: Vec<&str> = r["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["property"] == "node_contract")
+            .map(|v| v["detail"].as_str().unwrap())
+            .collect();
+        let want = match rule {
+            "none" => None,
+            "status-later" => Some("rule `status`"),
+            _ => Some("n2 broke rule `keeps-running`"),
+        };
+        match want {
+            None => assert!(broken.is_empty(), "{broken:?}"),
+            Some(w) => assert!(broken.iter().any(|d| d.contains(w)), "{rule}: {broken:?}"),
+        }
+    }
+}
+
+#[test]
+fn bad_templates_and_what_a_foreign_node_cannot_take_are_refused_before_anything_starts() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let with_fault = |name: &str, fault: &str| {
+        let p = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&p, format!("{QUIET}[[faults]]\n{fault}")).unwrap();
+        p
+    };
+    let cases: Vec<(PathBuf, Vec<&str>, &str)> = vec![
+        (dir.path().join("quiet.toml"), vec!["--node-cmd", "sh --id {identity}"], "--node-cmd: unknown placeholder {identity}"),
+        (dir.path().join("quiet.toml"), vec!["--node-cmd", "./no/such/node --id {id}"], "--node-cmd: ./no/such/node does not exist"),
+        (dir.path().join("quiet.toml"), vec!["--node-cmd", "sh -c 'true", ], "unclosed quote"),
+        (dir.path().join("quiet.toml"), vec!["--node-cmd", "sh", "--set", "protocol=redis-fenced"], "key `protocol`: redis-fenced: node contract v1 covers nodes that elect on etcd"),
+        (with_fault("pause", "kind = \"pause\"\nat_ms = 3000\ntarget = \"leader\"\nduration_ms = 500\npoint = \"before-write\"\n"), vec!["--node-cmd", "sh"], "point = \"before-write\" needs Baton's own node"),
+        (with_fault("clock", "kind = \"clock-step\"\nat_ms = 3000\ntarget = \"leader\"\nstep_ms = 500\n"), vec!["--node-cmd", "sh"], "clock-step: a --node-cmd node reads the machine's clock"),
+    ];
+    std::fs::write(dir.path().join("quiet.toml"), QUIET).unwrap();
+    for (scenario, args, says) in cases {
+        let out = dir.path().join("out");
+        let o = Command::new(env!("CARGO_BIN_EXE_baton-real"))
+            .arg("real")
+            .arg(&scenario)
+            .arg("--out")
+            .arg(&out)
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!out.exists(), "nothing is written: {args:?}");
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_node_cmd_run_leaves_nothing() {
+    if !have_python() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("quiet.toml");
+    std::fs::write(&scenario, QUIET).unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_baton-real"))
+        .arg("real")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--quiet", "--node-cmd", &bad_node("none")])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the fleet runs: the nodes' process files appear as they start.
+    let t0 = Instant::now();
+    while !out.join("trial-1/run/n3.stdout").is_file() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !processes_mentioning(&out.to_string_lossy()).is_empty(),
+        "the nodes run"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: a plain signal to the child we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_nothing_left(&out);
+}
