@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . nightly/lib.sh
 sim_build
+commit=$(commit_name)
 mkdir -p reports
 tmp=$(mktemp -d reports/.etcd-scenarios.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -18,7 +19,7 @@ index="$tmp/README.md"
 {
   echo "# The lease service as an etcd cluster: scenarios/etcd/"
   echo
-  echo "Made by \`bash nightly/etcd-scenarios.sh\`: \`sim run scenarios/etcd/<name>.toml --seed 1\`,"
+  echo "Made by \`bash nightly/etcd-scenarios.sh\` on commit $commit: \`sim run scenarios/etcd/<name>.toml --seed 1\`,"
   echo "and the same with \`--set fencing=false\` (the \`-unfenced\` folders). Each folder holds the"
   echo "run's summary.txt, report.json and timeline.html (the etcd members are lanes there)."
   echo "Lease overrun: how long after its holder's last renewal + TTL the longest-lived expired"

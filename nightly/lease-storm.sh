@@ -12,13 +12,14 @@ cd "$(dirname "$0")/.."
 . nightly/lib.sh
 seeds=${1:-10}
 sim_build
+commit=$(commit_name)
 mkdir -p reports
 tmp=$(mktemp -d reports/.lease-storm.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 {
   echo "# Lease backends under churn"
   echo
-  echo "Made by \`bash nightly/lease-storm.sh $seeds\`: \`sim run scenarios/storm/lease-storm.toml"
+  echo "Made by \`bash nightly/lease-storm.sh $seeds\` on commit $commit: \`sim run scenarios/storm/lease-storm.toml"
   echo "--set protocol=P --seed N\` for seeds 0..$((seeds - 1)); 9 nodes, the leader killed every 5 s"
   echo "and restarted 2.5 s later, 120 times. Percentiles are nearest-rank over every value of"
   echo "every seed. Backend requests: what the lease service served per simulated second, over"

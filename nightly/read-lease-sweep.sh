@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 . nightly/lib.sh
 seeds=${1:-20}
 sim_build
+commit=$(commit_name)
 out=reports/read-lease-sweep.md
 mkdir -p reports
 tmp=$(mktemp -d reports/.read-lease-sweep.XXXXXX)
@@ -17,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 {
   echo "# Leader lease reads against clock drift"
   echo
-  echo "Made by \`bash nightly/read-lease-sweep.sh $seeds\`: scenarios/raft/read-lease-inside.toml"
+  echo "Made by \`bash nightly/read-lease-sweep.sh $seeds\` on commit $commit: scenarios/raft/read-lease-inside.toml"
   echo "over seeds 0..$((seeds - 1)), with the cut-off leader's drift set by"
   echo "\`--set faults.0.drift_ppm=D\`. The leader lease is 100 ms on the leader's clock; the"
   echo "followers refuse other candidates for 300 ms on theirs. The bound the summary names:"
