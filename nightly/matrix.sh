@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # The protocol matrix (README, "Reading the matrix"): every committed top-level scenario
-# under every protocol, seeds 0..20, into reports/matrix/. About two minutes on 2 cores.
+# that compares the protocols on the same faults, seeds 0..20, into reports/matrix/.
+# About three minutes on 2 cores. Left out, as experiments of one feature with their own
+# reports: sharded.toml (sharded leadership runs on etcd-lease only), swim.toml and
+# transfer.toml (tuned for the backends their reports compare: reports/swim/,
+# reports/transfer.md) and server-restart.toml (a restart of the lease service, which the
+# single-server models of ZooKeeper, Consul, Kubernetes and etcd refuse).
 # The committed matrix is replaced only when the whole matrix was written.
 #
 #   bash nightly/matrix.sh [SEEDS] [JOBS]
@@ -13,7 +18,12 @@ sim_build
 mkdir -p reports
 tmp=$(mktemp -d reports/.matrix.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-"$sim" matrix scenarios/*.toml --protocols all --seeds "0..$seeds" --jobs "$jobs" \
+scenarios=()
+for f in scenarios/*.toml; do
+  case "$f" in scenarios/sharded.toml | scenarios/swim.toml | scenarios/transfer.toml) ;;
+    scenarios/server-restart.toml) ;; *) scenarios+=("$f") ;; esac
+done
+"$sim" matrix "${scenarios[@]}" --protocols all --seeds "0..$seeds" --jobs "$jobs" \
   --out "$tmp/matrix" --quiet >/dev/null
 mkdir -p reports/matrix
 for f in matrix.md matrix.json .baton-report; do
