@@ -258,6 +258,15 @@ pub async fn run_on(cfg: NodeConfig, http_port: u16) -> Result<(), String> {
     clock.set_drift_ppm(cfg.clock_drift_ppm);
     let node = new_node(&cfg, clock, log)?;
     serve_http(node.clone(), http_port).await?;
+    // Booting: the simulator's node neither listens nor campaigns for this long, and
+    // builds its elector only then; this one listens (its HTTP answers that it follows,
+    // and a raft peer's message that it is not ready) and builds its elector after it
+    // too, so that a raft node's election timers, like a lease client's connection,
+    // start when it has booted, not during the delay.
+    let delay_ms = cfg.start_delay_ms();
+    if delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
+    }
     let dyn_clock = node.ctx.clock.clone();
     let side = crate::node_elector::NodeSide {
         clock: dyn_clock.clone(),
@@ -271,12 +280,6 @@ pub async fn run_on(cfg: NodeConfig, http_port: u16) -> Result<(), String> {
     }
     let elector = built.elector;
     spawn_hint_keeper(elector.clone(), node.clone());
-    // Booting: the simulator's node neither listens nor campaigns for this long; this
-    // one listens (its HTTP answers that it follows) and does not campaign.
-    let delay_ms = cfg.start_delay_ms();
-    if delay_ms > 0 {
-        tokio::time::sleep(Duration::from_millis(delay_ms)).await;
-    }
     campaign_loop(&node, elector.as_ref(), dyn_clock.as_ref(), cfg.rng("node")).await;
     Ok(())
 }
