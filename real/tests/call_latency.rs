@@ -101,3 +101,78 @@ async fn zookeeper_calls_with(latency_ms: (u64, u64)) {
     show("ping (sync)", ping);
     show("close_session", close);
 }
+
+/// The db-row recipe's statements on a live PostgreSQL at its defaults (`fsync` and
+/// `synchronous_commit` on), straight to the server: an UPDATE that changes the row
+/// commits, and waits for its WAL to reach the disk; one that changes nothing, and a
+/// SELECT, write no WAL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run it by hand (see the module doc)"]
+async fn postgres_statements() {
+    use baton_protocols::db_row::DbApi;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(Box::new(baton_real::pg_server::PgServer), dir.path())
+        .await
+        .unwrap();
+    let conninfo = format!(
+        "host={} port={} user={} dbname={}",
+        server.addr().ip(),
+        server.addr().port(),
+        baton_real::pg_server::DB_USER,
+        baton_real::pg_server::DB_NAME
+    );
+    baton_real::pg_client::create_table(&conninfo).await.unwrap();
+    let db = baton_real::pg_client::RealDb::new(
+        &conninfo,
+        2000,
+        baton_real::run_clock::RunClock::start(),
+    );
+    db.connect_now().await;
+    let (mut won, mut held, mut renew, mut release, mut select) = (vec![], vec![], vec![], vec![], vec![]);
+    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
+    for _ in 0..REPS {
+        let t = Instant::now();
+        let g = db.acquire("n1", 3000, None).await.unwrap().expect("the row is free");
+        won.push(ms(t));
+        let t = Instant::now();
+        assert_eq!(db.acquire("n2", 3000, None).await.unwrap(), None);
+        held.push(ms(t));
+        let t = Instant::now();
+        assert!(db.renew("n1", g, 3000, None).await.unwrap());
+        renew.push(ms(t));
+        let t = Instant::now();
+        db.select().await.unwrap();
+        select.push(ms(t));
+        let t = Instant::now();
+        assert!(db.release("n1", g).await.unwrap());
+        release.push(ms(t));
+        // `expires_at = now()` is not yet `< now()` within the same microsecond.
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    // A node's first statement: on a connection just opened (and its statements
+    // prepared), as a node that has booted runs its first acquire.
+    let mut first = vec![];
+    for i in 0..20 {
+        let fresh = baton_real::pg_client::RealDb::new(
+            &conninfo,
+            2000,
+            baton_real::run_clock::RunClock::start(),
+        );
+        fresh.connect_now().await;
+        let t = Instant::now();
+        let g = fresh
+            .acquire(&format!("f{i}"), 3000, None)
+            .await
+            .unwrap()
+            .expect("the row is free");
+        first.push(ms(t));
+        assert!(fresh.release(&format!("f{i}"), g).await.unwrap());
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    show("acquire, won, first", first);
+    show("acquire, won (commits)", won);
+    show("acquire, held (no change)", held);
+    show("renew (commits)", renew);
+    show("select", select);
+    show("release (commits)", release);
+}
