@@ -27,7 +27,7 @@
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
 //!   does (2000 ms, 500 ms): a real etcd has its own; and of the simulated ZooKeeper's
 //!   costs (`zk-sequential.fsync_ms`, `session_setup_ms`) other than those a live one
-//!   measured here.
+//!   measured here, and of the simulated raft disk's (`raft.fsync_ms`).
 //!
 //! What it runs differently, it says in the report instead ([`Plan::notes`]): the
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
@@ -202,6 +202,10 @@ const RULES: &[Rule] = &[
         key: "zk-sequential.session_setup_ms",
         refuses: simulated_zk_session_setup,
     },
+    Rule {
+        key: "raft.fsync_ms",
+        refuses: simulated_raft_fsync,
+    },
 ];
 
 fn protocol_without_backend(s: &Scenario) -> Option<String> {
@@ -301,6 +305,22 @@ fn simulated_zk_fsync(s: &Scenario) -> Option<String> {
 
 fn simulated_zk_session_setup(s: &Scenario) -> Option<String> {
     simulated_zk(s, "session set-up", |c| c.session_setup_ms)
+}
+
+/// `raft.fsync_ms` tunes the simulated disk only: a node process fsyncs its own file.
+fn simulated_raft_fsync(s: &Scenario) -> Option<String> {
+    if s.protocol != ProtocolName::Raft {
+        return None;
+    }
+    let (set, real) = (
+        s.raft.clone().unwrap_or_default().fsync_ms,
+        baton_protocols::raft_config::RaftConfig::default().fsync_ms,
+    );
+    (set != real).then(|| {
+        format!(
+            "{set:?}: a raft node process fsyncs its own file on this machine's disk; this key tunes the simulated disk only (allowed: {real:?}, what this disk measured)"
+        )
+    })
 }
 
 fn client_timeout_below_quantum(s: &Scenario) -> Option<String> {
@@ -605,6 +625,10 @@ mod tests {
                 .key,
             "etcd-lease.min_lease_ttl_ms"
         );
+        let r = checked(KILL, &["protocol=raft", "raft.fsync_ms=[2,4]"]).unwrap_err();
+        assert_eq!(r.key, "raft.fsync_ms");
+        assert!(r.to_string().contains("allowed: [0, 1]"), "{r}");
+        assert!(checked(KILL, &["protocol=raft", "raft.fsync_ms=[0,1]"]).is_ok());
     }
 
     #[test]

@@ -45,6 +45,13 @@ impl ProtocolModel for RaftProtocol {
                 ),
             ));
         }
+        let [lo, hi] = c.fsync_ms;
+        if lo > hi {
+            return Err(KeyError::new(
+                "fsync_ms",
+                format!("[{lo}, {hi}]: the first is the least, at most the second"),
+            ));
+        }
         if c.leader_lease_ms >= c.election_timeout_min_ms {
             return Err(KeyError::new(
                 "leader_lease_ms",
@@ -65,21 +72,24 @@ impl ProtocolModel for RaftProtocol {
     /// no hard bound exists: this one allows two (over seeds 0..100 of clean-kill, at
     /// most two happened). The winner then needs a pre-vote round trip (when on), a vote
     /// round trip, a quorum heartbeat round for its own lease, and a claim round trip at
-    /// the resource.
+    /// the resource; the vote and the leader's first entry are each stored (an fsync)
+    /// at the candidate and at a voter before the round goes on.
     fn failover_bound(&self) -> Bound {
         let c = &self.0;
         let lat = self.1.latency_ms_max;
         let trips = if c.pre_vote { 4 } else { 3 };
-        let ms = 4 * c.election_timeout_max_ms + trips * 2 * lat;
+        let fsyncs = 4 * c.fsync_ms[1];
+        let ms = 4 * c.election_timeout_max_ms + trips * 2 * lat + fsyncs;
         Bound {
             ms,
             formula: format!(
-                "followers' lease + election timeout max + two split votes = followers' lease {} ms + election timeout {} ms + re-elections after two split votes (2 x {} ms) + {}vote, lease and claim round trips ({trips} x {} ms)",
+                "followers' lease + election timeout max + two split votes = followers' lease {} ms + election timeout {} ms + re-elections after two split votes (2 x {} ms) + {}vote, lease and claim round trips ({trips} x {} ms) + the vote's and the first entry's fsyncs at candidate and voter (4 x {} ms)",
                 c.election_timeout_max_ms,
                 c.election_timeout_max_ms,
                 c.election_timeout_max_ms,
                 if c.pre_vote { "pre-vote, " } else { "" },
-                2 * lat
+                2 * lat,
+                c.fsync_ms[1]
             ),
         }
     }

@@ -222,6 +222,11 @@ impl RaftElector {
         } = node;
         let mut rng = rng;
         let own = ChaCha8Rng::seed_from_u64(rng.next_u64());
+        let fsync = Arc::new(store::Fsync {
+            clock: clock.clone(),
+            range_ms: cfg.fsync_ms,
+            rng: Mutex::new(ChaCha8Rng::seed_from_u64(rng.next_u64())),
+        });
         runtime::register(clock.clone(), rng);
         let e = Arc::new(RaftElector {
             me,
@@ -240,11 +245,11 @@ impl RaftElector {
             transport,
         });
         let e2 = e.clone();
-        madsim::task::spawn(async move { e2.boot(disk).await });
+        madsim::task::spawn(async move { e2.boot(disk, fsync).await });
         e
     }
 
-    async fn boot(self: Arc<Self>, disk: Arc<RaftDisk>) {
+    async fn boot(self: Arc<Self>, disk: Arc<RaftDisk>, fsync: Arc<store::Fsync>) {
         let config = openraft::Config {
             cluster_name: "baton".into(),
             election_timeout_min: self.cfg.election_timeout_min_ms,
@@ -276,7 +281,7 @@ impl RaftElector {
                 transport: self.transport.clone(),
                 acks: Arc::downgrade(&self) as std::sync::Weak<dyn AckSink>,
             },
-            store::LogStore(disk.clone()),
+            store::LogStore(disk.clone(), fsync),
             store::StateMachine {
                 disk,
                 log: self.log.clone(),

@@ -8,8 +8,13 @@
 //! A node process (real mode) keeps it in a file instead ([`RaftDisk::durable`]): every
 //! write is written out whole (a temporary file, fsynced, renamed over the last) before
 //! it returns, and a restarted process reads it back.
+//!
+//! What the fsync costs: in the simulation each write of the vote, the log or the commit
+//! index waits a draw from `[raft] fsync_ms` ([`Fsync`]) before openraft goes on, as a
+//! real node waits for its disk; a node process pays its real fsync instead.
 
 use super::TypeConfig;
+use crate::clock::{sleep_local, Clock};
 use crate::peer::ElectionLog;
 use openraft::storage::{LogFlushed, RaftLogStorage, RaftStateMachine};
 use openraft::{
@@ -23,6 +28,7 @@ use std::io::Cursor;
 use std::ops::RangeBounds;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 type Membership = StoredMembership<u64, openraft::EmptyNode>;
 
@@ -106,9 +112,35 @@ impl RaftDisk {
     }
 }
 
-/// The log store openraft writes to.
+/// What one fsync of a simulated node's disk costs: a draw from `range_ms` (µs
+/// resolution) from the node's own generator, waited on the node's clock.
+pub struct Fsync {
+    /// The node's clock.
+    pub clock: Arc<dyn Clock>,
+    /// `[raft] fsync_ms`.
+    pub range_ms: [u64; 2],
+    /// Draws each fsync's length.
+    pub rng: Mutex<rand_chacha::ChaCha8Rng>,
+}
+
+impl Fsync {
+    /// Waits one fsync, unless `disk` is a real file (whose own fsync was paid).
+    async fn wait(&self, disk: &RaftDisk) {
+        use rand::Rng;
+        if disk.file.is_some() {
+            return;
+        }
+        let [lo, hi] = self.range_ms;
+        let us = self.rng.lock().unwrap().gen_range(lo * 1000..=hi * 1000);
+        if us > 0 {
+            sleep_local(self.clock.as_ref(), Duration::from_micros(us)).await;
+        }
+    }
+}
+
+/// The log store openraft writes to: the node's disk and what its fsync costs.
 #[derive(Clone)]
-pub struct LogStore(pub Arc<RaftDisk>);
+pub struct LogStore(pub Arc<RaftDisk>, pub Arc<Fsync>);
 
 /// The state machine openraft applies to.
 #[derive(Clone)]
@@ -146,9 +178,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote<u64>) -> Result<(), StorageError<u64>> {
-        let mut d = self.0.write();
-        d.vote = Some(*vote);
-        self.0.store(&d).map_err(|e| *e)
+        {
+            let mut d = self.0.write();
+            d.vote = Some(*vote);
+            self.0.store(&d).map_err(|e| *e)?;
+        }
+        self.1.wait(&self.0).await;
+        Ok(())
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote<u64>>, StorageError<u64>> {
@@ -159,9 +195,13 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         &mut self,
         committed: Option<LogId<u64>>,
     ) -> Result<(), StorageError<u64>> {
-        let mut d = self.0.write();
-        d.committed = committed;
-        self.0.store(&d).map_err(|e| *e)
+        {
+            let mut d = self.0.write();
+            d.committed = committed;
+            self.0.store(&d).map_err(|e| *e)?;
+        }
+        self.1.wait(&self.0).await;
+        Ok(())
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId<u64>>, StorageError<u64>> {
@@ -184,9 +224,10 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             }
             self.0.store(&d).map_err(|e| *e)
         };
-        // Stored is durable here: the "fsync" completes at once.
+        // Stored is durable once its fsync is done.
         match stored {
             Ok(()) => {
+                self.1.wait(&self.0).await;
                 callback.log_io_completed(Ok(()));
                 Ok(())
             }
