@@ -23,9 +23,10 @@ trap 'rm -rf "$tmp"' EXIT
   echo "\`--set faults.0.drift_ppm=D\`. The leader lease is 100 ms on the leader's clock; the"
   echo "followers refuse other candidates for 300 ms on theirs. The bound the summary names:"
   echo "safe while the drift is no slower than -666,667 ppm (the lease lasts at most 300 ms"
-  echo "of real time). Beyond it, stale reads become possible; they appear once the lease"
-  echo "outlasts the followers' lease plus a candidate's own election timeout (at least"
-  echo "150 ms more) and the time the load takes to find the new leader."
+  echo "of real time). Beyond it, stale reads become possible, and come more often the longer"
+  echo "the lease outlasts the followers' lease: a read the cut-off leader answers from its"
+  echo "lease misses the batches the new leader has committed since (its own last batch too,"
+  echo "when the new leader committed it and the old one never heard)."
   echo
   echo "| drift (ppm) | lease in real time (ms) | inside the bound | seeds with stale reads | stale reads | most numbers behind |"
   echo "|---:|---:|:---:|---:|---:|---:|"
