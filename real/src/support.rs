@@ -27,7 +27,8 @@
 //!   `expiry_check_interval_ms`) other than what a real etcd at its default settings
 //!   does (2000 ms, 500 ms): a real etcd has its own; and of the simulated ZooKeeper's
 //!   costs (`zk-sequential.fsync_ms`, `session_setup_ms`) other than those a live one
-//!   measured here, and of the simulated raft disk's (`raft.fsync_ms`).
+//!   measured here, and of the simulated raft disk's and database's (`raft.fsync_ms`,
+//!   `db-row.fsync_ms`).
 //!
 //! What it runs differently, it says in the report instead ([`Plan::notes`]): the
 //! `[work.job]` compaction job is not run (the real node has none), and the load client
@@ -206,6 +207,10 @@ const RULES: &[Rule] = &[
         key: "raft.fsync_ms",
         refuses: simulated_raft_fsync,
     },
+    Rule {
+        key: "db-row.fsync_ms",
+        refuses: simulated_db_fsync,
+    },
 ];
 
 fn protocol_without_backend(s: &Scenario) -> Option<String> {
@@ -319,6 +324,22 @@ fn simulated_raft_fsync(s: &Scenario) -> Option<String> {
     (set != real).then(|| {
         format!(
             "{set:?}: a raft node process fsyncs its own file on this machine's disk; this key tunes the simulated disk only (allowed: {real:?}, what this disk measured)"
+        )
+    })
+}
+
+/// `db-row.fsync_ms` tunes the simulated database only: a live one flushes its own WAL.
+fn simulated_db_fsync(s: &Scenario) -> Option<String> {
+    if s.protocol != ProtocolName::DbRow {
+        return None;
+    }
+    let (set, real) = (
+        s.db_row.clone().unwrap_or_default().fsync_ms,
+        baton_protocols::db_row::DbRowConfig::default().fsync_ms,
+    );
+    (set != real).then(|| {
+        format!(
+            "{set:?}: a live PostgreSQL flushes its own WAL at each commit; this key tunes the simulated database only (allowed: {real:?}, what this disk measured)"
         )
     })
 }
@@ -629,6 +650,8 @@ mod tests {
         assert_eq!(r.key, "raft.fsync_ms");
         assert!(r.to_string().contains("allowed: [0, 1]"), "{r}");
         assert!(checked(KILL, &["protocol=raft", "raft.fsync_ms=[0,1]"]).is_ok());
+        let r = checked(KILL, &["protocol=db-row", "db-row.fsync_ms=[2,4]"]).unwrap_err();
+        assert_eq!(r.key, "db-row.fsync_ms");
     }
 
     #[test]

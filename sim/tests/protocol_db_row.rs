@@ -59,6 +59,7 @@ fn simulated_database_keeps_the_row_lease_semantics() {
                     c.clone(),
                     Arc::new(baton_sim::requests::RequestCounter::default()),
                     disk.clone(),
+                    db::Commit::new([0, 1], 0),
                 )
             })
             .build();

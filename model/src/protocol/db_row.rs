@@ -25,6 +25,13 @@ impl ProtocolModel for DbRow {
             ("poll_interval_ms", c.poll_interval_ms),
             ("statement_timeout_ms", c.statement_timeout_ms),
         ])?;
+        let [lo, hi] = c.fsync_ms;
+        if lo > hi {
+            return Err(KeyError::new(
+                "fsync_ms",
+                format!("[{lo}, {hi}]: the first is the least, at most the second"),
+            ));
+        }
         Ok(())
     }
 
@@ -37,10 +44,12 @@ impl ProtocolModel for DbRow {
         let poll = self.0.poll_interval_ms;
         let lat = self.1.latency_ms_max;
         let round = 3 * 2 * lat;
+        let commits = 2 * self.0.fsync_ms[1];
         Bound {
-            ms: ttl + poll + round,
+            ms: ttl + poll + round + commits,
             formula: format!(
-                "TTL + poll + acquisition = lease TTL {ttl} ms + one poll interval {poll} ms + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms"
+                "TTL + poll + acquisition = lease TTL {ttl} ms + one poll interval {poll} ms + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms + the renewal's and the acquire's commits (2 x {} ms)",
+                self.0.fsync_ms[1]
             ),
         }
     }

@@ -82,12 +82,16 @@ impl Protocol for DbRow {
         let (tl, clock, requests) = (ctx.timeline, ctx.clock, ctx.requests);
         // The row outlives the database's process, as its data directory does.
         let disk = Arc::new(db::DbDisk::default());
+        let (fsync_ms, seed) = (self.0.fsync_ms, ctx.seed);
         let node = ctx
             .handle
             .create_node()
             .name("backend")
             .ip(BACKEND_ADDR.ip())
-            .init(move || db::serve(tl.clone(), clock.clone(), requests.clone(), disk.clone()))
+            .init(move || {
+                let commit = db::Commit::new(fsync_ms, seed);
+                db::serve(tl.clone(), clock.clone(), requests.clone(), disk.clone(), commit)
+            })
             .build();
         Some(node.id())
     }

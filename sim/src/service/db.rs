@@ -18,7 +18,7 @@ use crate::clock::NodeClock;
 use crate::net::Endpoint;
 use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
-use baton_protocols::clock::{sleep_until_local, Clock};
+use baton_protocols::clock::{sleep_local, sleep_until_local, Clock};
 use baton_protocols::db_row::LeaderRow;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
@@ -98,6 +98,26 @@ struct Service {
     clock: NodeClock,
     timeline: Timeline,
     changed: Notify,
+    commit: Commit,
+}
+
+/// What a commit costs: a statement that changed the row answers only once its WAL is
+/// flushed, a draw from `[db-row] fsync_ms` from the database's own generator. The
+/// change is visible to the next statement at once (PostgreSQL makes it visible at the
+/// commit, under a millisecond later; the row lock orders the statements either way).
+pub struct Commit {
+    fsync_ms: [u64; 2],
+    rng: std::sync::Mutex<rand_chacha::ChaCha8Rng>,
+}
+
+impl Commit {
+    /// The commits of a database started under `seed`.
+    pub fn new(fsync_ms: [u64; 2], seed: u64) -> Commit {
+        Commit {
+            fsync_ms,
+            rng: std::sync::Mutex::new(crate::seed::fork(seed, "db/server")),
+        }
+    }
 }
 
 /// The key name the timeline uses for the row.
@@ -111,6 +131,7 @@ pub async fn serve(
     clock: NodeClock,
     requests: Arc<crate::requests::RequestCounter>,
     disk: Arc<DbDisk>,
+    commit: Commit,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
     let svc = Arc::new(Service {
@@ -118,24 +139,37 @@ pub async fn serve(
         clock,
         timeline,
         changed: Notify::new(),
+        commit,
     });
     let (s, n) = (svc.clone(), requests.clone());
     ep.add_rpc_handler(move |r: DbAcquire| {
         n.fetch_add(1, Ordering::Relaxed);
         let out = s.acquire(r.node, r.ttl_ms, r.client_now_us);
-        async move { out }
+        let s = s.clone();
+        async move {
+            s.commit_if(out.is_some()).await;
+            out
+        }
     });
     let (s, n) = (svc.clone(), requests.clone());
     ep.add_rpc_handler(move |r: DbRenew| {
         n.fetch_add(1, Ordering::Relaxed);
         let out = s.renew(&r.node, r.generation, r.ttl_ms, r.client_now_us);
-        async move { out }
+        let s = s.clone();
+        async move {
+            s.commit_if(out).await;
+            out
+        }
     });
     let (s, n) = (svc.clone(), requests.clone());
     ep.add_rpc_handler(move |r: DbRelease| {
         n.fetch_add(1, Ordering::Relaxed);
         let out = s.release(&r.node, r.generation);
-        async move { out }
+        let s = s.clone();
+        async move {
+            s.commit_if(out).await;
+            out
+        }
     });
     let (s, n) = (svc.clone(), requests);
     ep.add_rpc_handler(move |_: DbSelect| {
@@ -147,6 +181,20 @@ pub async fn serve(
 }
 
 impl Service {
+    /// Waits for the commit's WAL flush when the statement changed the row (one that
+    /// changed nothing writes no WAL, and a SELECT none).
+    async fn commit_if(&self, changed: bool) {
+        use rand::Rng;
+        if !changed {
+            return;
+        }
+        let [lo, hi] = self.commit.fsync_ms;
+        let us = self.commit.rng.lock().unwrap().gen_range(lo * 1000..=hi.max(lo) * 1000);
+        if us > 0 {
+            sleep_local(&self.clock, std::time::Duration::from_micros(us)).await;
+        }
+    }
+
     /// `UPDATE leader SET node = ?, expires_at = now() + ttl, generation = generation + 1
     /// WHERE expires_at < now() RETURNING generation`, or with the client's time given
     /// in place of `now()`.
