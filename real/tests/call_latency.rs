@@ -54,7 +54,9 @@ async fn zookeeper_calls_with(latency_ms: (u64, u64)) {
     baton_real::zk_client::warm_up(&server.addr().to_string(), 20)
         .await
         .unwrap();
-    let proxy = baton_real::proxy::Proxy::start(server.addr()).await.unwrap();
+    let proxy = baton_real::proxy::Proxy::start(server.addr())
+        .await
+        .unwrap();
     proxy.set_latency_ms(baton_real::proxy::Flow::Both, latency_ms.0, latency_ms.1);
     println!("latency each way: {latency_ms:?} ms");
     let zk = RealZk::new(&proxy.addr().to_string(), 2000);
@@ -121,18 +123,25 @@ async fn postgres_statements() {
         baton_real::pg_server::DB_USER,
         baton_real::pg_server::DB_NAME
     );
-    baton_real::pg_client::create_table(&conninfo).await.unwrap();
+    baton_real::pg_client::create_table(&conninfo)
+        .await
+        .unwrap();
     let db = baton_real::pg_client::RealDb::new(
         &conninfo,
         2000,
         baton_real::run_clock::RunClock::start(),
     );
     db.connect_now().await;
-    let (mut won, mut held, mut renew, mut release, mut select) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut won, mut held, mut renew, mut release, mut select) =
+        (vec![], vec![], vec![], vec![], vec![]);
     let ms = |t: Instant| t.elapsed().as_secs_f64() * 1000.0;
     for _ in 0..REPS {
         let t = Instant::now();
-        let g = db.acquire("n1", 3000, None).await.unwrap().expect("the row is free");
+        let g = db
+            .acquire("n1", 3000, None)
+            .await
+            .unwrap()
+            .expect("the row is free");
         won.push(ms(t));
         let t = Instant::now();
         assert_eq!(db.acquire("n2", 3000, None).await.unwrap(), None);

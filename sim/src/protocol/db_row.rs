@@ -90,7 +90,13 @@ impl Protocol for DbRow {
             .ip(BACKEND_ADDR.ip())
             .init(move || {
                 let commit = db::Commit::new(fsync_ms, seed);
-                db::serve(tl.clone(), clock.clone(), requests.clone(), disk.clone(), commit)
+                db::serve(
+                    tl.clone(),
+                    clock.clone(),
+                    requests.clone(),
+                    disk.clone(),
+                    commit,
+                )
             })
             .build();
         Some(node.id())
