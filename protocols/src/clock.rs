@@ -113,6 +113,20 @@ pub async fn sleep_local(clock: &dyn Clock, local: Duration) {
     Timer::after(clock.global_duration_for(local)).await;
 }
 
+/// Waits a cost drawn uniformly from `[min, max]` ms at µs resolution from `rng` (a
+/// disk's fsync, a commit's flush), on `clock`; a draw of 0 waits nothing.
+pub async fn sleep_drawn(
+    clock: &dyn Clock,
+    rng: &std::sync::Mutex<rand_chacha::ChaCha8Rng>,
+    [lo, hi]: [u64; 2],
+) {
+    use rand::Rng;
+    let us = rng.lock().unwrap().gen_range(lo * 1000..=hi.max(lo) * 1000);
+    if us > 0 {
+        sleep_local(clock, Duration::from_micros(us)).await;
+    }
+}
+
 /// Sleeps until the local clock reads at least `deadline_us`.
 pub async fn sleep_until_local(clock: &dyn Clock, deadline_us: i64) {
     loop {

@@ -284,64 +284,54 @@ fn simulated_expiry_check(s: &Scenario) -> Option<String> {
     })
 }
 
-/// A setting that tunes the simulated ZooKeeper only: a live one has its own costs.
-fn simulated_zk(
+/// A cost that tunes the simulated `protocol` only (`set`, against `real`, the default
+/// measured here): a live server or process has its own, which `live` names.
+fn simulated_cost(
     s: &Scenario,
-    key: &str,
-    get: fn(&ZkSequentialConfig) -> [u64; 2],
+    protocol: ProtocolName,
+    set: [u64; 2],
+    real: [u64; 2],
+    live: &str,
 ) -> Option<String> {
-    if s.protocol != ProtocolName::ZkSequential {
-        return None;
-    }
-    let (set, real) = (
-        get(&s.zk_sequential.clone().unwrap_or_default()),
-        get(&ZkSequentialConfig::default()),
-    );
-    (set != real).then(|| {
+    (s.protocol == protocol && set != real).then(|| {
         format!(
-            "{set:?}: a live ZooKeeper has its own {key}; this key tunes the simulated one only (allowed: {real:?}, what a live one measured here)"
+            "{set:?}: {live}; this key tunes the simulated one only (allowed: {real:?}, what was measured here)"
         )
     })
+}
+
+fn simulated_zk(
+    s: &Scenario,
+    live: &str,
+    get: fn(&ZkSequentialConfig) -> [u64; 2],
+) -> Option<String> {
+    let set = get(&s.zk_sequential.clone().unwrap_or_default());
+    let real = get(&ZkSequentialConfig::default());
+    simulated_cost(s, ProtocolName::ZkSequential, set, real, live)
 }
 
 fn simulated_zk_fsync(s: &Scenario) -> Option<String> {
-    simulated_zk(s, "fsync", |c| c.fsync_ms)
+    simulated_zk(s, "a live ZooKeeper has its own fsync", |c| c.fsync_ms)
 }
 
 fn simulated_zk_session_setup(s: &Scenario) -> Option<String> {
-    simulated_zk(s, "session set-up", |c| c.session_setup_ms)
+    simulated_zk(s, "a live ZooKeeper has its own session set-up", |c| {
+        c.session_setup_ms
+    })
 }
 
-/// `raft.fsync_ms` tunes the simulated disk only: a node process fsyncs its own file.
 fn simulated_raft_fsync(s: &Scenario) -> Option<String> {
-    if s.protocol != ProtocolName::Raft {
-        return None;
-    }
-    let (set, real) = (
-        s.raft.clone().unwrap_or_default().fsync_ms,
-        baton_protocols::raft_config::RaftConfig::default().fsync_ms,
-    );
-    (set != real).then(|| {
-        format!(
-            "{set:?}: a raft node process fsyncs its own file on this machine's disk; this key tunes the simulated disk only (allowed: {real:?}, what this disk measured)"
-        )
-    })
+    let set = s.raft.clone().unwrap_or_default().fsync_ms;
+    let real = baton_protocols::raft_config::RaftConfig::default().fsync_ms;
+    let live = "a raft node process fsyncs its own file on this machine's disk";
+    simulated_cost(s, ProtocolName::Raft, set, real, live)
 }
 
-/// `db-row.fsync_ms` tunes the simulated database only: a live one flushes its own WAL.
 fn simulated_db_fsync(s: &Scenario) -> Option<String> {
-    if s.protocol != ProtocolName::DbRow {
-        return None;
-    }
-    let (set, real) = (
-        s.db_row.clone().unwrap_or_default().fsync_ms,
-        baton_protocols::db_row::DbRowConfig::default().fsync_ms,
-    );
-    (set != real).then(|| {
-        format!(
-            "{set:?}: a live PostgreSQL flushes its own WAL at each commit; this key tunes the simulated database only (allowed: {real:?}, what this disk measured)"
-        )
-    })
+    let set = s.db_row.clone().unwrap_or_default().fsync_ms;
+    let real = baton_protocols::db_row::DbRowConfig::default().fsync_ms;
+    let live = "a live PostgreSQL flushes its own WAL at each commit";
+    simulated_cost(s, ProtocolName::DbRow, set, real, live)
 }
 
 fn client_timeout_below_quantum(s: &Scenario) -> Option<String> {

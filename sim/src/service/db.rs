@@ -18,7 +18,7 @@ use crate::clock::NodeClock;
 use crate::net::Endpoint;
 use crate::rpc::{request, BACKEND_ADDR};
 use crate::timeline::{Event, Timeline};
-use baton_protocols::clock::{sleep_local, sleep_until_local, Clock};
+use baton_protocols::clock::{sleep_drawn, sleep_until_local, Clock};
 use baton_protocols::db_row::LeaderRow;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
@@ -184,14 +184,8 @@ impl Service {
     /// Waits for the commit's WAL flush when the statement changed the row (one that
     /// changed nothing writes no WAL, and a SELECT none).
     async fn commit_if(&self, changed: bool) {
-        use rand::Rng;
-        if !changed {
-            return;
-        }
-        let [lo, hi] = self.commit.fsync_ms;
-        let us = self.commit.rng.lock().unwrap().gen_range(lo * 1000..=hi.max(lo) * 1000);
-        if us > 0 {
-            sleep_local(&self.clock, std::time::Duration::from_micros(us)).await;
+        if changed {
+            sleep_drawn(&self.clock, &self.commit.rng, self.commit.fsync_ms).await;
         }
     }
 
