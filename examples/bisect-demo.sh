@@ -16,8 +16,8 @@ cd "$tmp/repo"
 commit() { git -c user.name="Baton demo" -c user.email=demo@baton.invalid commit -qam "$1"; }
 echo "A scratch clone for the bisect demo." >>README.md
 commit "README: a note"
-sed -i 's/w\.token < r\.max_token/w.token + 1 < r.max_token/' sim/src/service/resource.rs
-grep -q 'w.token + 1 < r.max_token' sim/src/service/resource.rs || {
+sed -i 's/w\.token < r\.max_token/w.token + 1 < r.max_token/' sim/src/world/service/resource.rs
+grep -q 'w.token + 1 < r.max_token' sim/src/world/service/resource.rs || {
   echo "error: the fence check moved; update examples/bisect-demo.sh" >&2
   exit 3
 }

@@ -25,7 +25,7 @@ commit=$(commit_name)
   echo "\`sim matrix\`); \"no report\""
   echo "leaves the rendering out. Peak memory is the child"
   echo "process's peak resident set. \`sim bench --list\` names the workloads; the"
-  echo "scenario files and overrides are in \`sim/src/bench.rs\`."
+  echo "scenario files and overrides are in \`sim/src/cmd/bench/mod.rs\`."
   echo
   echo "$table"
 } > "$tmp"

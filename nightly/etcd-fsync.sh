@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fsync latency of a live etcd on this machine: the default of the simulated
-# cluster's `etcd.fsync_ms` (model/src/etcd_cluster.rs) comes from here (issue 21).
+# cluster's `etcd.fsync_ms` (model/src/scenario/etcd_cluster.rs) comes from here (issue 21).
 #
 #   bash nightly/etcd-fsync.sh [WRITES]     (default 600)
 #

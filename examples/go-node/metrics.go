@@ -8,7 +8,7 @@ import (
 
 // Metrics are the node's Prometheus series, written out by hand in the text exposition
 // format (version 0.0.4). Every series carries the label node="<id>". The names follow
-// Baton's own Rust node (real/src/metrics.rs) where it has the same series.
+// Baton's own Rust node (real/src/node/metrics.rs) where it has the same series.
 type Metrics struct {
 	mu   sync.Mutex
 	node string

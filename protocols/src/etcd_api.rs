@@ -189,7 +189,7 @@ impl std::fmt::Display for EtcdError {
 /// each failure costs time, as every failure in the simulation is a timeout. An
 /// implementation whose calls can fail at once (a real etcd refusing connections) paces
 /// its failures with a bounded backoff, or the recipe spins a core until its lease runs
-/// out (real mode's client does: `baton_real::etcd_client`).
+/// out (real mode's client does: `baton_real::backend::etcd::client`).
 #[async_trait]
 pub trait EtcdApi: Send + Sync {
     /// Grants a lease of `ttl_ms`.

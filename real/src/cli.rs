@@ -3,8 +3,8 @@
 use baton_real::load::{self, LoadConfig};
 use baton_real::node::{self, NodeConfig};
 use baton_real::resource::{self, ResourceConfig};
-use baton_real::smoke::{clean_kill, CleanKillOptions, CleanKillReport};
 use baton_real::supervisor::RealError;
+use baton_real::trial::smoke::{clean_kill, CleanKillOptions, CleanKillReport};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
@@ -40,7 +40,7 @@ enum Cmd {
     Conform(baton_model::flags::ConformArgs),
     /// Baton's own etcd-lease node, started as the node contract starts any node
     /// (flags, or the BATON_* variables): for `conform --node-cmd`.
-    ContractNode(baton_real::contract_node::ContractNodeArgs),
+    ContractNode(baton_real::contract::baton_node::ContractNodeArgs),
     /// Run clean-kill trials: start etcd, 3 nodes, the resource and the load client,
     /// kill -9 the leader, restart it, and report the failover (last old-leader write
     /// accepted -> first new-leader write accepted).
@@ -266,22 +266,26 @@ pub fn main() -> i32 {
                 2
             }
         },
-        Cmd::Conform(args) => match supervisor_runtime().block_on(baton_real::conform::run(args)) {
-            Ok(true) => baton_real::trials::EXIT_PASS,
-            Ok(false) => baton_real::trials::EXIT_FAIL,
-            Err(e) => {
-                eprintln!("{}", e.render());
-                e.code()
+        Cmd::Conform(args) => {
+            match supervisor_runtime().block_on(baton_real::contract::conform::run(args)) {
+                Ok(true) => baton_real::trial::command::EXIT_PASS,
+                Ok(false) => baton_real::trial::command::EXIT_FAIL,
+                Err(e) => {
+                    eprintln!("{}", e.render());
+                    e.code()
+                }
             }
-        },
-        Cmd::Real(args) => match supervisor_runtime().block_on(baton_real::trials::run(args)) {
-            Ok(true) => baton_real::trials::EXIT_PASS,
-            Ok(false) => baton_real::trials::EXIT_FAIL,
-            Err(e) => {
-                eprintln!("{}", e.render());
-                e.code()
+        }
+        Cmd::Real(args) => {
+            match supervisor_runtime().block_on(baton_real::trial::command::run(args)) {
+                Ok(true) => baton_real::trial::command::EXIT_PASS,
+                Ok(false) => baton_real::trial::command::EXIT_FAIL,
+                Err(e) => {
+                    eprintln!("{}", e.render());
+                    e.code()
+                }
             }
-        },
+        }
         Cmd::Smoke {
             lease_ttl_ms,
             trials,

@@ -1,6 +1,6 @@
 //! The load client as a process: `POST /next` at a steady rate to whichever node leads.
 //!
-//! As the simulator's client (`sim/src/client.rs`) does, it sends the requests of each
+//! As the simulator's client (`sim/src/world/client.rs`) does, it sends the requests of each
 //! quantum (`client_quantum_ms`) together, as one `POST /next?count=N`, and the leader
 //! puts every request waiting when its write starts into that write. It sends to the node
 //! it believes leads, through that node's proxy, without waiting for earlier answers; a
@@ -76,8 +76,8 @@ impl LoadStats {
     /// leader could not write in time (503) or whose node was gone (a refused or reset
     /// connection) is a timeout, as the simulator's client counts a request to a dead
     /// node.
-    pub fn client_stats(&self) -> baton_model::client_stats::ClientStats {
-        baton_model::client_stats::ClientStats {
+    pub fn client_stats(&self) -> baton_model::checker::client_stats::ClientStats {
+        baton_model::checker::client_stats::ClientStats {
             sent: self.sent,
             ok: self.ok,
             not_leader: self.not_leader,
@@ -88,7 +88,7 @@ impl LoadStats {
             by_send_time: self
                 .by_send_time
                 .iter()
-                .map(|s| baton_model::client_stats::SentOk {
+                .map(|s| baton_model::checker::client_stats::SentOk {
                     sent: s.sent,
                     ok: s.ok,
                 })
@@ -99,7 +99,7 @@ impl LoadStats {
 
 /// The slice of [`LoadStats::by_send_time`] a request sent at run time `at_us` is in.
 fn slice_of(at_us: i64) -> usize {
-    (at_us.max(0) / baton_model::client_stats::SLICE_US) as usize
+    (at_us.max(0) / baton_model::checker::client_stats::SLICE_US) as usize
 }
 
 fn slice_mut(v: &mut Vec<SentOk>, i: usize) -> &mut SentOk {

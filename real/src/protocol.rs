@@ -3,15 +3,15 @@
 //!
 //! | protocol | live backend ([`crate::backend`]) | client |
 //! |---|---|---|
-//! | `etcd-lease` | Debian's etcd 3.4, a cluster of `[etcd] members` | [`crate::etcd_client`] (`etcd-client`) |
-//! | `redis-naive`, `redis-fenced` | Debian's `redis-server`, one instance, no persistence | [`crate::redis_client`] (`redis`) |
-//! | `zk-sequential` | Debian's `zookeeper`, one standalone server | [`crate::zk_client`] (`zookeeper-client`) |
-//! | `db-row` | Debian's `postgresql`, one cluster | [`crate::pg_client`] (`tokio-postgres`) |
-//! | `raft` | none: the nodes are the service, openraft over HTTP between them | [`crate::raft_http`] |
+//! | `etcd-lease` | Debian's etcd 3.4, a cluster of `[etcd] members` | [`crate::backend::etcd::client`] (`etcd-client`) |
+//! | `redis-naive`, `redis-fenced` | Debian's `redis-server`, one instance, no persistence | [`crate::backend::redis::client`] (`redis`) |
+//! | `zk-sequential` | Debian's `zookeeper`, one standalone server | [`crate::backend::zk::client`] (`zookeeper-client`) |
+//! | `db-row` | Debian's `postgresql`, one cluster | [`crate::backend::pg::client`] (`tokio-postgres`) |
+//! | `raft` | none: the nodes are the service, openraft over HTTP between them | [`crate::backend::raft`] |
 //!
 //! The others have no live server on this machine kind (Consul, a Kubernetes API server)
 //! or none yet: [`RealProtocol::from_config`] says so, and real mode refuses them before
-//! anything starts (see [`crate::support`]).
+//! anything starts (see [`crate::trial::refusals`]).
 
 use baton_model::protocol::{ProtocolConfig, ProtocolName};
 use baton_protocols::db_row::DbRowConfig;

@@ -73,7 +73,7 @@ fn real(scenario_file: &Path, out: &Path, args: &[&str]) -> (Output, u32) {
 /// Nothing of the run with supervisor `pid` and output `out` is left: no process names a
 /// file under `out`, and no server data directory (`baton-srv-<pid>-...`) remains.
 fn assert_nothing_left(pid: u32, out: &Path) {
-    let data = format!("{}{pid}-", baton_real::server::DATA_PREFIX);
+    let data = format!("{}{pid}-", baton_real::backend::server::DATA_PREFIX);
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(5)
         && !(processes_mentioning(&out.to_string_lossy()).is_empty()
@@ -121,7 +121,7 @@ fn clean_kill(protocol: &str, lease: &[&str]) -> (Value, String) {
     assert_eq!(o.status.code(), Some(0), "{protocol}: {stderr}");
     assert_nothing_left(pid, &out);
     let trial = out.join("trial-1");
-    for f in baton_model::output::ARTIFACTS {
+    for f in baton_model::render::output_dir::ARTIFACTS {
         let p = trial.join(f);
         assert!(
             p.is_file() && std::fs::metadata(&p).unwrap().len() > 0,
@@ -130,7 +130,7 @@ fn clean_kill(protocol: &str, lease: &[&str]) -> (Value, String) {
     }
     let r: Value =
         serde_json::from_str(&std::fs::read_to_string(trial.join("report.json")).unwrap()).unwrap();
-    for key in baton_model::report::STABLE_KEYS {
+    for key in baton_model::render::report::STABLE_KEYS {
         assert!(r.pointer(key).is_some(), "{protocol}: {key} missing");
     }
     assert_eq!(r["verdict"], "pass", "{r}");
@@ -179,7 +179,10 @@ fn grant_ended(timeline: &str) {
 
 #[test]
 fn redis_fenced_fails_over_on_a_live_redis() {
-    if !have(baton_real::redis_server::REDIS_BINARY, "redis-server") {
+    if !have(
+        baton_real::backend::redis::server::REDIS_BINARY,
+        "redis-server",
+    ) {
         return;
     }
     let (r, timeline) = clean_kill("redis-fenced", &["redis-fenced.lock_ttl_ms=2000"]);
@@ -189,7 +192,7 @@ fn redis_fenced_fails_over_on_a_live_redis() {
 
 #[test]
 fn zk_sequential_fails_over_on_a_live_zookeeper() {
-    if !have(baton_real::zk_server::ZK_JAR, "zookeeper") {
+    if !have(baton_real::backend::zk::server::ZK_JAR, "zookeeper") {
         return;
     }
     let (_, timeline) = clean_kill("zk-sequential", &["zk-sequential.session_timeout_ms=2000"]);
@@ -217,7 +220,10 @@ fn raft_fails_over_among_node_processes() {
 /// lands after the next holder's.
 #[test]
 fn redis_naive_unfenced_gc_pause_shows_the_double_write() {
-    if !have(baton_real::redis_server::REDIS_BINARY, "redis-server") {
+    if !have(
+        baton_real::backend::redis::server::REDIS_BINARY,
+        "redis-server",
+    ) {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -261,7 +267,11 @@ fn redis_naive_unfenced_gc_pause_shows_the_double_write() {
 /// leadership, and the run passes.
 #[test]
 fn a_server_restart_loses_redis_fencing_and_keeps_the_database_row() {
-    if !have(baton_real::redis_server::REDIS_BINARY, "redis-server") || !have_postgres() {
+    if !have(
+        baton_real::backend::redis::server::REDIS_BINARY,
+        "redis-server",
+    ) || !have_postgres()
+    {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());

@@ -9,9 +9,9 @@
 #![cfg(not(madsim))]
 
 use baton_protocols::zk_sequential::{CreateMode, ZkApi};
-use baton_real::server::Server;
-use baton_real::zk_client::RealZk;
-use baton_real::zk_server::ZkServer;
+use baton_real::backend::server::Server;
+use baton_real::backend::zk::client::RealZk;
+use baton_real::backend::zk::server::ZkServer;
 use std::time::Instant;
 
 const REPS: usize = 60;
@@ -51,13 +51,17 @@ async fn zookeeper_calls_with(latency_ms: (u64, u64)) {
         max_session_timeout_ms: 20_000,
     };
     let server = Server::start(Box::new(kind), dir.path()).await.unwrap();
-    baton_real::zk_client::warm_up(&server.addr().to_string(), 20)
+    baton_real::backend::zk::client::warm_up(&server.addr().to_string(), 20)
         .await
         .unwrap();
-    let proxy = baton_real::proxy::Proxy::start(server.addr())
+    let proxy = baton_real::supervisor::proxy::Proxy::start(server.addr())
         .await
         .unwrap();
-    proxy.set_latency_ms(baton_real::proxy::Flow::Both, latency_ms.0, latency_ms.1);
+    proxy.set_latency_ms(
+        baton_real::supervisor::proxy::Flow::Both,
+        latency_ms.0,
+        latency_ms.1,
+    );
     println!("latency each way: {latency_ms:?} ms");
     let zk = RealZk::new(&proxy.addr().to_string(), 2000);
     let (mut connect, mut parent, mut seq, mut children, mut data, mut ping, mut close) =
@@ -113,20 +117,23 @@ async fn zookeeper_calls_with(latency_ms: (u64, u64)) {
 async fn postgres_statements() {
     use baton_protocols::db_row::DbApi;
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(Box::new(baton_real::pg_server::PgServer), dir.path())
-        .await
-        .unwrap();
+    let server = Server::start(
+        Box::new(baton_real::backend::pg::server::PgServer),
+        dir.path(),
+    )
+    .await
+    .unwrap();
     let conninfo = format!(
         "host={} port={} user={} dbname={}",
         server.addr().ip(),
         server.addr().port(),
-        baton_real::pg_server::DB_USER,
-        baton_real::pg_server::DB_NAME
+        baton_real::backend::pg::server::DB_USER,
+        baton_real::backend::pg::server::DB_NAME
     );
-    baton_real::pg_client::create_table(&conninfo)
+    baton_real::backend::pg::client::create_table(&conninfo)
         .await
         .unwrap();
-    let db = baton_real::pg_client::RealDb::new(
+    let db = baton_real::backend::pg::client::RealDb::new(
         &conninfo,
         2000,
         baton_real::run_clock::RunClock::start(),
@@ -162,7 +169,7 @@ async fn postgres_statements() {
     // prepared), as a node that has booted runs its first acquire.
     let mut first = vec![];
     for i in 0..20 {
-        let fresh = baton_real::pg_client::RealDb::new(
+        let fresh = baton_real::backend::pg::client::RealDb::new(
             &conninfo,
             2000,
             baton_real::run_clock::RunClock::start(),

@@ -35,7 +35,7 @@ fn scenario(name: &str) -> PathBuf {
 /// resource or load process (their command lines name files under `out`), no etcd
 /// member and no etcd data directory (both named `baton-etcd-<pid>-...`).
 fn assert_nothing_left(pid: u32, out: &Path) {
-    let etcd = format!("{}{pid}-", baton_real::etcd_cluster::DATA_PREFIX);
+    let etcd = format!("{}{pid}-", baton_real::backend::etcd::cluster::DATA_PREFIX);
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(5)
         && !(processes_mentioning(&out.to_string_lossy()).is_empty()
@@ -106,7 +106,7 @@ fn clean_kill_runs_as_a_scenario_and_writes_the_simulators_artefacts() {
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     assert!(wall < Duration::from_secs(60), "took {wall:?}");
     assert_nothing_left(pid, &out);
-    for f in baton_model::output::ARTIFACTS {
+    for f in baton_model::render::output_dir::ARTIFACTS {
         let p = out.join("trial-1").join(f);
         assert!(
             p.is_file() && std::fs::metadata(&p).unwrap().len() > 0,
@@ -115,7 +115,7 @@ fn clean_kill_runs_as_a_scenario_and_writes_the_simulators_artefacts() {
     }
     let r = report(&out);
     // DESIGN.md's stable keys.
-    for key in baton_model::report::STABLE_KEYS {
+    for key in baton_model::render::report::STABLE_KEYS {
         assert!(r.pointer(key).is_some(), "{key} missing");
     }
     assert_eq!(r["verdict"], "pass");

@@ -12,12 +12,12 @@
 //! `CARGO_ENCODED_RUSTFLAGS= cargo test --release -p baton-real --target-dir target/real`
 #![cfg(not(madsim))]
 
-use baton_real::etcd_cluster::{EtcdCluster, EtcdClusterConfig, EtcdStartError};
+use baton_real::backend::etcd::cluster::{EtcdCluster, EtcdClusterConfig, EtcdStartError};
 use baton_real::events::{Event, Role};
 use baton_real::ports::port_is_free;
 use baton_real::process::{process_alive, processes_mentioning};
-use baton_real::smoke::{clean_kill, CleanKillOptions};
 use baton_real::supervisor::{RealConfig, Supervisor};
+use baton_real::trial::smoke::{clean_kill, CleanKillOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;

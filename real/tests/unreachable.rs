@@ -23,7 +23,7 @@
 #![allow(clippy::await_holding_lock)]
 
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
-use baton_real::etcd_cluster::{EtcdCluster, EtcdClusterConfig};
+use baton_real::backend::etcd::cluster::{EtcdCluster, EtcdClusterConfig};
 use baton_real::node::NodeConfig;
 use baton_real::process::{process_alive, ManagedChild};
 use baton_real::protocol::RealProtocol;

@@ -2,14 +2,14 @@
 //! prints a digest of each timeline. Usage: divergence SCENARIO [OTHER_SCENARIO_FIRST]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let r = baton_sim::scenario::load(std::path::Path::new(&args[1]), &[]).unwrap();
+    let r = baton_model::scenario::load(std::path::Path::new(&args[1]), &[]).unwrap();
     if let Some(other) = args.get(2) {
-        let o = baton_sim::scenario::load(std::path::Path::new(other), &[]).unwrap();
-        let _ = baton_sim::experiment::run(&o, 42).unwrap();
+        let o = baton_model::scenario::load(std::path::Path::new(other), &[]).unwrap();
+        let _ = baton_sim::run::run(&o, 42).unwrap();
         println!("ran {other} first");
     }
     for _ in 0..3 {
-        let a = baton_sim::experiment::run(&r, 42).unwrap();
+        let a = baton_sim::run::run(&r, 42).unwrap();
         let h = a
             .timeline_jsonl()
             .bytes()

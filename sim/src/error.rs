@@ -2,7 +2,7 @@
 //! [`Error`] (it could not run, or broke), each with its exit code. Errors are values,
 //! carried up to `main` and printed there once, in one line where they can be.
 
-use crate::scenario::ScenarioError;
+use baton_model::scenario::ScenarioError;
 
 /// Exit status: every checked property held (or the two runs were identical).
 pub const EXIT_PASS: i32 = 0;
@@ -13,7 +13,7 @@ pub const EXIT_BAD_INPUT: i32 = 2;
 /// Exit status: the simulator itself failed (a bug: please report it with the command).
 pub const EXIT_INTERNAL: i32 = 3;
 /// Exit status: Ctrl-C, after writing what finished.
-pub use crate::interrupt::EXIT_INTERRUPTED;
+pub use crate::cmd::interrupt::EXIT_INTERRUPTED;
 
 /// How a command that ran to its end came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

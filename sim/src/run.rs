@@ -5,14 +5,15 @@
 //! the timeline is wanted as a file, to a temporary file of JSON lines. Memory then stays
 //! flat in run length.
 
-use crate::checker::Checks;
-use crate::driver;
-use crate::lanes::LaneBuilder;
-use crate::net::Net;
-use crate::scenario::Resolved;
-use crate::timeline::{Entry, EntrySink, Timeline};
+use crate::world::driver;
+use crate::world::net::Net;
+use crate::world::timeline::{Entry, EntrySink, Timeline};
 use crate::world::World;
-pub use baton_model::outcome::{RunOutput, TimelineFile};
+use baton_model::checker::Checks;
+pub use baton_model::render::artifacts::{report, report_verdict, Artifacts};
+use baton_model::render::lanes::LaneBuilder;
+pub use baton_model::run_output::{RunOutput, TimelineFile};
+use baton_model::scenario::Resolved;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::{Arc, Mutex};
@@ -47,11 +48,28 @@ impl EntrySink for RunSink {
     }
 }
 
+/// Simulates `resolved` under `seed` and renders its report, timeline included.
+///
+/// A scenario with a `[swarm]` runs (and reports) with the faults its seed draws.
+pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
+    let resolved = &baton_model::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
+    let out = simulate(resolved, seed, true)?;
+    Ok(report(resolved, seed, out))
+}
+
+/// As [`run()`], without the timeline file and the pages a person reads (for commands
+/// that only read the verdict, the findings, the summary and report.json).
+pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
+    let resolved = &baton_model::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
+    let out = simulate(resolved, seed, false)?;
+    Ok(report_verdict(resolved, seed, out))
+}
+
 /// Runs `resolved` with `seed`, keeping its timeline as a file if `keep_timeline`. Each
 /// run gets its own OS thread: madsim keeps per-thread state, and a fresh thread per seed
 /// is what keeps runs independent and repeatable. A panic inside the simulation (a
 /// simulator bug) or a timeline file that cannot be written comes back as `Err`.
-pub fn run(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
+pub fn simulate(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
     let resolved = resolved.clone();
     let probe = Arc::new(Probe::default());
     let p = probe.clone();
@@ -105,7 +123,7 @@ impl Probe {
     }
 }
 
-/// The error of a run abandoned after a second Ctrl-C ([`crate::interrupt`]): not a
+/// The error of a run abandoned after a second Ctrl-C ([`crate::cmd::interrupt`]): not a
 /// failure of the simulator, and not counted as a run.
 pub const ABANDONED: &str = "abandoned: interrupted by the user";
 
@@ -142,7 +160,7 @@ pub fn watched<T: Send + 'static>(
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if crate::interrupt::abandoning() {
+        if crate::cmd::interrupt::abandoning() {
             return Err(ABANDONED.into());
         }
         let (at_us, events) = (probe.at_us.load(Relaxed), probe.events.load(Relaxed));
@@ -219,11 +237,11 @@ fn run_here(
                 base,
             ));
             if let Some(gc) = &s.noise.gc {
-                crate::noise::start_gc(&world, gc, seed, s.duration_ms);
+                crate::world::noise::start_gc(&world, gc, seed, s.duration_ms);
             }
             madsim::time::sleep(Duration::from_millis(s.duration_ms)).await;
             let out = (
-                crate::clock::global_now_us(),
+                crate::world::clock::global_now_us(),
                 world.client_record.stats(),
                 Net::current().messages(),
                 world
@@ -274,7 +292,7 @@ mod tests {
     //! events at one instant for ever (a livelock), one that never records at all, and
     //! one that moves on and ends.
     use super::*;
-    use crate::timeline::Event;
+    use crate::world::timeline::Event;
 
     fn entry(at_us: i64) -> Entry {
         Entry {

@@ -94,7 +94,7 @@ fn bisect_names_the_commit_that_planted_a_double_leader_bug() {
     );
     let planted = edit(
         &repo,
-        "sim/src/service/resource.rs",
+        "sim/src/world/service/resource.rs",
         "w.token < r.max_token",
         "w.token + 1 < r.max_token",
         "resource: let a token one below max_token through",

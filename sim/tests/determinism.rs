@@ -60,7 +60,7 @@ fn different_seed_gives_a_different_timeline() {
 
 #[test]
 fn every_protocol_is_deterministic() {
-    for p in baton_sim::protocol::ProtocolName::ALL {
+    for p in baton_sim::world::protocol::ProtocolName::ALL {
         let set = format!("protocol={}", p.name());
         let a = run("gc-pause", 7, &[&set]);
         let b = run("gc-pause", 7, &[&set]);

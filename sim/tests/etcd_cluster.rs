@@ -60,7 +60,7 @@ fn one_member_has_no_cluster_figures() {
 #[test]
 fn member_faults_need_a_cluster() {
     let path = scenarios_dir().join("etcd/leader-kill.toml");
-    let e = baton_sim::scenario::load(&path, &["etcd.members=1".to_string()])
+    let e = baton_model::scenario::load(&path, &["etcd.members=1".to_string()])
         .expect_err("no members to kill");
     let text = e.to_string();
     assert!(text.contains("faults.0.target"), "{text}");

@@ -127,8 +127,8 @@ fn every_file_name_readme_mentions_exists_somewhere() {
 
 #[test]
 fn the_path_scan_catches_a_missing_file() {
-    let found = source_paths("see sim/src/ttl.rs, and (model/src/ttl.rs).");
-    assert_eq!(found, ["sim/src/ttl.rs", "model/src/ttl.rs"]);
+    let found = source_paths("see sim/src/ttl.rs, and (model/src/protocol/ttl.rs).");
+    assert_eq!(found, ["sim/src/ttl.rs", "model/src/protocol/ttl.rs"]);
     assert!(
         !root().join(&found[0]).exists(),
         "the canary must not exist"

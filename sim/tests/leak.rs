@@ -12,12 +12,12 @@ fn a_finished_run_leaves_no_tasks_behind() {
     // endpoint is in a reference cycle with it; without the teardown in run.rs every
     // run leaked its whole world. A leaked world keeps its timeline alive: count them.
     let r = load("graceful-stepdown", &[]);
-    let before = baton_sim::timeline::Timeline::live_count();
+    let before = baton_sim::world::timeline::Timeline::live_count();
     for seed in 0..3 {
-        baton_sim::run::run(&r, seed, true).unwrap();
+        baton_sim::run::simulate(&r, seed, true).unwrap();
     }
     assert_eq!(
-        baton_sim::timeline::Timeline::live_count(),
+        baton_sim::world::timeline::Timeline::live_count(),
         before,
         "a run's timeline outlived it"
     );

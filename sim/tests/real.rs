@@ -23,7 +23,7 @@ fn have_real_mode_tools() -> bool {
     // the etcd these tests run on.
     let etcd = (!Path::new("/usr/bin/etcd").is_file())
         .then(|| "real mode on etcd needs it: apt-get install etcd-server".to_string());
-    match etcd.or_else(baton_sim::real::missing_prerequisite) {
+    match etcd.or_else(baton_sim::cmd::real::missing_prerequisite) {
         None => true,
         Some(missing) => {
             assert!(
@@ -90,7 +90,7 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     let trial = d.join("out/trial-1");
-    for f in baton_sim::output::ARTIFACTS {
+    for f in baton_model::render::output_dir::ARTIFACTS {
         let p = trial.join(f);
         assert!(
             p.is_file() && std::fs::metadata(&p).unwrap().len() > 0,
@@ -99,7 +99,7 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
     }
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(trial.join("report.json")).unwrap()).unwrap();
-    for key in baton_model::report::STABLE_KEYS {
+    for key in baton_model::render::report::STABLE_KEYS {
         assert!(r.pointer(key).is_some(), "report.json lacks {key}");
     }
     assert_eq!(r["mode"], "real");

@@ -4,13 +4,13 @@
 //! the original defect; the assertion is what a correct simulator must show.
 
 mod common;
-use baton_sim::scenario;
+use baton_model::scenario;
 use common::*;
 
-fn run_text(text: &str, seed: u64) -> baton_sim::experiment::Artifacts {
+fn run_text(text: &str, seed: u64) -> baton_sim::run::Artifacts {
     let r =
         scenario::load_str("inline.toml", "inline", text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    baton_sim::experiment::run(&r, seed).unwrap()
+    baton_sim::run::run(&r, seed).unwrap()
 }
 
 #[test]

@@ -12,8 +12,8 @@ fn gc_pause_woken_leaders_write_is_fenced() {
         let a = run("gc-pause", seed, &[]);
         let r = report(&a);
         assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
-        // The keys real mode's tests check too (baton_model::report::STABLE_KEYS).
-        for key in baton_sim::report::STABLE_KEYS {
+        // The keys real mode's tests check too (baton_model::render::report::STABLE_KEYS).
+        for key in baton_model::render::report::STABLE_KEYS {
             assert!(r.pointer(key).is_some(), "report.json lacks {key}");
         }
         let rejections = r["fencing"]["rejections"].as_array().unwrap();
@@ -91,7 +91,7 @@ fn clean_kill_failover_is_a_distribution_over_seeds() {
     let resolved = load("clean-kill", &[]);
     let mut failovers: Vec<f64> = (0..30)
         .map(|seed| {
-            let a = baton_sim::experiment::run_unrecorded(&resolved, seed).unwrap();
+            let a = baton_sim::run::run_unrecorded(&resolved, seed).unwrap();
             let r = report(&a);
             assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
             let f = r["failover_ms"].as_array().unwrap();

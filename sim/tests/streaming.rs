@@ -8,13 +8,13 @@
 //! per-slice counts are not in the timeline, so the load figure is left out.
 
 mod common;
-use baton_sim::checker::{check, CheckInput};
-use baton_sim::timeline::Entry;
+use baton_model::checker::{check, CheckInput};
+use baton_sim::world::timeline::Entry;
 use common::*;
 
 fn same_findings(name: &str, seed: u64, set: &[&str]) {
     let r = load(name, set);
-    let a = baton_sim::experiment::run(&r, seed).unwrap();
+    let a = baton_sim::run::run(&r, seed).unwrap();
     let entries: Vec<Entry> = a
         .timeline_jsonl()
         .lines()
@@ -27,7 +27,7 @@ fn same_findings(name: &str, seed: u64, set: &[&str]) {
         end_us: r.scenario.duration_ms as i64 * 1000,
         client: Default::default(),
     });
-    let strip = |f: &baton_sim::checker::Findings| {
+    let strip = |f: &baton_model::checker::Findings| {
         let mut v = serde_json::to_value(f).unwrap();
         v.as_object_mut().unwrap().remove("load");
         // The client's own count of reuse reaches the checkers at the end of a run only.

@@ -99,7 +99,8 @@ fn gc_pause_seed_42_shows_both_leaderships_overlapping_and_the_rejected_write() 
     let a = run("gc-pause", 42, &[]);
     let html = &a.timeline_html;
     assert_eq!(not_self_contained(html), None);
-    let data = baton_sim::timeline_html::embedded_data(html).expect("the embedded data parse");
+    let data =
+        baton_model::render::timeline_html::embedded_data(html).expect("the embedded data parse");
     assert_eq!(data["verdict"], "pass");
     assert_eq!(
         data["lanes"]["lanes"],
@@ -145,7 +146,7 @@ fn gc_pause_seed_42_shows_both_leaderships_overlapping_and_the_rejected_write() 
 #[test]
 fn a_failing_run_lists_its_violations_as_links_to_their_moments() {
     let a = run("gc-pause-unfenced", 42, &[]);
-    let data = baton_sim::timeline_html::embedded_data(&a.timeline_html).unwrap();
+    let data = baton_model::render::timeline_html::embedded_data(&a.timeline_html).unwrap();
     assert_eq!(data["verdict"], "fail");
     let violations = data["violations"].as_array().unwrap();
     assert!(!violations.is_empty());
@@ -186,7 +187,7 @@ fn every_committed_scenario_draws_a_lane_per_node() {
     for name in names {
         let r = load(&name, &[]);
         // The plot is rendered by a run that writes its pages (a search's runs do not).
-        let a = baton_sim::experiment::run(&r, 42).unwrap();
+        let a = baton_sim::run::run(&r, 42).unwrap();
         let svg = &a.leaders_acting_svg;
         // A sharded fleet's plot is the partitions each node leads, a line per node.
         let per_node = if r.scenario.partitions > 0 {
@@ -201,7 +202,7 @@ fn every_committed_scenario_draws_a_lane_per_node() {
                 "{name}: no lane for {node}"
             );
         }
-        let data = baton_sim::timeline_html::embedded_data(&a.timeline_html).unwrap();
+        let data = baton_model::render::timeline_html::embedded_data(&a.timeline_html).unwrap();
         let lanes = data["lanes"]["lanes"].as_array().unwrap();
         assert!(lanes.len() >= r.node_names().len(), "{name}");
         // A scenario that faults a clock shows the clock view.
@@ -217,7 +218,7 @@ fn every_committed_scenario_draws_a_lane_per_node() {
 #[test]
 fn a_ten_minute_nine_node_storm_stays_small() {
     let a = run("storm/lease-storm", 0, &[]);
-    let data = baton_sim::timeline_html::embedded_data(&a.timeline_html).unwrap();
+    let data = baton_model::render::timeline_html::embedded_data(&a.timeline_html).unwrap();
     let l = &data["lanes"];
     // Nine nodes, then the three etcd members.
     assert_eq!(l["lanes"].as_array().unwrap().len(), 12);

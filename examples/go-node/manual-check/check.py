@@ -41,7 +41,7 @@ def check(ok, what):
         failures.append(what)
 
 
-# --- the resource stand-in: Baton's fence rule (real/src/ledger.rs) ---------------------
+# --- the resource stand-in: Baton's fence rule (real/src/resource/ledger.rs) ---------------------
 class Resource:
     def __init__(self):
         self.lock = threading.Lock()

@@ -17,7 +17,7 @@
 //! requests a second on clean-kill before Baton had its own network.
 
 use super::{us_to_ms, CheckInput};
-use crate::client_stats::{ClientStats, SLICE_US};
+use crate::checker::client_stats::{ClientStats, SLICE_US};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event};
 use serde::Serialize;
@@ -115,8 +115,8 @@ impl Load {
 mod tests {
     //! Methodology: a hand-built client record against a hand-built fault timeline.
     use super::*;
+    use crate::checker::client_stats::SentOk;
     use crate::checker::testing::{fault, input, resolved, tick};
-    use crate::client_stats::SentOk;
 
     #[test]
     fn slices_touching_a_fault_window_are_left_out() {

@@ -18,6 +18,7 @@
 
 mod accepted;
 pub mod belief;
+pub mod client_stats;
 pub mod double_leader;
 pub mod effect;
 pub mod election_safety;
@@ -47,7 +48,7 @@ pub(crate) use accepted::{
 };
 use serde::{Serialize, Serializer};
 
-pub use crate::client_stats::ClientStats;
+pub use crate::checker::client_stats::ClientStats;
 
 /// Everything the checkers read about one finished run.
 pub struct CheckInput<'a> {

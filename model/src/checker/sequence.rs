@@ -89,7 +89,7 @@ impl Sequence {
     /// `end_ms`); returns the summary.
     pub fn finish(
         self,
-        client: &crate::client_stats::ClientStats,
+        client: &crate::checker::client_stats::ClientStats,
         end_ms: f64,
         out: &mut Vec<Violation>,
     ) -> SequenceSummary {

@@ -166,7 +166,7 @@ impl Swim {
 
     /// Appends the violations and returns the figures.
     pub fn finish(self, r: &Resolved, end_us: i64, out: &mut Vec<Violation>) -> SwimSummary {
-        let running = crate::swim::SwimConfig::running(&r.scenario.swim).is_some();
+        let running = crate::scenario::swim::SwimConfig::running(&r.scenario.swim).is_some();
         if let Some(bound) = r.scenario.expect.swim_detection_ms_max.filter(|_| running) {
             for (k, &at) in self.kills.iter().zip(&self.kill_us) {
                 let down_until = k.restarted_us.unwrap_or(end_us);
@@ -260,7 +260,7 @@ mod tests {
     #[test]
     fn an_undetected_death_past_the_bound_fails() {
         let mut r = resolved();
-        r.scenario.swim = Some(crate::swim::SwimConfig::default());
+        r.scenario.swim = Some(crate::scenario::swim::SwimConfig::default());
         r.scenario.expect.swim_detection_ms_max = Some(2000);
         let f = check(&input(&r, &run(false), 20_000));
         let v: Vec<&Violation> = f

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod plan;
 mod spec;
 pub use spec::{FaultSpec, MAX_REPETITIONS};
 
@@ -360,4 +361,4 @@ impl Fault {
 }
 
 /// A fault table that does not fit its kind.
-pub type FaultError = crate::key_error::KeyError;
+pub type FaultError = crate::scenario::key_error::KeyError;

@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
-use crate::key_error::KeyError;
+use crate::scenario::key_error::KeyError;
 use baton_protocols::consul_session::ConsulSessionConfig;
 
 /// The longest session TTL Consul accepts (24 h).

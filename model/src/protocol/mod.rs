@@ -1,7 +1,7 @@
 //! The protocols a scenario can name, as the model sees them: each one's scenario table
 //! (its checks and the defaults filled in), the failover bound it promises, and what the
 //! checkers need to know of its token. Both worlds share this; starting a protocol's
-//! backend and building its electors belong to a world (`baton_sim::protocol` for the
+//! backend and building its electors belong to a world (`baton_sim::world::protocol` for the
 //! simulator).
 //!
 //! A protocol is built from its own table (a [`ProtocolConfig`]) and the [`Fleet`] it
@@ -21,9 +21,10 @@ pub mod k8s_lease;
 pub mod raft;
 pub mod redis_lock;
 pub mod ring;
+pub mod ttl;
 pub mod zk_sequential;
 
-use crate::key_error::KeyError;
+use crate::scenario::key_error::KeyError;
 use baton_protocols::bully::BullyConfig;
 use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;

@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
-use crate::key_error::KeyError;
+use crate::scenario::key_error::KeyError;
 use baton_protocols::raft_config::{RaftConfig, SequencerPath};
 
 /// The raft protocol with its scenario table and the fleet its bounds are for.

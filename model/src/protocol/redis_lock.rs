@@ -2,7 +2,7 @@
 
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
-use crate::key_error::KeyError;
+use crate::scenario::key_error::KeyError;
 use baton_protocols::redis_lock::{Fencing, RedisLockConfig};
 
 /// `redis-naive`: the lock without a fencing token (every leadership carries 0).

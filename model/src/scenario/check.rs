@@ -32,13 +32,16 @@ pub(super) fn top_level(cx: &Cx, s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 /// `[etcd]`.
-pub(super) fn etcd(cx: &Cx, c: &crate::etcd_cluster::EtcdCluster) -> Result<(), ScenarioError> {
+pub(super) fn etcd(
+    cx: &Cx,
+    c: &crate::scenario::etcd_cluster::EtcdCluster,
+) -> Result<(), ScenarioError> {
     c.validate()
         .map_err(|e| cx.fail(&["etcd", &e.key], e.message))
 }
 
 /// `partitions`: a sharded fleet runs on etcd-lease, with no client load, job, detector,
-/// resign or transfer (each partition's leader does its own work; see `sim/src/shard.rs`).
+/// resign or transfer (each partition's leader does its own work; see `sim/src/world/node/shard.rs`).
 pub(super) fn partitions(cx: &Cx, s: &Scenario) -> Result<(), ScenarioError> {
     use crate::fault::FaultKind;
     use crate::protocol::ProtocolName;
@@ -85,7 +88,7 @@ pub(super) fn partitions(cx: &Cx, s: &Scenario) -> Result<(), ScenarioError> {
 }
 
 /// `[swim]`.
-pub(super) fn swim(cx: &Cx, c: &crate::swim::SwimConfig) -> Result<(), ScenarioError> {
+pub(super) fn swim(cx: &Cx, c: &crate::scenario::swim::SwimConfig) -> Result<(), ScenarioError> {
     c.validate()
         .map_err(|e| cx.fail(&["swim", &e.key], e.message))
 }

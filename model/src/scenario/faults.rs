@@ -5,9 +5,9 @@
 use super::context::Cx;
 use super::error::ScenarioError;
 use super::types::Scenario;
-use crate::etcd_cluster::{CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
 use crate::fault::{Fault, FaultSpec, Firing, PausePoint, When};
 use crate::protocol::{ProtocolName, ServerFaults};
+use crate::scenario::etcd_cluster::{CLIENTS, ETCD_LEADER, LEADER_MEMBER, PEERS};
 
 /// The checked faults.
 pub(super) struct Faults {

@@ -12,11 +12,14 @@
 mod check;
 mod context;
 mod error;
+pub mod etcd_cluster;
 mod faults;
+pub mod key_error;
 mod lines;
 mod load;
 mod overrides;
 mod sections;
+pub mod swim;
 mod types;
 mod words;
 

@@ -47,7 +47,7 @@ pub struct Scenario {
     pub fencing: bool,
     /// Sharded leadership: one leader per partition of the work, `0..partitions`, each
     /// elected and fenced on its own, the partitions spread over the live nodes by
-    /// rendezvous hashing (see `sim/src/shard.rs`). 0: one global leader.
+    /// rendezvous hashing (see `sim/src/world/node/shard.rs`). 0: one global leader.
     #[serde(skip_serializing_if = "is_zero")]
     pub partitions: u32,
     /// Where a resolved scenario came from (`[origin]`, written by `sim` into a report's
@@ -67,17 +67,17 @@ pub struct Scenario {
     /// them into its resolved scenario as ordinary faults.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swarm: Option<Swarm>,
-    /// A SWIM failure detector among the nodes (`[swim]`, see [`crate::swim`]); none
+    /// A SWIM failure detector among the nodes (`[swim]`, see [`crate::scenario::swim`]); none
     /// when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub swim: Option<crate::swim::SwimConfig>,
+    pub swim: Option<crate::scenario::swim::SwimConfig>,
     /// The availability objective a sweep's findings judge TTLs by (`sim sweep`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo: Option<Slo>,
     /// The lease service's members and timing, for the protocols that run on etcd
     /// (`[etcd]`; one member when absent).
     #[serde(rename = "etcd", skip_serializing_if = "Option::is_none")]
-    pub etcd: Option<crate::etcd_cluster::EtcdCluster>,
+    pub etcd: Option<crate::scenario::etcd_cluster::EtcdCluster>,
     /// Parameters of `etcd-lease` (etcd's defaults when absent).
     #[serde(rename = "etcd-lease", skip_serializing_if = "Option::is_none")]
     pub etcd_lease: Option<EtcdLeaseConfig>,
@@ -270,7 +270,7 @@ impl Scenario {
     }
 
     /// The lease service's cluster (`[etcd]`, defaults when absent).
-    pub fn etcd_cluster(&self) -> crate::etcd_cluster::EtcdCluster {
+    pub fn etcd_cluster(&self) -> crate::scenario::etcd_cluster::EtcdCluster {
         self.etcd.clone().unwrap_or_default()
     }
 

@@ -1,7 +1,7 @@
 //! The `[swarm]` table: which fault kinds a swarm may draw, their weights and ranges,
 //! and its checks. A section of the scenario like any other; [`super::draw`] reads it.
 
-use crate::key_error::KeyError;
+use crate::scenario::key_error::KeyError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -1,6 +1,6 @@
 //! What a real run needs to start: [`RealConfig`].
 
-use crate::etcd_cluster::EtcdClusterConfig;
+use crate::backend::etcd::cluster::EtcdClusterConfig;
 use crate::protocol::RealProtocol;
 use std::path::PathBuf;
 
@@ -41,8 +41,8 @@ pub struct RealConfig {
     /// (a scenario's `[network]`; `(0, 0)`: none, loopback as it is).
     pub network_latency_ms: (u64, u64),
     /// The command that runs each node instead of Baton's own (`--node-cmd`; see
-    /// [`crate::node_cmd`]); `None`: Baton's node.
-    pub node_cmd: Option<crate::node_cmd::NodeCmd>,
+    /// [`crate::contract::node_cmd`]); `None`: Baton's node.
+    pub node_cmd: Option<crate::contract::node_cmd::NodeCmd>,
 }
 
 impl RealConfig {

@@ -38,7 +38,7 @@ pub enum RealError {
     },
     /// A node run by `--node-cmd` broke the node contract before the run began.
     #[error("{0}")]
-    Contract(crate::node_contract::Breach),
+    Contract(crate::contract::rules::Breach),
     /// File or OS error.
     #[error("{0}")]
     Io(#[from] std::io::Error),

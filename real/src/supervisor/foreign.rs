@@ -1,12 +1,12 @@
 //! Nodes Baton did not write (`--node-cmd`): how the supervisor starts one in a node's
 //! slot, behind the same proxies as its own, and watches it from outside (see
-//! [`crate::node_cmd`], [`crate::status_poll`]).
+//! [`crate::contract::node_cmd`], [`crate::contract::status_poll`]).
 
 use super::error::RealError;
 use super::Supervisor;
-use crate::node_cmd::NodeParams;
+use crate::contract::node_cmd::NodeParams;
+use crate::contract::status_poll::{self, Target};
 use crate::ports::{free_ports, LOOPBACK};
-use crate::status_poll::{self, Target};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -65,7 +65,7 @@ impl Supervisor {
         self.ports.push(port);
         let addr = SocketAddr::from((LOOPBACK, port));
         let stderr = self.cfg.run_dir.join(format!("{}.stderr", s.cfg.name));
-        crate::node_cmd::wait_ready(
+        crate::contract::node_cmd::wait_ready(
             &self.http,
             &mut child,
             (&s.cfg.name, addr),

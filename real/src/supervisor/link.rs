@@ -1,6 +1,6 @@
 //! Which of a node's links a fault verb acts on, and which way: [`Link`], [`Direction`].
 
-use crate::proxy::Flow;
+use crate::supervisor::proxy::Flow;
 
 /// A node's link that a proxy carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

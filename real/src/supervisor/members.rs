@@ -4,17 +4,17 @@
 //! node's proxy to it ([`Link::Member`](super::Link::Member)), in `verbs`.
 //!
 //! Who leads is read from the members' own status ([`leader_among`]); the watcher that
-//! logs it is [`crate::etcd_watch::watch_leader`].
+//! logs it is [`crate::backend::etcd::watch::watch_leader`].
 
 use super::error::RealError;
 use super::Supervisor;
-use crate::etcd_cluster::leader_among;
+use crate::backend::etcd::cluster::leader_among;
 use crate::events::Event;
 
 impl Supervisor {
     /// The etcd cluster: member faults are refused before the run unless the protocol
-    /// runs on etcd (see crate::support).
-    fn etcd_mut(&mut self) -> &mut crate::etcd_cluster::EtcdCluster {
+    /// runs on etcd (see crate::trial::refusals).
+    fn etcd_mut(&mut self) -> &mut crate::backend::etcd::cluster::EtcdCluster {
         self.backend
             .as_mut()
             .and_then(crate::backend::Backend::etcd_mut)
@@ -68,8 +68,8 @@ impl Supervisor {
     }
 
     /// The backend's one server: a fault names it only when there is one (see
-    /// crate::support and the model's `server_faults`).
-    fn server_mut(&mut self) -> Result<&mut crate::server::Server, RealError> {
+    /// crate::trial::refusals and the model's `server_faults`).
+    fn server_mut(&mut self) -> Result<&mut crate::backend::server::Server, RealError> {
         self.backend
             .as_mut()
             .and_then(crate::backend::Backend::server_mut)

@@ -4,8 +4,8 @@
 use super::error::RealError;
 use super::{Supervisor, Tasks};
 use crate::events::{merge, write_timeline, Entry};
-use crate::ledger::{summarize, LedgerSummary};
 use crate::load::LoadStats;
+use crate::resource::ledger::{summarize, LedgerSummary};
 use std::path::PathBuf;
 use std::time::Duration;
 

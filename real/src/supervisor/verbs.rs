@@ -8,7 +8,7 @@ use super::link::{Direction, Link};
 use super::Supervisor;
 use crate::events::{Event, EventLog};
 use crate::node::{ArmPause, ClockChange, ClockState};
-use crate::proxy::{Flow, Proxy};
+use crate::supervisor::proxy::{Flow, Proxy};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

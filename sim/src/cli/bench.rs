@@ -2,7 +2,7 @@
 
 use super::common::{say, sayln};
 use super::{BenchArgs, BenchWorkloadArgs};
-use crate::bench::{self, WORKLOADS};
+use crate::cmd::bench::{self, WORKLOADS};
 use crate::error::{input, internal, Outcome, Result};
 
 pub(super) fn bench(args: BenchArgs) -> Result {
@@ -34,9 +34,9 @@ pub(super) fn bench(args: BenchArgs) -> Result {
     // is an internal error, whatever its own status.
     let rows = bench::measure_all(&exe, &chosen, args.repeat, |line| eprintln!("{line}"))
         .map_err(internal)?;
-    say(&crate::bench_report::table(&rows));
+    say(&crate::cmd::bench::report::table(&rows));
     say("\n");
-    say(&crate::bench_report::targets(&rows));
+    say(&crate::cmd::bench::report::targets(&rows));
     Ok(Outcome::Pass)
 }
 

@@ -2,7 +2,7 @@
 
 use super::common::sayln;
 use super::BisectArgs;
-use crate::bisect::{self, BisectError};
+use crate::cmd::bisect::{self, BisectError};
 use crate::error::{input, internal, Error, Outcome, Result};
 use std::path::PathBuf;
 
@@ -64,10 +64,10 @@ pub(super) fn bisect(args: BisectArgs) -> Result {
     let mut again = format!(
         "git checkout {} && cargo run --release --bin sim -- run {} --seed {seed}",
         &found.commit[..12],
-        crate::shell::quote(&args.scenario.to_string_lossy()),
+        baton_model::render::shell::quote(&args.scenario.to_string_lossy()),
     );
     for s in &args.set.set {
-        again.push_str(&format!(" --set {}", crate::shell::quote(s)));
+        again.push_str(&format!(" --set {}", baton_model::render::shell::quote(s)));
     }
     sayln(format!("reproduce: {again}"));
     Ok(Outcome::Pass)

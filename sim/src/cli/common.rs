@@ -2,7 +2,7 @@
 //! output goes and whether it may be written, and `--protocols`.
 
 use crate::error::{input, Error};
-use crate::protocol::ProtocolName;
+use crate::world::protocol::ProtocolName;
 use std::path::{Path, PathBuf};
 
 /// Writes to stdout, ignoring a closed pipe (`sim run ... | head` must not panic).
@@ -30,7 +30,7 @@ impl Words {
     /// A scenario path, as reports write it (relative to the current directory when
     /// under it, else absolute).
     pub fn path(mut self, p: &Path) -> Words {
-        self.0.push(crate::scenario::display_path(p));
+        self.0.push(baton_model::scenario::display_path(p));
         self
     }
 
@@ -61,7 +61,7 @@ impl Words {
 
     /// The line, quoted for the shell.
     pub fn line(&self) -> String {
-        crate::shell::join(&self.0)
+        baton_model::render::shell::join(&self.0)
     }
 }
 
@@ -85,13 +85,13 @@ pub fn sim_hint() -> Option<&'static str> {
 /// `force`.
 pub fn out_dir(out: &Option<PathBuf>, force: bool, default: PathBuf) -> Result<PathBuf, Error> {
     let dir = out.clone().unwrap_or(default);
-    crate::output::check_writable(&dir, force).map_err(input)?;
+    baton_model::render::output_dir::check_writable(&dir, force).map_err(input)?;
     Ok(dir)
 }
 
 /// Writes `files` (and the marker naming them) into `dir`; a failure now is Baton's.
 pub fn write_files(dir: &Path, what: &str, files: &[(&str, &[u8])]) -> Result<(), Error> {
-    crate::output::write_all(dir, files).map_err(|e| {
+    baton_model::render::output_dir::write_all(dir, files).map_err(|e| {
         crate::error::internal(format!("cannot write the {what} to {}: {e}", dir.display()))
     })
 }
@@ -136,7 +136,7 @@ pub fn refuse_protocol_set(set: &[String], why: &str) -> Result<(), Error> {
 }
 
 /// A progress bar for `total` runs, Ctrl-C armed: the runs that finish are written.
-pub fn progress(total: u64, unit: &str, quiet: bool) -> crate::progress::Bar {
-    crate::interrupt::install();
-    crate::progress::Bar::new(total, unit, quiet)
+pub fn progress(total: u64, unit: &str, quiet: bool) -> crate::cmd::progress::Bar {
+    crate::cmd::interrupt::install();
+    crate::cmd::progress::Bar::new(total, unit, quiet)
 }

@@ -3,14 +3,14 @@
 use super::common::{out_dir, say, sayln, write_files, Words};
 use super::real::{binary, run_real};
 use super::CompareArgs;
-use crate::compare::{self, RunFigures};
+use crate::cmd::compare::{self, RunFigures};
 use crate::error::{input, internal, Error, Outcome, Result};
 use std::path::{Path, PathBuf};
 
 pub(super) fn compare(args: CompareArgs) -> Result {
-    let resolved = crate::scenario::load(&args.scenario, &args.set.set)?;
+    let resolved = baton_model::scenario::load(&args.scenario, &args.set.set)?;
     let name = resolved.scenario.name.clone();
-    let default = crate::output::default_dir_for(&name, &args.set.set, "compare");
+    let default = baton_model::render::output_dir::default_dir_for(&name, &args.set.set, "compare");
     let dir = out_dir(&args.out.out, args.out.force, default)?;
     let mut words = Words::new("compare")
         .path(&args.scenario)
@@ -28,8 +28,8 @@ pub(super) fn compare(args: CompareArgs) -> Result {
     };
     let real = compare::read_live(&real_dir).map_err(input)?;
     let seeds: Vec<u64> = args.sim_seeds.clone().collect();
-    let sims = crate::pool::map_ordered(seeds.len(), args.jobs.jobs as usize, |i| {
-        crate::experiment::run_unrecorded(&resolved, seeds[i])
+    let sims = crate::cmd::pool::map_ordered(seeds.len(), args.jobs.jobs as usize, |i| {
+        crate::run::run_unrecorded(&resolved, seeds[i])
             .and_then(|a| RunFigures::from_report_json(&a.report_json))
     });
     let sim = seeds

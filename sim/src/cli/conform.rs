@@ -7,7 +7,8 @@ use baton_model::flags::ConformArgs;
 pub(super) fn conform(args: ConformArgs) -> Result {
     let binary = super::real::binary(args.quiet.quiet)?;
     // Ctrl-C reaches baton-real too (one process group): wait for it to clean up.
-    crate::interrupt::install();
-    let code = crate::real::run_command(&binary, "conform", &args.to_words()).map_err(internal)?;
+    crate::cmd::interrupt::install();
+    let code =
+        crate::cmd::real::run_command(&binary, "conform", &args.to_words()).map_err(internal)?;
     Ok(Outcome::PassedOn(code))
 }

@@ -5,7 +5,7 @@ use super::common::{
 };
 use super::MatrixArgs;
 use crate::error::{Error, Outcome, Result};
-use crate::protocol::ProtocolName;
+use crate::world::protocol::ProtocolName;
 use std::path::PathBuf;
 
 /// Where a matrix goes without --out: beside the committed one, never onto it.
@@ -17,18 +17,18 @@ pub(super) fn matrix(args: MatrixArgs) -> Result {
         &args.set.set,
         "this command sets each run's protocol from --protocols (default all); choose protocols with --protocols",
     )?;
-    let plan = crate::matrix::Plan {
+    let plan = crate::cmd::matrix::Plan {
         scenarios: args.scenarios.clone(),
         protocols,
         seeds: args.seeds.or(0..20),
         set: args.set.set.clone(),
         jobs: args.jobs.jobs as usize,
     };
-    let resolved = crate::matrix::resolve(&plan)?;
+    let resolved = crate::cmd::matrix::resolve(&plan)?;
     let dir = out_dir(&args.out.out, args.out.force, PathBuf::from(DEFAULT_DIR))?;
     let total = resolved.len() as u64 * (plan.seeds.end - plan.seeds.start);
     let bar = progress(total, "runs", args.quiet.quiet);
-    let outcome = crate::matrix::run(&plan, &resolved, &bar);
+    let outcome = crate::cmd::matrix::run(&plan, &resolved, &bar);
     bar.finish();
     let outcome =
         outcome.map_err(|message| Error::Internal(format!("the simulation failed: {message}")))?;
@@ -44,8 +44,8 @@ pub(super) fn matrix(args: MatrixArgs) -> Result {
         .seeds("--seeds", &plan.seeds)
         .sets(&plan.set)
         .line();
-    let md = crate::matrix::markdown(&plan, &command, &outcome);
-    let json = crate::matrix::json(&plan, &command, &outcome);
+    let md = crate::cmd::matrix::markdown(&plan, &command, &outcome);
+    let json = crate::cmd::matrix::json(&plan, &command, &outcome);
     write_files(
         &dir,
         "matrix",

@@ -185,10 +185,10 @@ struct SweepArgs {
     scenario: PathBuf,
     /// A grid axis, KEY=V1,V2,...; repeat for more axes (every combination runs). A TTL
     /// key (ttl_ms, or a protocol's own, such as etcd-lease.lease_ttl_ms) moves every
-    /// protocol's TTL-like setting (see model/src/ttl.rs); any other dotted key is set as
+    /// protocol's TTL-like setting (see model/src/protocol/ttl.rs); any other dotted key is set as
     /// given. The first axis is the plots' x axis.
-    #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true, value_parser = crate::sweep::parse_axis)]
-    grid: Vec<crate::sweep::Axis>,
+    #[arg(long = "grid", value_name = "KEY=V1,V2,...", required = true, value_parser = crate::cmd::sweep::parse_axis)]
+    grid: Vec<crate::cmd::sweep::Axis>,
     #[command(flatten)]
     protocols: ProtocolsFlag,
     #[command(flatten)]
@@ -216,8 +216,8 @@ struct SearchArgs {
     /// CI_NODE_INDEX/CI_NODE_TOTAL, Slurm's SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT,
     /// a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with BATON_SHARDS, or
     /// BATON_SHARD/BATON_SHARDS).
-    #[arg(long, value_parser = crate::search::parse_partition)]
-    partition: Option<crate::search::Partition>,
+    #[arg(long, value_parser = crate::cmd::search::parse_partition)]
+    partition: Option<crate::cmd::search::Partition>,
     /// A seed running longer than this many wall-clock seconds is reported as a hang.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     watchdog_s: u64,
@@ -333,8 +333,8 @@ struct StatsArgs {
     #[arg(required = true, value_name = "REPORT")]
     reports: Vec<PathBuf>,
     /// KEY:AGG[:DIGITS], e.g. `elections.starved:nonzero`, `failover_ms:p50:1`. Repeatable.
-    #[arg(long = "get", required = true, value_name = "KEY:AGG[:DIGITS]", value_parser = crate::stats::parse_get)]
-    get: Vec<crate::stats::Get>,
+    #[arg(long = "get", required = true, value_name = "KEY:AGG[:DIGITS]", value_parser = crate::cmd::stats::parse_get)]
+    get: Vec<crate::cmd::stats::Get>,
     /// What an aggregate of no numbers prints (a mean, min, max, percentile or per_s).
     #[arg(long, default_value = "none")]
     empty: String,

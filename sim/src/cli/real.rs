@@ -1,7 +1,7 @@
 //! `sim real`: builds the real-mode binary when its sources changed, and runs it.
 
+use crate::cmd::real::RealBuildError;
 use crate::error::{input, internal, Error, Outcome, Result};
-use crate::real::RealBuildError;
 use baton_model::flags::RealArgs;
 use std::path::PathBuf;
 
@@ -17,7 +17,7 @@ impl From<RealBuildError> for Error {
 /// The real-mode binary, built if its sources changed (a line on stderr says so unless
 /// `quiet`).
 pub(super) fn binary(quiet: bool) -> Result<PathBuf> {
-    Ok(crate::real::build(|line| {
+    Ok(crate::cmd::real::build(|line| {
         if !quiet {
             eprintln!("real: {line}");
         }
@@ -28,14 +28,14 @@ pub(super) fn binary(quiet: bool) -> Result<PathBuf> {
 pub(super) fn run_real(binary: &std::path::Path, words: &[String]) -> Result<i32> {
     // Ctrl-C reaches baton-real too (one process group): wait for it to clean up and
     // pass its exit code on, rather than die first and leave the terminal to it.
-    crate::interrupt::install();
-    crate::real::run(binary, words).map_err(internal)
+    crate::cmd::interrupt::install();
+    crate::cmd::real::run(binary, words).map_err(internal)
 }
 
 pub(super) fn real(args: RealArgs) -> Result {
     // The scenario is checked here too, before a build that may take minutes; baton-real
     // checks it again, with what only real mode refuses.
-    crate::scenario::load(&args.scenario.scenario, &args.scenario.set.set)?;
+    baton_model::scenario::load(&args.scenario.scenario, &args.scenario.set.set)?;
     let binary = binary(args.quiet.quiet)?;
     Ok(Outcome::PassedOn(run_real(&binary, &args.to_words())?))
 }

@@ -3,10 +3,10 @@
 use super::common::{say, sayln, sim_hint};
 use super::RunArgs;
 use crate::error::{input, internal, Error, Outcome, Result};
-use crate::experiment::{self, Artifacts};
-use crate::output;
-use crate::scenario::{self, Resolved};
+use crate::run::{self, Artifacts};
 use baton_model::flags::ScenarioArgs;
+use baton_model::render::output_dir;
+use baton_model::scenario::{self, Resolved};
 
 /// Loads the scenario with its overrides (bad input: exit 2).
 pub(super) fn load(args: &ScenarioArgs) -> Result<Resolved> {
@@ -15,9 +15,9 @@ pub(super) fn load(args: &ScenarioArgs) -> Result<Resolved> {
 
 /// Runs the scenario under `seed`; a failure is an internal error with its reproducer.
 pub(super) fn simulate(resolved: &Resolved, seed: u64) -> Result<Artifacts> {
-    experiment::run(resolved, seed).map_err(|message| Error::Simulation {
+    run::run(resolved, seed).map_err(|message| Error::Simulation {
         message,
-        reproduce: crate::report::reproduce_command(resolved, seed),
+        reproduce: baton_model::render::report::reproduce_command(resolved, seed),
     })
 }
 
@@ -34,15 +34,15 @@ pub(super) fn run(args: RunArgs) -> Result {
             // Named by the origin: rerunning a report's resolved scenario.toml writes to
             // that report's directory, never to another run's.
             let origin = resolved.origin();
-            let dir = output::default_dir(&resolved.scenario.name, &origin.overrides, seed);
-            output::check_same_scenario(&dir, &origin.file).map_err(input)?;
+            let dir = output_dir::default_dir(&resolved.scenario.name, &origin.overrides, seed);
+            output_dir::check_same_scenario(&dir, &origin.file).map_err(input)?;
             dir
         }
     };
     // Refuse before simulating: bad input never leaves a partial report behind.
-    output::check_writable(&dir, args.out.force).map_err(input)?;
+    output_dir::check_writable(&dir, args.out.force).map_err(input)?;
     let artifacts = simulate(&resolved, seed)?;
-    output::write_run(&dir, &artifacts)
+    output_dir::write_run(&dir, &artifacts)
         .map_err(|e| internal(format!("cannot write the report to {}: {e}", dir.display())))?;
     if args.quiet.quiet {
         let verdict = if artifacts.passed { "PASS" } else { "FAIL" };

@@ -2,8 +2,8 @@
 
 use super::common::{out_dir, progress, say, sayln, write_files, Words};
 use super::SearchArgs;
+use crate::cmd::search::{self, Failure, Partition};
 use crate::error::{input, internal, Outcome, Result};
-use crate::search::{self, Failure, Partition};
 use std::path::Path;
 
 pub(super) fn search(args: SearchArgs) -> Result {
@@ -14,8 +14,12 @@ pub(super) fn search(args: SearchArgs) -> Result {
         .scenario
         .clone()
         .expect("clap requires it without --merge");
-    let resolved = crate::scenario::load(&path, &args.set.set)?;
-    let default = crate::output::default_dir_for(&resolved.scenario.name, &args.set.set, "search");
+    let resolved = baton_model::scenario::load(&path, &args.set.set)?;
+    let default = baton_model::render::output_dir::default_dir_for(
+        &resolved.scenario.name,
+        &args.set.set,
+        "search",
+    );
     let dir = out_dir(&args.out.out, args.out.force, default)?;
     let partition = args.partition.unwrap_or(Partition::All);
     let plan = search::Plan {

@@ -7,10 +7,10 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 pub(super) fn shrink(args: ShrinkArgs) -> Result {
-    let resolved = crate::scenario::load(&args.scenario, &args.set.set)?;
+    let resolved = baton_model::scenario::load(&args.scenario, &args.set.set)?;
     let name = resolved.scenario.name.clone();
     let file = args.out.clone().unwrap_or_else(|| {
-        crate::output::default_dir_for(&name, &args.set.set, "shrink")
+        baton_model::render::output_dir::default_dir_for(&name, &args.set.set, "shrink")
             .join(format!("{name}.min.toml"))
     });
     if file.exists() && !args.force {
@@ -25,19 +25,20 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         .map(PathBuf::from);
     if let Some(dir) = &parent {
         // Only writability: the file itself is the one thing written there.
-        crate::output::check_writable(dir, true).map_err(input)?;
+        baton_model::render::output_dir::check_writable(dir, true).map_err(input)?;
     }
     let started = std::time::Instant::now();
-    let base = crate::swarm::materialize(&resolved, args.seed).map_err(|e| input(e.to_string()))?;
+    let base =
+        baton_model::swarm::materialize(&resolved, args.seed).map_err(|e| input(e.to_string()))?;
     let fixed = if args.fixed_by.is_empty() {
         None
     } else {
         let with_fix = [args.set.set.clone(), args.fixed_by.clone()].concat();
-        let r = crate::scenario::load(&args.scenario, &with_fix)?;
-        Some(crate::swarm::materialize(&r, args.seed).map_err(|e| input(e.to_string()))?)
+        let r = baton_model::scenario::load(&args.scenario, &with_fix)?;
+        Some(baton_model::swarm::materialize(&r, args.seed).map_err(|e| input(e.to_string()))?)
     };
     let show = !args.quiet.quiet && std::io::stderr().is_terminal();
-    let min = crate::shrink::minimize(
+    let min = crate::cmd::shrink::minimize(
         &base,
         args.seed,
         args.max_runs,
@@ -49,13 +50,13 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         },
     )
     .map_err(|e| match e {
-        crate::shrink::MinimizeError::FailsWithFix => input(format!(
+        crate::cmd::shrink::MinimizeError::FailsWithFix => input(format!(
             "{} under seed {} fails with --fixed-by {} as well: nothing tells the bug apart",
             args.scenario.display(),
             args.seed,
             args.fixed_by.join(" --fixed-by ")
         )),
-        crate::shrink::MinimizeError::Run(e) => internal(e),
+        crate::cmd::shrink::MinimizeError::Run(e) => internal(e),
     })?;
     if show {
         eprintln!();

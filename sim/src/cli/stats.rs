@@ -5,7 +5,7 @@ use super::StatsArgs;
 use crate::error::{input, Outcome, Result};
 
 pub(super) fn stats(args: StatsArgs) -> Result {
-    let out = crate::stats::run(&args.reports, &args.get, &args.empty).map_err(input)?;
+    let out = crate::cmd::stats::run(&args.reports, &args.get, &args.empty).map_err(input)?;
     say(&out);
     Ok(Outcome::Pass)
 }

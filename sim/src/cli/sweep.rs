@@ -4,17 +4,17 @@ use super::common::{
     out_dir, progress, protocols, refuse_protocol_set, say, sayln, write_files, Words,
 };
 use super::SweepArgs;
+use crate::cmd::sweep::output::Finished;
 use crate::error::{input, internal, Outcome, Result};
-use crate::sweep_output::Finished;
 
 pub(super) fn sweep(args: SweepArgs) -> Result {
-    let base = crate::scenario::load(&args.scenario, &args.set.set)?;
+    let base = baton_model::scenario::load(&args.scenario, &args.set.set)?;
     let protocols = protocols(&args.protocols.protocols, vec![base.scenario.protocol])?;
     refuse_protocol_set(
         &args.set.set,
         "sweep protocols with --protocols (default: the scenario's own)",
     )?;
-    let plan = crate::sweep::Plan {
+    let plan = crate::cmd::sweep::Plan {
         scenario: args.scenario.clone(),
         axes: args.grid.clone(),
         protocols,
@@ -22,15 +22,15 @@ pub(super) fn sweep(args: SweepArgs) -> Result {
         set: args.set.set.clone(),
         jobs: args.jobs.jobs as usize,
     };
-    let targets = crate::sweep::resolve(&plan).map_err(input)?;
+    let targets = crate::cmd::sweep::resolve(&plan).map_err(input)?;
     let name = base.scenario.name.clone();
-    let default = crate::output::default_dir_for(&name, &plan.set, "sweep");
+    let default = baton_model::render::output_dir::default_dir_for(&name, &plan.set, "sweep");
     let dir = out_dir(&args.out.out, args.out.force, default)?;
     let slo_given = base.scenario.slo.is_some();
     let slo = base.scenario.slo.clone().unwrap_or_default();
     let total = targets.len() as u64 * (plan.seeds.end - plan.seeds.start);
     let bar = progress(total, "runs", args.quiet.quiet);
-    let ran = crate::sweep::run(&plan, &targets, &slo, &bar);
+    let ran = crate::cmd::sweep::run(&plan, &targets, &slo, &bar);
     bar.finish();
     let (cells, done) = ran.map_err(|e| internal(format!("the simulation failed: {e}")))?;
     let mut words = Words::new("sweep").path(&args.scenario);

@@ -1,0 +1,735 @@
+//! Reading a run's timeline into lanes, one event at a time: each kind of event updates
+//! what its lane shows (a span of belief, a faulty window, a mark, a bucket of writes, a
+//! rejection, or a kept event). Items carry their lane's name while building;
+//! [`LaneBuilder::finish`] (in `order.rs`) orders the lanes and turns names into
+//! indices.
+
+use super::clock::{ClockChange, Clocks};
+use super::{
+    Mark, OpCounts, Rejection, Span, Window, WriteBucket, MAX_EVENTS_PER_KIND, MAX_ITEMS,
+    WRITE_BUCKETS_PER_RUN,
+};
+use crate::fault::FaultKind;
+use crate::timeline::{Entry, Event, Role, WriteOp};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Builds [`super::Lanes`] from a timeline read one event at a time. Items name their lane
+/// while building; [`LaneBuilder::finish`] orders the lanes and turns names into indices.
+pub struct LaneBuilder {
+    pub(super) nodes: Vec<String>,
+    pub(super) bucket_us: i64,
+    pub(super) spans: Vec<(String, Span)>,
+    open_span: BTreeMap<String, usize>,
+    pub(super) windows: Vec<(String, Window)>,
+    /// Open windows by (lane, kind), oldest first.
+    open_state: BTreeMap<(String, String), VecDeque<usize>>,
+    /// Open fault windows by fault index, oldest application first (each application's
+    /// windows: one per lane it hit).
+    open_fault: BTreeMap<usize, VecDeque<Vec<usize>>>,
+    pub(super) global_windows: Vec<Window>,
+    open_global: BTreeMap<usize, VecDeque<usize>>,
+    pub(super) marks: Vec<(String, Mark)>,
+    pub(super) writes: Vec<(String, WriteBucket)>,
+    last_bucket: BTreeMap<String, usize>,
+    pub(super) writes_accepted: u64,
+    pub(super) rejections: Vec<(String, Rejection)>,
+    pub(super) events: Vec<(Option<String>, Entry)>,
+    kept_by_kind: BTreeMap<String, usize>,
+    pub(super) clocks: Clocks,
+    lease_holder: BTreeMap<i64, String>,
+    token_holder: BTreeMap<u64, String>,
+    pub(super) not_drawn: BTreeMap<String, u64>,
+    pub(super) capped: BTreeMap<String, u64>,
+    pub(super) events_read: u64,
+}
+
+/// The event's kind as `timeline.jsonl` names it (`write_accepted`).
+pub fn event_kind(e: &Event) -> &'static str {
+    match e {
+        Event::FaultApplied { .. } => "fault_applied",
+        Event::FaultHealed { .. } => "fault_healed",
+        Event::FaultSkipped { .. } => "fault_skipped",
+        Event::CampaignStarted { .. } => "campaign_started",
+        Event::CampaignFailed { .. } => "campaign_failed",
+        Event::RoleChanged { .. } => "role_changed",
+        Event::StoppedActing { .. } => "stopped_acting",
+        Event::NodeKilled { .. } => "node_killed",
+        Event::NodeRestarted { .. } => "node_restarted",
+        Event::NodePaused { .. } => "node_paused",
+        Event::NodeResumed { .. } => "node_resumed",
+        Event::GcPaused { .. } => "gc_paused",
+        Event::GcResumed { .. } => "gc_resumed",
+        Event::JobStepStarted { .. } => "job_step_started",
+        Event::JobStepDone { .. } => "job_step_done",
+        Event::JobStepAbandoned { .. } => "job_step_abandoned",
+        Event::Released { .. } => "released",
+        Event::HandedOver { .. } => "handed_over",
+        Event::TransferAborted { .. } => "transfer_aborted",
+        Event::SwimSuspected { .. } => "swim_suspected",
+        Event::SwimDown { .. } => "swim_down",
+        Event::SwimEvicted { .. } => "swim_evicted",
+        Event::SwimTraffic { .. } => "swim_traffic",
+        Event::Shard { .. } => "shard",
+        Event::LeaseGranted { .. } => "lease_granted",
+        Event::LeaseExpired { .. } => "lease_expired",
+        Event::LeaseRevoked { .. } => "lease_revoked",
+        Event::KeyDeleted { .. } => "key_deleted",
+        Event::SeatVacated { .. } => "seat_vacated",
+        Event::WriteAttempted { .. } => "write_attempted",
+        Event::WriteAccepted { .. } => "write_accepted",
+        Event::BatchCommitted { .. } => "batch_committed",
+        Event::BatchHandedOut { .. } => "batch_handed_out",
+        Event::BatchRefused { .. } => "batch_refused",
+        Event::ReadServed { .. } => "read_served",
+        Event::SeqRefused { .. } => "seq_refused",
+        Event::WriteRejected { .. } => "write_rejected",
+        Event::EtcdLeaderElected { .. } => "etcd_leader_elected",
+        Event::EtcdLeaderLost { .. } => "etcd_leader_lost",
+        Event::EtcdLessorPromoted { .. } => "etcd_lessor_promoted",
+        Event::MemberKilled { .. } => "member_killed",
+        Event::MemberRestarted { .. } => "member_restarted",
+        Event::MemberPaused { .. } => "member_paused",
+        Event::MemberResumed { .. } => "member_resumed",
+        Event::LeaseRenewed { .. } => "lease_renewed",
+        Event::ContractBroken { .. } => "contract_broken",
+    }
+}
+
+/// The two ends of a link fault's target (`a<->b` or `a->b`).
+fn link_ends(target: &str) -> Option<(&str, &str)> {
+    target.split_once("<->").or_else(|| target.split_once("->"))
+}
+
+impl LaneBuilder {
+    /// A builder for a run of `nodes` (their lanes come first, in this order) expected to
+    /// last `duration_us`, whose clock faults, by index, set `clock_changes`.
+    pub fn new(
+        nodes: Vec<String>,
+        duration_us: i64,
+        clock_changes: Vec<Option<ClockChange>>,
+    ) -> Self {
+        LaneBuilder {
+            nodes,
+            bucket_us: (duration_us / WRITE_BUCKETS_PER_RUN).max(1000),
+            spans: vec![],
+            open_span: BTreeMap::new(),
+            windows: vec![],
+            open_state: BTreeMap::new(),
+            open_fault: BTreeMap::new(),
+            global_windows: vec![],
+            open_global: BTreeMap::new(),
+            marks: vec![],
+            writes: vec![],
+            last_bucket: BTreeMap::new(),
+            writes_accepted: 0,
+            rejections: vec![],
+            events: vec![],
+            kept_by_kind: BTreeMap::new(),
+            clocks: Clocks::new(clock_changes),
+            lease_holder: BTreeMap::new(),
+            token_holder: BTreeMap::new(),
+            not_drawn: BTreeMap::new(),
+            capped: BTreeMap::new(),
+            events_read: 0,
+        }
+    }
+
+    /// A builder for a run of `resolved`: its nodes (then its etcd members, each a lane
+    /// from the start, whether or not anything happens to it), its length and its clock
+    /// faults.
+    pub fn for_scenario(resolved: &crate::scenario::Resolved) -> Self {
+        let clock_changes = resolved
+            .faults
+            .iter()
+            .map(|f| f.fault.clock_change())
+            .collect();
+        let mut lanes = resolved.node_names();
+        lanes.extend(resolved.scenario.etcd_members());
+        Self::new(
+            lanes,
+            resolved.scenario.duration_ms as i64 * 1000,
+            clock_changes,
+        )
+    }
+
+    /// Reads the next event: each kind goes to the step that draws it.
+    pub fn entry(&mut self, e: &Entry) {
+        self.events_read += 1;
+        let at = e.at_us;
+        match &e.event {
+            Event::FaultApplied {
+                index,
+                kind,
+                target,
+            } => self.fault_applied(*index, *kind, target, at),
+            Event::FaultHealed { index, .. } => self.fault_healed(*index, at),
+            Event::FaultSkipped { .. } => self.keep_event(None, e),
+            Event::RoleChanged { node, role, token } => self.role_changed(node, *role, *token, e),
+            Event::StoppedActing {
+                node,
+                token,
+                reason,
+                ..
+            } => self.stopped_acting(node, *token, reason, e),
+            Event::NodeKilled { node } => self.killed(node, at),
+            Event::NodeRestarted { node } => self.restarted(node, at),
+            Event::NodePaused { node } => self.open_state(node, "pause", at, node),
+            Event::NodeResumed { node } => self.close_state(node, "pause", at),
+            Event::GcPaused { node, .. } => self.open_state(node, "gc-pause", at, node),
+            Event::GcResumed { node } => self.close_state(node, "gc-pause", at),
+            // The lease service's members have lanes of their own: who leads etcd, when,
+            // and what hit each member.
+            Event::EtcdLeaderElected { member, term } => self.open_state(
+                member,
+                "etcd-leader",
+                at,
+                &format!("etcd leader, term {term}"),
+            ),
+            Event::EtcdLeaderLost { member, .. } => self.close_state(member, "etcd-leader", at),
+            Event::MemberKilled { member } => self.killed(member, at),
+            Event::MemberRestarted { member } => self.restarted(member, at),
+            Event::MemberPaused { member } => self.open_state(member, "pause", at, member),
+            Event::MemberResumed { member } => self.close_state(member, "pause", at),
+            Event::EtcdLessorPromoted { member, .. } => self.keep_event(Some(member.clone()), e),
+            Event::LeaseRenewed { .. } => self.not_drawn(&e.event),
+            Event::WriteAccepted {
+                node, token, op, ..
+            } => self.accepted(node, at, *token, *op),
+            Event::BatchCommitted {
+                node,
+                token,
+                first,
+                last,
+                ..
+            } => self.committed(node, at, *token, (*first, *last)),
+            Event::WriteRejected { .. } | Event::BatchRefused { .. } | Event::SeqRefused { .. } => {
+                self.refused(e)
+            }
+            // Drawn as their outcome: an acceptance, a rejection, a committed batch.
+            Event::WriteAttempted { .. }
+            | Event::BatchHandedOut { .. }
+            | Event::ReadServed { .. }
+            | Event::SwimTraffic { .. }
+            | Event::Shard { .. } => self.not_drawn(&e.event),
+            Event::LeaseGranted { node, lease_id, .. } => self.lease_granted(node, *lease_id, e),
+            Event::LeaseExpired { lease_id } | Event::LeaseRevoked { lease_id } => {
+                self.lease_ended(*lease_id, e)
+            }
+            Event::KeyDeleted {
+                create_revision, ..
+            } => self.key_deleted(*create_revision, e),
+            Event::SeatVacated { token, .. } => self.seat_vacated(*token, e),
+            Event::CampaignStarted { node }
+            | Event::CampaignFailed { node, .. }
+            | Event::Released { node, .. }
+            | Event::HandedOver { node, .. }
+            | Event::TransferAborted { node, .. }
+            | Event::SwimSuspected { node, .. }
+            | Event::SwimDown { node, .. }
+            | Event::SwimEvicted { node, .. }
+            | Event::JobStepStarted { node, .. }
+            | Event::JobStepDone { node, .. }
+            | Event::JobStepAbandoned { node, .. }
+            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.clone()), e),
+        }
+    }
+
+    /// A scripted fault fired: a mark for an instant, a window per end for a link, a window
+    /// over every lane for the network.
+    fn fault_applied(&mut self, index: usize, kind: FaultKind, target: &str, at_us: i64) {
+        let name = kind.name();
+        match kind {
+            FaultKind::Kill | FaultKind::Resign | FaultKind::Transfer => {
+                self.mark(target, name, at_us, name.to_string(), Some(index))
+            }
+            FaultKind::ClockOffset | FaultKind::ClockDrift | FaultKind::ClockStep => {
+                let label = self.clocks.fault(target, index, name, at_us);
+                self.mark(target, name, at_us, label, Some(index));
+            }
+            FaultKind::Partition | FaultKind::SlowLink => {
+                self.link_fault(index, name, target, at_us)
+            }
+            FaultKind::Network => self.network_fault(index, name, at_us),
+            FaultKind::SlowDisk => {
+                let opened = self.open_window(target, name, at_us, target, Some(index));
+                self.open_fault
+                    .entry(index)
+                    .or_default()
+                    .push_back(opened.into_iter().collect());
+            }
+            // A pause is drawn from the node's own `node_paused` (an armed pause strikes
+            // later than its fault fires), a restart from `node_restarted`, and a heal by
+            // the windows it closes.
+            FaultKind::Pause | FaultKind::Restart | FaultKind::Heal => {}
+        }
+    }
+
+    /// A link fault opens a window on both of its ends, closed together by its heal.
+    fn link_fault(&mut self, index: usize, kind: &str, target: &str, at_us: i64) {
+        let Some((a, b)) = link_ends(target) else {
+            return;
+        };
+        let mut opened = vec![];
+        for end in [a, b] {
+            if let Some(i) = self.open_window(end, kind, at_us, target, Some(index)) {
+                opened.push(i);
+            }
+        }
+        self.open_fault.entry(index).or_default().push_back(opened);
+    }
+
+    /// A network fault hits every message, so its window covers every lane.
+    fn network_fault(&mut self, index: usize, kind: &str, at_us: i64) {
+        if self.global_windows.len() < MAX_ITEMS {
+            self.open_global
+                .entry(index)
+                .or_default()
+                .push_back(self.global_windows.len());
+            self.global_windows.push(Window {
+                lane: 0,
+                kind: kind.to_string(),
+                from_us: at_us,
+                to_us: at_us,
+                open_at_end: true,
+                label: "every message".into(),
+                fault: Some(index),
+            });
+        } else {
+            self.capped(kind);
+        }
+    }
+
+    fn fault_healed(&mut self, index: usize, at_us: i64) {
+        if let Some(opened) = self
+            .open_fault
+            .get_mut(&index)
+            .and_then(VecDeque::pop_front)
+        {
+            for i in opened {
+                self.close_window(i, at_us);
+            }
+        }
+        if let Some(i) = self
+            .open_global
+            .get_mut(&index)
+            .and_then(VecDeque::pop_front)
+        {
+            let w = &mut self.global_windows[i];
+            w.to_us = at_us;
+            w.open_at_end = false;
+        }
+    }
+
+    /// A node won: its span opens (ending the one it held, if any, as a new token).
+    fn won(&mut self, node: &str, token: Option<u64>, at_us: i64) {
+        self.close_span(node, at_us, "new token");
+        if let Some(t) = token {
+            self.token_holder.insert(t, node.to_string());
+        }
+        self.open_span.insert(node.to_string(), self.spans.len());
+        self.spans.push((
+            node.to_string(),
+            Span {
+                lane: 0,
+                token,
+                from_us: at_us,
+                to_us: at_us,
+                end: "run ended".into(),
+                stopped_us: None,
+                stop_reason: None,
+            },
+        ));
+    }
+
+    /// A node's role changed: a win opens its span (see [`Self::won`]); becoming a
+    /// candidate or a follower ends its span, if any, with that role.
+    fn role_changed(&mut self, node: &str, role: Role, token: Option<u64>, e: &Entry) {
+        let end = match role {
+            Role::Leader => return self.won(node, token, e.at_us),
+            Role::Candidate => "candidate",
+            Role::Follower => "follower",
+        };
+        self.close_span(node, e.at_us, end);
+        self.keep_event(Some(node.to_string()), e);
+    }
+
+    /// A leader said it stopped its protected writes: its latest span under that token
+    /// says when and why.
+    fn stopped_acting(&mut self, node: &str, token: u64, reason: &str, e: &Entry) {
+        if let Some((_, s)) = self
+            .spans
+            .iter_mut()
+            .rev()
+            .find(|(l, s)| l == node && s.token == Some(token) && s.stopped_us.is_none())
+        {
+            s.stopped_us = Some(e.at_us);
+            s.stop_reason = Some(reason.to_string());
+        }
+        self.keep_event(Some(node.to_string()), e);
+    }
+
+    /// A killed node's span ends, and it is down until restarted.
+    fn killed(&mut self, node: &str, at_us: i64) {
+        self.close_span(node, at_us, "killed");
+        self.open_state(node, "down", at_us, node);
+    }
+
+    fn restarted(&mut self, node: &str, at_us: i64) {
+        self.close_state(node, "down", at_us);
+        self.mark(node, "restart", at_us, "restart".into(), None);
+    }
+
+    /// A batch the Raft log committed counts as an accepted sequencer write.
+    fn committed(&mut self, node: &str, at_us: i64, token: u64, (first, last): (u64, u64)) {
+        self.accepted(node, at_us, token, WriteOp::Seq { first, last });
+    }
+
+    /// A write the resource or the log refused.
+    fn refused(&mut self, e: &Entry) {
+        if let Some((node, r)) = rejection(e) {
+            self.rejected(node, r);
+        }
+    }
+
+    /// An event drawn as its outcome instead, only counted.
+    fn not_drawn(&mut self, e: &Event) {
+        *self.not_drawn.entry(event_kind(e).to_string()).or_default() += 1;
+    }
+
+    /// A granted lease is kept on its holder's lane, which its expiry or revocation then
+    /// goes to.
+    fn lease_granted(&mut self, node: &str, lease_id: i64, e: &Entry) {
+        self.lease_holder.insert(lease_id, node.to_string());
+        self.keep_event(Some(node.to_string()), e);
+    }
+
+    fn lease_ended(&mut self, lease_id: i64, e: &Entry) {
+        let lane = self.lease_holder.get(&lease_id).cloned();
+        self.keep_event(lane, e);
+    }
+
+    /// A deleted key goes to the lane of the leader whose token its create revision was.
+    fn key_deleted(&mut self, create_revision: i64, e: &Entry) {
+        let lane = u64::try_from(create_revision)
+            .ok()
+            .and_then(|t| self.token_holder.get(&t).cloned());
+        self.keep_event(lane, e);
+    }
+
+    /// A vacated seat goes to the lane of the leader that held its token.
+    fn seat_vacated(&mut self, token: u64, e: &Entry) {
+        let lane = self.token_holder.get(&token).cloned();
+        self.keep_event(lane, e);
+    }
+
+    fn capped(&mut self, kind: &str) {
+        *self.capped.entry(kind.to_string()).or_default() += 1;
+    }
+
+    fn open_window(
+        &mut self,
+        lane: &str,
+        kind: &str,
+        at_us: i64,
+        label: &str,
+        fault: Option<usize>,
+    ) -> Option<usize> {
+        if self.windows.len() >= MAX_ITEMS {
+            self.capped(kind);
+            return None;
+        }
+        let i = self.windows.len();
+        self.windows.push((
+            lane.to_string(),
+            Window {
+                lane: 0,
+                kind: kind.to_string(),
+                from_us: at_us,
+                to_us: at_us,
+                open_at_end: true,
+                label: label.to_string(),
+                fault,
+            },
+        ));
+        Some(i)
+    }
+
+    fn close_window(&mut self, i: usize, at_us: i64) {
+        let w = &mut self.windows[i].1;
+        w.to_us = at_us;
+        w.open_at_end = false;
+    }
+
+    /// A node state that opens with one event and closes with another (down, paused).
+    fn open_state(&mut self, lane: &str, kind: &str, at_us: i64, label: &str) {
+        if let Some(i) = self.open_window(lane, kind, at_us, label, None) {
+            self.open_state
+                .entry((lane.to_string(), kind.to_string()))
+                .or_default()
+                .push_back(i);
+        }
+    }
+
+    fn close_state(&mut self, lane: &str, kind: &str, at_us: i64) {
+        let key = (lane.to_string(), kind.to_string());
+        if let Some(i) = self.open_state.get_mut(&key).and_then(VecDeque::pop_front) {
+            self.close_window(i, at_us);
+        }
+    }
+
+    fn mark(&mut self, lane: &str, kind: &str, at_us: i64, label: String, fault: Option<usize>) {
+        if self.marks.len() >= MAX_ITEMS {
+            self.capped(kind);
+            return;
+        }
+        self.marks.push((
+            lane.to_string(),
+            Mark {
+                lane: 0,
+                kind: kind.to_string(),
+                at_us,
+                label,
+                fault,
+            },
+        ));
+    }
+
+    fn close_span(&mut self, lane: &str, at_us: i64, end: &str) {
+        if let Some(i) = self.open_span.remove(lane) {
+            let s = &mut self.spans[i].1;
+            s.to_us = at_us;
+            s.end = end.to_string();
+        }
+    }
+
+    fn accepted(&mut self, lane: &str, at_us: i64, token: u64, op: WriteOp) {
+        self.writes_accepted += 1;
+        let fits = self.last_bucket.get(lane).is_some_and(|&i| {
+            let b = &self.writes[i].1;
+            b.token == token && at_us - b.from_us < self.bucket_us
+        });
+        if !fits {
+            self.last_bucket.insert(lane.to_string(), self.writes.len());
+            self.writes.push((
+                lane.to_string(),
+                WriteBucket {
+                    lane: 0,
+                    token,
+                    from_us: at_us,
+                    to_us: at_us,
+                    count: 0,
+                    ops: OpCounts::default(),
+                    seq: None,
+                },
+            ));
+        }
+        let i = self.last_bucket[lane];
+        let b = &mut self.writes[i].1;
+        b.to_us = at_us;
+        b.count += 1;
+        match op {
+            WriteOp::Claim => b.ops.claim += 1,
+            WriteOp::Tick { .. } => b.ops.tick += 1,
+            WriteOp::Checkpoint { .. } => b.ops.checkpoint += 1,
+            WriteOp::Seq { first, last } => {
+                b.ops.seq += 1;
+                b.seq = Some(match b.seq {
+                    Some((lo, hi)) => (lo.min(first), hi.max(last)),
+                    None => (first, last),
+                });
+            }
+        }
+    }
+
+    fn rejected(&mut self, lane: &str, r: Rejection) {
+        if self.rejections.len() >= MAX_ITEMS {
+            self.capped(&r.kind.clone());
+            return;
+        }
+        self.rejections.push((lane.to_string(), r));
+    }
+
+    fn keep_event(&mut self, lane: Option<String>, e: &Entry) {
+        let kind = event_kind(&e.event);
+        let kept = self.kept_by_kind.entry(kind.to_string()).or_default();
+        if *kept >= MAX_EVENTS_PER_KIND {
+            self.capped(kind);
+            return;
+        }
+        *kept += 1;
+        self.events.push((lane, e.clone()));
+    }
+}
+
+/// The refused write an event records, with the node that sent it: a token below
+/// `max_token`, a deposed leader's batch the log refused, or a late batch below the
+/// sequence row's `last_seq`. `None` for any other event.
+fn rejection(e: &Entry) -> Option<(&str, Rejection)> {
+    let at_us = e.at_us;
+    let refused = match &e.event {
+        Event::WriteRejected {
+            node,
+            token,
+            max_token,
+            op,
+        } => (
+            node,
+            Rejection {
+                lane: 0,
+                at_us,
+                kind: "write_rejected".into(),
+                token: *token,
+                max_token: Some(*max_token),
+                op: Some(*op),
+                detail: String::new(),
+            },
+        ),
+        Event::BatchRefused { node, token } => (
+            node,
+            Rejection {
+                lane: 0,
+                at_us,
+                kind: "batch_refused".into(),
+                token: *token,
+                max_token: None,
+                op: None,
+                detail: "the log refused a deposed leader's batch".into(),
+            },
+        ),
+        Event::SeqRefused {
+            node,
+            token,
+            first,
+            last,
+            last_seq,
+        } => (
+            node,
+            Rejection {
+                lane: 0,
+                at_us,
+                kind: "seq_refused".into(),
+                token: *token,
+                max_token: None,
+                op: Some(WriteOp::Seq {
+                    first: *first,
+                    last: *last,
+                }),
+                detail: format!("late batch {first}..{last}, not above last_seq {last_seq}"),
+            },
+        ),
+        _ => return None,
+    };
+    Some((refused.0.as_str(), refused.1))
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: hand-built timelines with one of each thing a lane shows, checked
+    //! field by field; and a long dense run whose buckets must stay within the bound.
+    use super::*;
+    use crate::checker::testing::*;
+    use crate::render::lanes::build;
+    use crate::timeline::Event;
+
+    fn builder() -> LaneBuilder {
+        LaneBuilder::new(
+            vec!["n1".into(), "n2".into(), "n3".into()],
+            30_000_000,
+            vec![None, Some(ClockChange::Drift(-400_000)), None],
+        )
+    }
+
+    #[test]
+    fn a_gc_pause_story_becomes_spans_windows_and_a_rejection() {
+        let entries = vec![
+            leader(100, "n1", 2),
+            tick(200, "n1", 2),
+            tick(205, "n1", 2),
+            fault(10_000, 0, "pause"),
+            at(10_000, Event::NodePaused { node: "n1".into() }),
+            leader(12_500, "n3", 3),
+            tick(12_510, "n3", 3),
+            at(13_500, Event::NodeResumed { node: "n1".into() }),
+            healed(13_500, 0, "pause"),
+            rejected(13_503, "n1", 2, 3),
+            stopped(13_504, "n1", 2, "rejected"),
+            follower(13_504, "n1"),
+            at(
+                20_000,
+                Event::FaultApplied {
+                    index: 1,
+                    kind: crate::fault::FaultKind::Partition,
+                    target: "n3<->backend".into(),
+                },
+            ),
+            killed(25_000, "n2"),
+        ];
+        let l = build(builder(), &entries, 30_000_000);
+        assert_eq!(l.lanes, ["n1", "n2", "n3", "backend"]);
+        assert_eq!(l.spans.len(), 2);
+        let (a, b) = (&l.spans[0], &l.spans[1]);
+        assert_eq!(
+            (a.lane, a.token, a.from_us, a.to_us),
+            (0, Some(2), 100_000, 13_504_000)
+        );
+        assert_eq!(a.end, "follower");
+        assert_eq!(a.stop_reason.as_deref(), Some("rejected"));
+        assert_eq!(
+            (b.lane, b.token, b.to_us, b.end.as_str()),
+            (2, Some(3), 30_000_000, "run ended")
+        );
+        assert!(a.to_us > b.from_us, "the two beliefs overlap");
+        assert_eq!(l.rejections.len(), 1);
+        assert_eq!(
+            (l.rejections[0].token, l.rejections[0].max_token),
+            (2, Some(3))
+        );
+        // Two ticks 5 ms apart share a bucket (15 ms wide in a 30 s run); n3's has its own.
+        assert_eq!(l.write_bucket_us, 15_000);
+        assert_eq!(l.writes.len(), 2);
+        assert_eq!((l.writes[0].lane, l.writes[0].count), (0, 2));
+        assert_eq!(l.writes_accepted, 3);
+        let kinds: Vec<(&str, usize, bool)> = l
+            .windows
+            .iter()
+            .map(|w| (w.kind.as_str(), w.lane, w.open_at_end))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("pause", 0, false),
+                ("partition", 2, true),
+                ("partition", 3, true),
+                ("down", 1, true)
+            ]
+        );
+        assert_eq!(l.windows[0].to_us, 13_500_000);
+        assert_eq!(l.windows[1].to_us, 30_000_000);
+    }
+
+    #[test]
+    fn a_dense_long_run_stays_within_its_buckets() {
+        let mut b = LaneBuilder::new(vec!["n1".into()], 600_000_000, vec![]);
+        b.entry(&leader(0, "n1", 1));
+        let mut writes = 0;
+        for ms in (1..600_000).step_by(2) {
+            b.entry(&tick(ms, "n1", 1));
+            writes += 1;
+        }
+        for i in 0..(MAX_EVENTS_PER_KIND + 10) {
+            b.entry(&campaign(i as i64, "n1"));
+        }
+        let l = b.finish(600_000_000);
+        assert_eq!(l.writes_accepted, writes);
+        assert!(
+            l.writes.len() <= WRITE_BUCKETS_PER_RUN as usize + 1,
+            "{}",
+            l.writes.len()
+        );
+        assert_eq!(
+            l.writes.iter().map(|b| u64::from(b.count)).sum::<u64>(),
+            writes
+        );
+        assert_eq!(l.capped.get("campaign_started"), Some(&10));
+    }
+}

@@ -1,0 +1,660 @@
+//! `summary.txt`: the report of one run for a person, one section after another in the
+//! order [`SECTIONS`] gives. Each section writes its own lines, or none when it has
+//! nothing to say for this run (a job's section without a job, a real run's SQL check in
+//! a simulated one).
+
+use super::stretch;
+use super::{backend_load, failover_bound, reproduce_command};
+use crate::checker::{us_to_ms, Findings};
+use crate::run_output::RunOutput;
+use crate::scenario::Resolved;
+use crate::trial::RealRun;
+use std::fmt::Write;
+
+/// summary.txt for a run.
+pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
+    summary_with(r, seed, out, None)
+}
+
+/// summary.txt for a run, with what a real run adds (its trial, the SQL check over the
+/// ledger, the lease TTL granted, its notes and the command that runs it again) when
+/// `real` is given.
+pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun>) -> String {
+    let run = Run {
+        r,
+        seed,
+        out,
+        f: &out.findings,
+        real,
+    };
+    let mut t = String::new();
+    for section in SECTIONS {
+        section(&mut t, &run);
+    }
+    t
+}
+
+/// What every section reads: the resolved scenario and seed, the run's output and its
+/// findings, and what a real run adds.
+pub(super) struct Run<'a> {
+    pub(super) r: &'a Resolved,
+    seed: u64,
+    out: &'a RunOutput,
+    pub(super) f: &'a Findings,
+    real: Option<&'a RealRun>,
+}
+
+/// One section of summary.txt: appends its lines.
+type Section = fn(&mut String, &Run);
+
+/// The sections of summary.txt, in the order they are written.
+const SECTIONS: [Section; 25] = [
+    header,
+    faults,
+    leaders_acting,
+    protocol_safety,
+    fencing,
+    sequence,
+    reads,
+    failover,
+    election_latency,
+    step_down,
+    elections,
+    handoffs,
+    stretch::transfers,
+    stretch::swim,
+    stretch::partitions,
+    false_failovers,
+    job,
+    gc_noise,
+    liveness,
+    lease_service,
+    backend,
+    client,
+    violations,
+    real_notes,
+    reproduce,
+];
+
+pub(super) fn ms(v: f64) -> String {
+    format!("{v:.1} ms")
+}
+
+/// What ran (scenario, seed, protocol, nodes, fencing, length; a real run's trial), the
+/// verdict, then a blank line.
+fn header(w: &mut String, run: &Run) {
+    let (s, seed) = (&run.r.scenario, run.seed);
+    match run.real {
+        None => {
+            let _ = writeln!(
+                w,
+                "Baton run: {} (seed {seed}), protocol {}, {} nodes, fencing {}, {} simulated",
+                s.name,
+                s.protocol.name(),
+                s.nodes,
+                if s.fencing { "on" } else { "OFF" },
+                ms(s.duration_ms as f64)
+            );
+        }
+        Some(x) => {
+            let _ = writeln!(
+                w,
+                "Baton real run: {} (trial {}, seed {seed}), protocol {} against {}, {} node processes, fencing {}, {} of real time",
+                s.name,
+                x.trial,
+                s.protocol.name(),
+                x.backend,
+                s.nodes,
+                if s.fencing { "on" } else { "OFF" },
+                ms(s.duration_ms as f64)
+            );
+            if let Some(cmd) = &x.node_cmd {
+                let _ = writeln!(
+                    w,
+                    "nodes: --node-cmd {} (node contract v1; {}'s table gave their settings), seen from outside",
+                    crate::render::shell::quote(cmd),
+                    s.protocol.name()
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        w,
+        "verdict: {}",
+        if run.f.passed() { "PASS" } else { "FAIL" }
+    );
+    let _ = writeln!(w);
+}
+
+/// The faults, one line each ([`fault_lines`]).
+fn faults(w: &mut String, run: &Run) {
+    for line in fault_lines(run.f) {
+        let _ = writeln!(w, "{line}");
+    }
+}
+
+/// One line per fault as it happened: applied (and healed), or skipped and why.
+fn fault_lines(f: &Findings) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    for r in &f.faults {
+        let mut line = if r.skipped {
+            format!(
+                "fault {}: SKIPPED at {}: {}",
+                r.index,
+                ms(us_to_ms(r.at_us)),
+                r.target
+            )
+        } else {
+            format!(
+                "fault {}: {} {} at {}",
+                r.index,
+                r.kind.map_or("skipped", |k| k.name()),
+                r.target,
+                ms(us_to_ms(r.at_us))
+            )
+        };
+        for h in &r.summary_heals_us {
+            let _ = write!(line, ", ended at {}", ms(us_to_ms(*h)));
+        }
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        lines.push("faults: none fired".into());
+    }
+    lines
+}
+
+/// Leaders acting by belief (with each overlap) and by effect, and the double-leader
+/// incidents.
+fn leaders_acting(w: &mut String, run: &Run) {
+    let f = run.f;
+    let _ = writeln!(w, "leaders acting by belief: max {}", f.belief.max);
+    for o in &f.belief.overlaps {
+        let _ = writeln!(
+            w,
+            "  overlap {} .. {} ({}): {}",
+            ms(o.from_ms),
+            ms(o.to_ms),
+            ms(o.to_ms - o.from_ms),
+            o.nodes.join(", ")
+        );
+    }
+    let _ = writeln!(w, "leaders acting by effect: max {}", f.effect.max);
+    let _ = writeln!(
+        w,
+        "double-leader-acting incidents: {}",
+        f.double_leader_acting_incidents
+    );
+}
+
+/// Whether the protocol kept its leaders inside their grants by itself: the outcome, the
+/// declared bounds, and each fence-saved leadership.
+fn protocol_safety(w: &mut String, run: &Run) {
+    let p = &run.f.protocol_safety;
+    let bounds = p.bounds.map_or(String::new(), |b| {
+        if b.self_safe {
+            format!(
+                " (declared bounds: pause {} ms, drift {} ppm, offset {} ms{})",
+                b.pause_ms,
+                b.drift_ppm,
+                b.offset_ms,
+                if b.peers_judge {
+                    "; clocks: every node's"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            " (the protocol declares no safety of its own: the fence is all)".to_string()
+        }
+    });
+    let _ = writeln!(w, "protocol safety: {}{bounds}", p.outcome.name());
+    if p.past_grant_in_bounds > 0 {
+        let _ = writeln!(
+            w,
+            "  leaderships acting past their grant inside the bounds: {} (a protocol bug, see violations)",
+            p.past_grant_in_bounds
+        );
+    }
+    if p.past_grant_fence_saved > 0 {
+        let _ = writeln!(
+            w,
+            "  the fence saved it: {} acted past {} grant beyond the bounds, {} after",
+            match p.past_grant_fence_saved {
+                1 => "1 leadership".to_string(),
+                n => format!("{n} leaderships"),
+            },
+            if p.past_grant_fence_saved == 1 {
+                "its"
+            } else {
+                "their"
+            },
+            match p.writes_past_grant {
+                1 => "1 write started".to_string(),
+                n => format!("{n} writes started"),
+            }
+        );
+        for line in p.fence_saved.iter().take(5) {
+            let _ = writeln!(w, "    {line}");
+        }
+        if p.fence_saved.len() > 5 {
+            let _ = writeln!(w, "    ... {} more in report.json", p.fence_saved.len() - 5);
+        }
+    }
+}
+
+/// Stale-token writes accepted, and the fence's rejections (the first ten).
+fn fencing(w: &mut String, run: &Run) {
+    let f = run.f;
+    let _ = writeln!(w, "stale-token writes accepted: {}", f.stale_accepts);
+    let _ = writeln!(w, "fencing rejections: {}", f.rejections.len());
+    for rej in f.rejections.iter().take(10) {
+        let _ = writeln!(
+            w,
+            "  at {}: {} wrote with token {} < max_token {} -> rejected",
+            ms(rej.at_ms),
+            rej.node,
+            rej.token,
+            rej.max_token
+        );
+    }
+    if f.rejections.len() > 10 {
+        let _ = writeln!(w, "  ... {} more in report.json", f.rejections.len() - 10);
+    }
+}
+
+/// The sequence's steps and reuses, its late batches refused, and a real run's SQL check
+/// over the ledger.
+fn sequence(w: &mut String, run: &Run) {
+    let f = run.f;
+    let _ = writeln!(
+        w,
+        "sequence: {} non-increasing steps, {} numbers accepted twice (at the resource, or committed in the log); client saw {} reused of {} handed out",
+        f.sequence.non_increasing_steps, f.sequence.reused, f.sequence.client_reused, run.out.client.ok
+    );
+    if f.sequence.refused_late > 0 {
+        let _ = writeln!(
+            w,
+            "  the sequence row refused {} late batches (a leader's own batch, timed out, then overtaken by its next one)",
+            f.sequence.refused_late
+        );
+    }
+    if let Some(x) = run.real {
+        let l = &x.ledger;
+        let _ = writeln!(
+            w,
+            "SQL check (lag() over the ledger's sequence): {} non-increasing steps; ledger.db holds {} sequencer batches, {} ticks, {} rejected writes, max_token {}, last_seq {}",
+            l.non_increasing_steps, l.seq_batches, l.ticks, l.rejections, l.max_token, l.last_seq
+        );
+    }
+}
+
+/// Reads from leader leases, when the scenario reads or a read was served.
+fn reads(w: &mut String, run: &Run) {
+    let (f, out) = (run.f, run.out);
+    if run.r.scenario.work.read_rate_per_s > 0 || f.reads.served > 0 {
+        let _ = writeln!(
+            w,
+            "reads: {} answered from leader leases, {} stale (up to {} numbers behind); client sent {}, {} answered",
+            f.reads.served,
+            f.reads.stale,
+            f.reads.max_numbers_behind,
+            out.client.reads_sent,
+            out.client.reads_ok
+        );
+        if let Some(b) = run.r.protocol.read_lease_bound() {
+            let _ = writeln!(w, "  bound: {b}");
+        }
+    }
+}
+
+/// Each failover, the protocol's bound, and the scenario's expectation if it set one.
+fn failover(w: &mut String, run: &Run) {
+    let bound = failover_bound(run.r);
+    let fo: Vec<String> = run.f.failover_ms.iter().map(|v| ms(*v)).collect();
+    let _ = writeln!(
+        w,
+        "failover (last old-leader write -> first new-leader write): {}",
+        if fo.is_empty() {
+            "none".into()
+        } else {
+            fo.join(", ")
+        }
+    );
+    let _ = writeln!(w, "  bound: {} = {} ms", bound.formula, bound.ms);
+    if let Some(max) = run.r.scenario.expect.failover_ms_max {
+        let _ = writeln!(w, "  checked against expect.failover_ms_max = {max} ms");
+    }
+}
+
+/// Election latency, and in a real run the lease TTL etcd granted.
+fn election_latency(w: &mut String, run: &Run) {
+    let f = run.f;
+    let el = &f.election_latency_ms;
+    let _ = writeln!(
+        w,
+        "election latency (seat vacant or campaign start -> won): p50 {} p99 {} max {} over {}",
+        ms(el.p50),
+        ms(el.p99),
+        ms(el.max),
+        el.count
+    );
+    if run.real.is_some() {
+        let _ = writeln!(
+            w,
+            "lease TTL granted: {}",
+            match f.lease_ttl_granted_ms {
+                Some(g) if g.min == g.max => format!("{} ms on {} leases", g.min, g.count),
+                Some(g) => format!("{} to {} ms on {} leases", g.min, g.max, g.count),
+                None if run.real.is_some_and(|x| x.node_cmd.is_some()) => {
+                    "not seen (a --node-cmd node logs no lease grants)".to_string()
+                }
+                None => "no lease granted".to_string(),
+            }
+        );
+    }
+}
+
+/// How the protocol steps down, when the scenario makes a leader resign.
+fn step_down(w: &mut String, run: &Run) {
+    let resigns = run.r.scenario.has_fault(crate::fault::FaultKind::Resign);
+    if let (true, Some(how)) = (resigns, run.r.protocol.stepdown_method()) {
+        let _ = writeln!(w, "step-down: {how}");
+    }
+}
+
+/// Wins by node, starved nodes, leaderless stretches and leader changes.
+fn elections(w: &mut String, run: &Run) {
+    let ew = &run.f.elections;
+    let wins: Vec<String> = ew
+        .wins_by_node
+        .iter()
+        .map(|(n, w)| format!("{n} {}/{}", w.wins, w.elections_running))
+        .collect();
+    let _ = writeln!(
+        w,
+        "wins by node (won / elections while running): {}; starved (no win in {}+): {}",
+        wins.join(", "),
+        crate::checker::wins::STARVED_MIN_ELECTIONS,
+        if ew.starved.is_empty() {
+            "none".to_string()
+        } else {
+            ew.starved.join(", ")
+        }
+    );
+    let lm = &ew.leaderless_ms;
+    let _ = writeln!(
+        w,
+        "leaderless (last leader gone -> next win): p50 {} p99 {} max {} over {}; leader changes {}",
+        ms(lm.p50),
+        ms(lm.p99),
+        ms(lm.max),
+        lm.count,
+        ew.leader_changes
+    );
+}
+
+/// Each handoff between leaders, with its gap.
+fn handoffs(w: &mut String, run: &Run) {
+    for g in &run.f.handoff_gaps {
+        let _ = writeln!(
+            w,
+            "handoff {} (token {}) -> {} (token {}): gap {}{}",
+            g.old_node,
+            g.old_token,
+            g.new_node,
+            g.new_token,
+            ms(g.gap_ms),
+            if g.overlap {
+                " (the old leader had not stopped by then: it still believed it led)"
+            } else {
+                ""
+            }
+        );
+    }
+}
+
+/// False failovers (the first ten, each with its cause), when GC noise runs or one
+/// happened.
+fn false_failovers(w: &mut String, run: &Run) {
+    let f = run.f;
+    if run.r.scenario.noise.gc.is_none() && f.false_failovers.count == 0 {
+        return;
+    }
+    let ff = &f.false_failovers;
+    let _ = writeln!(
+        w,
+        "false failovers (leadership changed with the old leader alive and no scripted fault in force): {} ({:.1} per hour)",
+        ff.count, ff.per_hour
+    );
+    for x in ff.each.iter().take(10) {
+        let cause = match x.gc_pause_ms {
+            Some((from, len)) => format!(
+                "{} was in a {len} ms GC-noise pause from {}",
+                x.old_node,
+                ms(from)
+            ),
+            None => format!("no GC-noise pause of {} covered it", x.old_node),
+        };
+        let _ = writeln!(
+            w,
+            "  at {}: {} (token {}) -> {} (token {}); {cause}",
+            ms(x.at_ms),
+            x.old_node,
+            x.old_token,
+            x.new_node,
+            x.new_token
+        );
+    }
+    if ff.each.len() > 10 {
+        let _ = writeln!(w, "  ... {} more in report.json", ff.each.len() - 10);
+    }
+}
+
+/// The job's steps and cursor, and its handoffs (the first ten), when the scenario runs
+/// a job.
+fn job(w: &mut String, run: &Run) {
+    let Some(cfg) = &run.r.scenario.work.job else {
+        return;
+    };
+    let j = &run.f.job;
+    let _ = writeln!(
+        w,
+        "job (steps of {}-{} ms, cursor checkpointed after each): {} steps done, {} redone, {} segments skipped, {} abandoned ({} ms of work thrown away); cursor at {}",
+        cfg.step_ms_min, cfg.step_ms_max, j.steps_done, j.steps_redone, j.segments_skipped, j.steps_abandoned, j.abandoned_ms, j.cursor
+    );
+    for h in j.handoffs.iter().take(10) {
+        let _ = writeln!(
+            w,
+            "  handoff {} (token {}) -> {} (token {}) at {}: cursor still for {}, {} ms of {}'s step thrown away",
+            h.old_node,
+            h.old_token,
+            h.new_node,
+            h.new_token,
+            ms(h.at_ms),
+            ms(h.cursor_still_ms),
+            h.abandoned_ms,
+            h.old_node
+        );
+    }
+    if j.handoffs.len() > 10 {
+        let _ = writeln!(w, "  ... {} more in report.json", j.handoffs.len() - 10);
+    }
+}
+
+/// The GC noise the scenario asked for, if any.
+fn gc_noise(w: &mut String, run: &Run) {
+    if let Some(gc) = &run.r.scenario.noise.gc {
+        let _ = writeln!(
+            w,
+            "GC noise: a pause every {} ms on average per node (p50 {} ms, p99 {} ms, at most {} ms), on {}",
+            gc.mean_interval_ms,
+            gc.pause_p50_ms,
+            gc.pause_p99_ms,
+            gc.pause_max_ms,
+            if gc.nodes.is_empty() {
+                "every node".to_string()
+            } else {
+                gc.nodes.join(", ")
+            }
+        );
+    }
+}
+
+/// Liveness after the last fault, then whether each "sometimes" property was met.
+fn liveness(w: &mut String, run: &Run) {
+    if run.r.scenario.partitions > 0 {
+        let _ = writeln!(w, "liveness: judged per partition (see `partitions` above)");
+        return;
+    }
+    let l = &run.f.liveness;
+    let _ = writeln!(
+        w,
+        "liveness: last fault ended at {}; first accepted write after it: {}; longest stall after: {} (bound {} ms)",
+        ms(l.last_fault_end_ms),
+        l.first_write_after_ms
+            .map(ms)
+            .unwrap_or_else(|| "none".into()),
+        ms(l.longest_stall_after_ms),
+        l.bound_ms
+    );
+    for so in &run.f.sometimes {
+        let _ = writeln!(
+            w,
+            "sometimes {}: {}",
+            so.name,
+            if so.met { "met" } else { "NEVER MET" }
+        );
+    }
+}
+
+/// The lease service's leader changes and lease overruns, when it is a cluster.
+fn lease_service(w: &mut String, run: &Run) {
+    let Some(s) = &run.f.lease_service else {
+        return;
+    };
+    let who: Vec<String> = s
+        .leaders
+        .iter()
+        .map(|(at, m, term)| format!("{m} (term {term}) at {at:.1} ms"))
+        .collect();
+    let _ = writeln!(
+        w,
+        "lease service: {} etcd leader changes; led by {}",
+        s.leader_changes,
+        who.join(", ")
+    );
+    let o = &s.lease_overrun_ms;
+    if o.count > 0 {
+        let _ = writeln!(
+            w,
+            "lease overrun (expired after last renewal + TTL): p50 {} p99 {} max {} over {} expired leases",
+            ms(o.p50),
+            ms(o.p99),
+            ms(o.max),
+            o.count
+        );
+    }
+}
+
+/// The backend's request rate over the run, while faults fired and after kills, when the
+/// backend counted any.
+fn backend(w: &mut String, run: &Run) {
+    let out = run.out;
+    if out.backend_requests == 0 {
+        return;
+    }
+    let mut line = format!(
+        "backend requests: {:.1}/s over the run",
+        out.backend_requests as f64 * 1000.0 / run.r.scenario.duration_ms as f64
+    );
+    if let Some(b) = backend_load(run.f, &out.backend_requests_by_100ms) {
+        let _ = write!(line, ", {:.1}/s while faults fired", b.per_s_during_faults);
+        if b.kills > 0 {
+            let _ = write!(
+                line,
+                "; in the second after each of {} kills: {:.1}/s on average, {:.0}/s at most",
+                b.kills, b.per_s_after_kill_mean, b.per_s_after_kill_max
+            );
+        }
+    }
+    let _ = writeln!(w, "{line}");
+}
+
+/// The client's requests, and the load served outside start-up and fault windows when it
+/// sent any.
+fn client(w: &mut String, run: &Run) {
+    let c = &run.out.client;
+    let _ = writeln!(
+        w,
+        "client: {} sent, {} ok, {} not-leader, {} timed out",
+        c.sent, c.ok, c.not_leader, c.timeouts
+    );
+    if c.sent > 0 {
+        let l = &run.f.load;
+        let windows: Vec<String> = l
+            .fault_windows_ms
+            .iter()
+            .map(|(a, b)| format!("{a:.0}..{b:.0} ms"))
+            .collect();
+        let _ = writeln!(
+            w,
+            "load served outside start-up and fault windows: {:.2}% ({} of {} requests got a number; windows: start-up, then fault + liveness bound + client timeout{})",
+            l.ok_share_outside_faults * 100.0,
+            l.ok_outside_faults,
+            l.sent_outside_faults,
+            if windows.is_empty() {
+                ", none".to_string()
+            } else {
+                format!(": {}", windows.join(", "))
+            }
+        );
+    }
+}
+
+/// How many violations, and the first twenty.
+fn violations(w: &mut String, run: &Run) {
+    let v = run.f.violation_records();
+    let _ = writeln!(
+        w,
+        "violations: {}",
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.len().to_string()
+        }
+    );
+    for x in v.iter().take(20) {
+        let _ = writeln!(w, "  {} at {}: {}", x.property, ms(x.at_ms), x.detail);
+    }
+    if v.len() > 20 {
+        let _ = writeln!(w, "  ... {} more in report.json", v.len() - 20);
+    }
+}
+
+/// What a real run did differently from the scenario, or did not count.
+fn real_notes(w: &mut String, run: &Run) {
+    if let Some(x) = run.real {
+        for n in &x.notes {
+            let _ = writeln!(w, "real mode: {n}");
+        }
+    }
+}
+
+/// After a blank line, the command that reproduces the run (or, for a real run, runs it
+/// again).
+fn reproduce(w: &mut String, run: &Run) {
+    let _ = writeln!(w);
+    match run.real {
+        None => {
+            let _ = writeln!(w, "reproduce: {}", reproduce_command(run.r, run.seed));
+        }
+        Some(x) => {
+            let _ = writeln!(
+                w,
+                "run again (a real run does not repeat exactly): {}",
+                x.command
+            );
+        }
+    }
+}

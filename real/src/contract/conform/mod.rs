@@ -1,0 +1,433 @@
+//! The `conform` command: the spec's experiments against a node of your own
+//! (`--node-cmd`), a few live trials each, and a conformance report.
+//!
+//! The experiments are [`EXPERIMENTS`]: five scenarios of `scenarios/conform/` (built
+//! into the binary, so the report's reproduce commands name files of the source tree),
+//! each run as written and with fencing off (`--set fencing=false`). Trial k of every
+//! experiment uses seed S + k - 1. Every trial is a real-mode trial with `--node-cmd`
+//! ([`crate::trial`]): the same checkers, the same report; the conformance report
+//! ([`crate::contract::conform::report`]) puts them side by side and names, for each experiment
+//! that failed, the property and the command that reproduces the trial.
+//!
+//! `DIR/<experiment>/trial-<k>/` holds each trial's report (`summary.txt`,
+//! `report.json`, `scenario.toml`). Its timeline page and plot (`timeline.html`,
+//! `leaders_acting.svg`) are kept for the first trial of each experiment and for every
+//! trial that failed; its raw timeline (`timeline.jsonl`) and `run/` (the processes'
+//! logs and stdout, the ledger, etcd's logs) for the failed ones only (see [`prune`]):
+//! thirty trials' worth would be tens of megabytes. A step-down experiment whose nodes do not serve the
+//! optional `POST /resign` (the preflight asks) is not applicable, whatever its trials
+//! found.
+
+pub mod report;
+
+use crate::contract::conform::report::{ExperimentResult, Report, TrialResult, Verdict};
+use crate::contract::node_cmd::NodeCmd;
+use crate::trial::command::{check_trial_dir, parse_node_cmd, trial_spec, RealCommandError};
+use crate::trial::refusals::Source;
+use crate::trial::{self, TrialError, TrialSpec};
+use baton_model::flags::ConformArgs;
+use baton_model::render::output_dir;
+use baton_model::scenario::{self, Resolved};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One scenario of the conformance suite.
+pub struct Scenario {
+    /// Its name (`clean-kill`); the unfenced experiment adds `-unfenced`.
+    pub name: &'static str,
+    /// Its file in Baton's source tree, as reproduce commands name it.
+    pub file: &'static str,
+    /// Its text (the same file, built in).
+    pub text: &'static str,
+    /// What it does, for the report.
+    pub does: &'static str,
+    /// It asks the leader to step down: not applicable to nodes without `POST /resign`.
+    pub needs_resign: bool,
+}
+
+/// The suite, in the order the report lists it.
+pub const EXPERIMENTS: &[Scenario] = &[
+    Scenario {
+        name: "clean-kill",
+        file: "scenarios/conform/clean-kill.toml",
+        text: include_str!("../../../../scenarios/conform/clean-kill.toml"),
+        does: "the leader killed with SIGKILL under load (1,000 next/s), restarted 4-5 s later",
+        needs_resign: false,
+    },
+    Scenario {
+        name: "partition",
+        file: "scenarios/conform/partition.toml",
+        text: include_str!("../../../../scenarios/conform/partition.toml"),
+        does:
+            "the leader's links to every etcd member cut both ways for 5 s (its resource link up)",
+        needs_resign: false,
+    },
+    Scenario {
+        name: "gc-pause",
+        file: "scenarios/conform/gc-pause.toml",
+        text: include_str!("../../../../scenarios/conform/gc-pause.toml"),
+        does: "the leader stopped with SIGSTOP for 3.5 s (TTL + 1.5 s), then SIGCONT",
+        needs_resign: false,
+    },
+    Scenario {
+        name: "graceful-stepdown",
+        file: "scenarios/conform/graceful-stepdown.toml",
+        text: include_str!("../../../../scenarios/conform/graceful-stepdown.toml"),
+        does: "the leader asked to step down (POST /resign)",
+        needs_resign: true,
+    },
+    Scenario {
+        name: "churn",
+        file: "scenarios/conform/churn.toml",
+        text: include_str!("../../../../scenarios/conform/churn.toml"),
+        does: "the leader killed at 4, 7.5 and 11 s, each restarted 1.5 s later",
+        needs_resign: false,
+    },
+];
+
+/// One experiment of a run: a scenario, fenced or not, and its trials' specs.
+struct Planned {
+    scenario: &'static Scenario,
+    fencing: bool,
+    specs: Vec<TrialSpec>,
+}
+
+impl Planned {
+    fn name(&self) -> String {
+        experiment_name(self.scenario, self.fencing)
+    }
+}
+
+fn experiment_name(s: &Scenario, fencing: bool) -> String {
+    if fencing {
+        s.name.to_string()
+    } else {
+        format!("{}-unfenced", s.name)
+    }
+}
+
+/// Every experiment's name, in order.
+pub fn experiment_names() -> Vec<String> {
+    EXPERIMENTS
+        .iter()
+        .flat_map(|s| [experiment_name(s, true), experiment_name(s, false)])
+        .collect()
+}
+
+fn bad(msg: impl std::fmt::Display) -> RealCommandError {
+    RealCommandError::BadInput(msg.to_string())
+}
+
+/// The experiments `--only` picks (all without it); `Err` names the unknown one.
+fn picked(only: Option<&str>) -> Result<Vec<String>, String> {
+    let all = experiment_names();
+    let Some(only) = only else {
+        return Ok(all);
+    };
+    let mut out = vec![];
+    for name in only.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if !all.iter().any(|a| a == name) {
+            return Err(format!(
+                "--only: no experiment named {name:?} (allowed: {})",
+                all.join(", ")
+            ));
+        }
+        out.push(name.to_string());
+    }
+    if out.is_empty() {
+        return Err(format!(
+            "--only names no experiment (allowed: {})",
+            all.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// The scenario of `s`, fenced or not, as real mode loads it.
+fn load(s: &Scenario, fencing: bool) -> Result<Resolved, String> {
+    let sets: Vec<String> = if fencing {
+        vec![]
+    } else {
+        vec!["fencing=false".into()]
+    };
+    let stem = Path::new(s.file)
+        .file_stem()
+        .map(|x| x.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    scenario::load_str(s.file, &stem, s.text, &sets).map_err(|e| e.to_string())
+}
+
+/// Everything decided before anything starts.
+struct Prepared {
+    dir: PathBuf,
+    node_cmd: NodeCmd,
+    experiments: Vec<Planned>,
+    trials: u64,
+}
+
+fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
+    let node_cmd = parse_node_cmd(Some(&args.node_cmd))
+        .map_err(bad)?
+        .expect("given");
+    if args.backend != "etcd" {
+        return Err(bad(format!(
+            "--backend {:?}: node contract v1 covers nodes that elect on etcd (allowed: etcd)",
+            args.backend
+        )));
+    }
+    let names = picked(args.only.as_deref()).map_err(bad)?;
+    let first_seed = args.seed;
+    if first_seed > baton_model::seed::MAX - (args.trials - 1) {
+        return Err(bad(format!(
+            "--seed {first_seed} with --trials {}: the last trial's seed would pass {}",
+            args.trials,
+            baton_model::seed::MAX
+        )));
+    }
+    let dir = args
+        .out
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports/conformance-latest"));
+    output_dir::check_writable(&dir, args.out.force).map_err(bad)?;
+    let mut experiments = vec![];
+    for s in EXPERIMENTS {
+        for fencing in [true, false] {
+            if !names.contains(&experiment_name(s, fencing)) {
+                continue;
+            }
+            let base = load(s, fencing).map_err(bad)?;
+            let mut p = Planned {
+                scenario: s,
+                fencing,
+                specs: vec![],
+            };
+            for k in 1..=args.trials {
+                let seed = first_seed + (k - 1);
+                let src = Source {
+                    text: s.text,
+                    overrides: &base.overrides,
+                    base: &base,
+                    swarm_seed: None,
+                };
+                let tdir = dir.join(p.name()).join(format!("trial-{k}"));
+                check_trial_dir(&tdir, args.out.force).map_err(bad)?;
+                let spec = trial_spec((&base, &src), (k as usize, seed), &tdir, Some(&node_cmd))
+                    .map_err(bad)?;
+                p.specs.push(spec);
+            }
+            experiments.push(p);
+        }
+    }
+    Ok(Prepared {
+        dir,
+        node_cmd,
+        experiments,
+        trials: args.trials,
+    })
+}
+
+/// Writes to stdout, ignoring a closed pipe.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// The source tree's commit (`git rev-parse --short HEAD`), with "plus uncommitted
+/// changes" when anything outside `reports/` differs from it (as `nightly/lib.sh` names
+/// a report's commit), or `unknown` outside a git checkout.
+fn commit() -> String {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+    };
+    let Some(head) = git(&["rev-parse", "--short", "HEAD"])
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    else {
+        return "unknown".into();
+    };
+    let clean = git(&["diff", "--quiet", "HEAD", "--", ".", ":!reports"])
+        .is_some_and(|o| o.status.success());
+    if clean {
+        head
+    } else {
+        format!("{head} plus uncommitted changes")
+    }
+}
+
+/// The way from `dir` up to the directory the command ran in (Baton's source tree, for
+/// the report's links to the contract and the scenarios): `../` per component of a
+/// relative `dir`, the working directory itself for an absolute one.
+fn root_link(dir: &Path) -> String {
+    if dir.is_absolute() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        return format!("{}/", cwd.display());
+    }
+    let depth = dir
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .count();
+    "../".repeat(depth)
+}
+
+/// Runs the `conform` command: `Ok(true)` when no experiment failed.
+pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
+    let p = prepare(&args)?;
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| bad(format!("cannot watch for Ctrl-C: {e}")))?;
+    crate::process::sweep_stale_dirs(crate::backend::etcd::cluster::DATA_PREFIX);
+    let wall = Instant::now();
+    let mut report = Report {
+        command: baton_model::render::shell::join(
+            ["sim", "conform"]
+                .into_iter()
+                .map(String::from)
+                .chain(args.to_words()),
+        ),
+        node_cmd: p.node_cmd.template.clone(),
+        commit: commit(),
+        root: root_link(&p.dir),
+        trials_per_experiment: p.trials,
+        wall_ms: 0,
+        experiments: vec![],
+        interrupted: false,
+    };
+    for e in &p.experiments {
+        let mut result = ExperimentResult {
+            name: e.name(),
+            file: e.scenario.file.to_string(),
+            does: e.scenario.does.to_string(),
+            fencing: e.fencing,
+            verdict: Verdict::Pass,
+            trials: vec![],
+        };
+        for spec in &e.specs {
+            let t = match one_trial(&p, e, spec, &mut sigint, args.quiet.quiet).await {
+                Ok(t) => t,
+                Err(err) => {
+                    report.interrupted = matches!(err, RealCommandError::Interrupted(_));
+                    report.wall_ms = wall.elapsed().as_millis() as u64;
+                    if !result.trials.is_empty() {
+                        report.experiments.push(result);
+                    }
+                    let _ = write_report(&p.dir, &report);
+                    return Err(err);
+                }
+            };
+            result.trials.push(t);
+        }
+        result.judge(e.scenario.needs_resign);
+        report.experiments.push(result);
+        report.wall_ms = wall.elapsed().as_millis() as u64;
+        write_report(&p.dir, &report).map_err(|e| {
+            RealCommandError::Broke(format!("cannot write the conformance report: {e}"))
+        })?;
+    }
+    if !args.quiet.quiet {
+        say(&report.verdict_lines());
+    }
+    say(&format!(
+        "conformance: {} ({})\n",
+        report.overall(),
+        p.dir.join("conformance.md").display()
+    ));
+    Ok(report
+        .experiments
+        .iter()
+        .all(|e| e.verdict != Verdict::Fail))
+}
+
+fn write_report(dir: &Path, r: &Report) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut json = serde_json::to_string_pretty(r).expect("the report serializes");
+    json.push('\n');
+    output_dir::write_all(
+        dir,
+        &[
+            ("conformance.json", json.as_bytes()),
+            ("conformance.md", r.markdown().as_bytes()),
+        ],
+    )
+}
+
+/// Removes what the module doc says a trial does not keep: a passing trial keeps its
+/// page and plot only if it is its experiment's first, and never its raw timeline or
+/// its processes' files.
+fn prune(tdir: &Path, trial: usize, passed: bool) {
+    if !passed {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(tdir.join("run"));
+    let _ = std::fs::remove_file(tdir.join("timeline.jsonl"));
+    if trial > 1 {
+        let _ = std::fs::remove_file(tdir.join("timeline.html"));
+        let _ = std::fs::remove_file(tdir.join("leaders_acting.svg"));
+    }
+}
+
+/// Runs one trial of experiment `e`, writes its report, and returns its line.
+async fn one_trial(
+    p: &Prepared,
+    e: &Planned,
+    spec: &TrialSpec,
+    sigint: &mut tokio::signal::unix::Signal,
+    quiet: bool,
+) -> Result<TrialResult, RealCommandError> {
+    let name = e.name();
+    let tdir = spec
+        .run_dir
+        .parent()
+        .expect("a trial's run/ has a parent")
+        .to_path_buf();
+    if !quiet {
+        eprintln!(
+            "{name} trial {}/{} (seed {}) ...",
+            spec.trial,
+            e.specs.len(),
+            spec.seed
+        );
+    }
+    if spec.run_dir.join("supervisor.jsonl").is_file() {
+        std::fs::remove_dir_all(&spec.run_dir)
+            .map_err(|err| bad(format!("cannot remove {}: {err}", spec.run_dir.display())))?;
+    }
+    let t = tokio::select! {
+        r = trial::run(spec) => r,
+        _ = sigint.recv() => {
+            return Err(RealCommandError::Interrupted(format!(
+                "interrupted during {name} trial {}; the experiments that finished are in {}",
+                spec.trial,
+                p.dir.join("conformance.md").display()
+            )));
+        }
+    };
+    let t = match t {
+        Ok(t) => t,
+        Err(TrialError::CannotStart(err)) => {
+            return Err(bad(format!(
+                "{name} trial {} could not start: {err}",
+                spec.trial
+            )))
+        }
+        Err(err @ TrialError::Broke { .. }) => {
+            return Err(RealCommandError::Broke(format!(
+                "{name} trial {} broke after it started: {err}",
+                spec.trial
+            )))
+        }
+    };
+    output_dir::write_run(&tdir, &t.artifacts).map_err(|err| {
+        RealCommandError::Broke(format!("cannot write {}: {err}", tdir.display()))
+    })?;
+    let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
+    prune(&tdir, spec.trial, t.artifacts.passed);
+    let line = TrialResult::of(spec, &t, &p.dir, &tdir);
+    if !quiet {
+        say(&format!("{}\n", line.line(&name)));
+    }
+    Ok(line)
+}

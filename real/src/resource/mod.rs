@@ -1,0 +1,150 @@
+//! The fenced resource as a process: the SQLite [`Ledger`] behind `POST /write`.
+//!
+//! Nodes reach it through their own proxies (so a partition can cut one node off it). It
+//! handles one write at a time: each is one transaction, and its event
+//! (`write_accepted`, `write_rejected` or `seq_refused`) is logged before the next
+//! begins, so the log's order is the ledger's commit order.
+
+pub mod ledger;
+
+use crate::events::{Event, EventLog, WriteOp};
+use crate::resource::ledger::{Ledger, Outcome};
+use crate::run_clock::RunClock;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// What the supervisor tells the resource process (written as JSON, passed by path).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ResourceConfig {
+    /// The SQLite database.
+    pub db_path: PathBuf,
+    /// Whether the fence is on.
+    pub fencing: bool,
+    /// Where its events go.
+    pub log_path: PathBuf,
+    /// The run's epoch ([`RunClock::epoch_us`]).
+    pub epoch_us: i64,
+}
+
+/// A protected write, as a node sends it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FencedWrite {
+    /// The writer.
+    pub node: String,
+    /// Its fencing token.
+    pub token: u64,
+    /// What it writes.
+    pub op: WriteOp,
+}
+
+/// The resource's answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum WriteReply {
+    /// Accepted; where the sequence row and the job's cursor stand now.
+    Accepted {
+        /// `sequence.last_seq`.
+        last_seq: u64,
+        /// The job's cursor.
+        cursor: u64,
+    },
+    /// Rejected by the fence.
+    Rejected {
+        /// The highest token accepted so far.
+        max_token: u64,
+    },
+    /// A leader's own late batch, refused by the row.
+    Behind {
+        /// `sequence.last_seq`.
+        last_seq: u64,
+    },
+}
+
+struct Resource {
+    ledger: Mutex<Ledger>,
+    log: EventLog,
+}
+
+/// Applies `w` and logs what happened, in one critical section.
+fn apply(r: &Resource, w: FencedWrite) -> Result<WriteReply, String> {
+    let mut ledger = r.ledger.lock().unwrap_or_else(|p| p.into_inner());
+    let at_us = r.log.clock().now_us();
+    let outcome = ledger
+        .write(&w.node, w.token, w.op, at_us)
+        .map_err(|e| format!("ledger: {e}"))?;
+    Ok(match outcome {
+        Outcome::Accepted {
+            max_token_before,
+            last_seq,
+            cursor,
+        } => {
+            r.log.record(Event::WriteAccepted {
+                node: w.node,
+                token: w.token,
+                max_token: max_token_before,
+                op: w.op,
+            });
+            WriteReply::Accepted { last_seq, cursor }
+        }
+        Outcome::Rejected { max_token } => {
+            r.log.record(Event::WriteRejected {
+                node: w.node,
+                token: w.token,
+                max_token,
+                op: w.op,
+            });
+            WriteReply::Rejected { max_token }
+        }
+        Outcome::Behind { last_seq } => {
+            if let WriteOp::Seq { first, last } = w.op {
+                r.log.record(Event::SeqRefused {
+                    node: w.node,
+                    token: w.token,
+                    first,
+                    last,
+                    last_seq,
+                });
+            }
+            WriteReply::Behind { last_seq }
+        }
+    })
+}
+
+async fn write(
+    State(r): State<Arc<Resource>>,
+    Json(w): Json<FencedWrite>,
+) -> Result<Json<WriteReply>, (StatusCode, String)> {
+    apply(&r, w)
+        .map(Json)
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))
+}
+
+/// Runs the resource process: opens the ledger, listens on a free loopback port,
+/// announces it, and serves until killed.
+pub async fn run(cfg: ResourceConfig) -> Result<(), String> {
+    let log = EventLog::open(&cfg.log_path, RunClock::from_epoch(cfg.epoch_us))
+        .map_err(|e| format!("{}: {e}", cfg.log_path.display()))?;
+    let ledger = Ledger::open(&cfg.db_path, cfg.fencing)
+        .map_err(|e| format!("{}: {e}", cfg.db_path.display()))?;
+    let state = Arc::new(Resource {
+        ledger: Mutex::new(ledger),
+        log,
+    });
+    let app = Router::new()
+        .route("/write", post(write))
+        .route("/health", get(|| async { "ok" }))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
+        .await
+        .map_err(|e| format!("bind: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    crate::process::announce_listening(addr);
+    axum::serve(listener, app)
+        .await
+        .map_err(|e| format!("serve: {e}"))
+}

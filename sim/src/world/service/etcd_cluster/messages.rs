@@ -1,0 +1,79 @@
+//! The requests an etcd cluster's members answer: their clients' (and a follower's
+//! forward to the leader), and Raft's between members.
+
+use crate::world::rpc::request;
+use baton_protocols::etcd_api::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse};
+use serde::{Deserialize, Serialize};
+
+/// A client's request to a member (or a member's, forwarded to the leader).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Op {
+    /// `LeaseGrant` for `node`.
+    Grant {
+        /// Who asks (for the timeline).
+        node: String,
+        /// TTL asked for.
+        ttl_ms: u64,
+    },
+    /// `LeaseKeepAlive`.
+    KeepAlive(i64),
+    /// `LeaseRevoke`.
+    Revoke(i64),
+    /// `Txn`.
+    Txn(Txn),
+    /// A linearizable `Range`.
+    Range(RangeRequest),
+}
+
+/// A member's answer.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum Reply {
+    /// To a grant.
+    Granted(LeaseGrant),
+    /// To a keepalive: the TTL, or `None` when the lease is gone.
+    KeptAlive(Option<u64>),
+    /// To a revoke.
+    Revoked,
+    /// To a txn (etcd's error as text).
+    Txn(Result<TxnResponse, String>),
+    /// To a range.
+    Range(RangeResponse),
+}
+
+/// Why a member could not answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Refusal {
+    /// It knows no leader (`etcdserver: no leader`): the client tries another member.
+    NoLeader,
+    /// The write did not commit in time, or leadership changed under it.
+    NotCommitted(String),
+}
+
+/// A client's request to a member.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ClientOp(pub Op);
+request!(ClientOp => Result<Reply, Refusal>);
+
+/// A follower's forward of a client's request to the leader.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Forward(pub Op);
+request!(Forward => Result<Reply, Refusal>);
+
+/// Raft `RequestVote`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Vote {
+    pub(super) term: u64,
+    pub(super) candidate: usize,
+    pub(super) log: (u64, u64),
+}
+request!(Vote => (u64, bool));
+
+/// Raft `AppendEntries`: a heartbeat (`entry` false) or one new entry to persist.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Append {
+    pub(super) term: u64,
+    pub(super) leader: usize,
+    pub(super) log: (u64, u64),
+    pub(super) entry: bool,
+}
+request!(Append => (u64, bool));

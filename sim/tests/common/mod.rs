@@ -1,0 +1,55 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use baton_model::scenario::{self, Resolved};
+use baton_sim::run::{self, Artifacts};
+use std::path::PathBuf;
+
+/// The repository's scenarios directory.
+pub fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios")
+}
+
+/// Loads `scenarios/<name>.toml` with overrides.
+pub fn load(name: &str, set: &[&str]) -> Resolved {
+    let path = scenarios_dir().join(format!("{name}.toml"));
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+    scenario::load(&path, &set).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `scenarios/<name>.toml` under `seed` with overrides.
+pub fn run(name: &str, seed: u64, set: &[&str]) -> Artifacts {
+    run::run(&load(name, set), seed).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"))
+}
+
+/// The report as JSON.
+pub fn report(a: &Artifacts) -> serde_json::Value {
+    serde_json::from_str(&a.report_json).expect("report.json parses")
+}
+
+/// The properties of the violations in a report.
+pub fn properties(a: &Artifacts) -> Vec<String> {
+    report(a)["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["property"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Runs the `sim` binary with `args` in `cwd`.
+pub fn sim(args: &[&str], cwd: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sim"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("sim runs")
+}
+
+/// A fresh, empty temporary directory for test `tag` of this process.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("baton-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
