@@ -193,32 +193,13 @@ pub async fn serve(
     settings: ZkSettings,
 ) {
     let ep = Endpoint::bind(BACKEND_ADDR).expect("backend address is free");
-    let mut nodes = BTreeMap::new();
-    nodes.insert(
-        "/".to_string(),
-        Znode {
-            data: String::new(),
-            stat: Stat {
-                czxid: 0,
-                ephemeral_owner: 0,
-            },
-            cversion: 0,
-        },
-    );
-    let svc = Arc::new(Service {
-        tree: Mutex::new(Tree {
-            zxid: 0,
-            next_session: 1,
-            nodes,
-            sessions: BTreeMap::new(),
-        }),
-        clock,
-        timeline,
-        rng: Mutex::new(baton_model::seed::fork(settings.seed, "zk/server")),
-        settings,
-        requests,
-        changed: Notify::new(),
-    });
+    let svc = Arc::new(Service::new(timeline, clock, requests, settings));
+    answer(&ep, &svc);
+    track_sessions(&svc).await
+}
+
+/// Registers the service's answer to each request on `ep`.
+fn answer(ep: &Endpoint, svc: &Arc<Service>) {
     let s = svc.clone();
     ep.add_rpc_handler(move |r: ZkConnect| {
         s.count();
@@ -279,8 +260,11 @@ pub async fn serve(
         let s = s.clone();
         async move { s.exists_watch(r).await }
     });
-    // The session tracker: expire sessions on the service's own clock, once per tick,
-    // its first tick `tick_phase_ms` in.
+}
+
+/// The session tracker: expires sessions on the service's own clock, once per tick, its
+/// first tick `tick_phase_ms` in, until the node is killed.
+async fn track_sessions(svc: &Service) {
     let tick = Duration::from_millis(svc.settings.tick_time_ms);
     sleep_local(
         &svc.clock,
@@ -295,6 +279,41 @@ pub async fn serve(
 }
 
 impl Service {
+    /// A fresh server: an empty tree with its root, no sessions.
+    fn new(
+        timeline: Timeline,
+        clock: NodeClock,
+        requests: Arc<crate::world::requests::RequestCounter>,
+        settings: ZkSettings,
+    ) -> Service {
+        let mut nodes = BTreeMap::new();
+        nodes.insert(
+            "/".to_string(),
+            Znode {
+                data: String::new(),
+                stat: Stat {
+                    czxid: 0,
+                    ephemeral_owner: 0,
+                },
+                cversion: 0,
+            },
+        );
+        Service {
+            tree: Mutex::new(Tree {
+                zxid: 0,
+                next_session: 1,
+                nodes,
+                sessions: BTreeMap::new(),
+            }),
+            clock,
+            timeline,
+            rng: Mutex::new(baton_model::seed::fork(settings.seed, "zk/server")),
+            settings,
+            requests,
+            changed: Notify::new(),
+        }
+    }
+
     fn count(&self) {
         self.requests.fetch_add(1, Ordering::Relaxed);
     }
