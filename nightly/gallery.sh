@@ -92,7 +92,7 @@ tmp=$(mktemp reports/.gallery.md.XXXXXX)
   echo
   echo "Made by \`bash nightly/gallery.sh\` on the code of commit $commit, $(nproc) cores."
   echo
-  echo "For each real bug in \`scenarios/gallery/\` (README, \"The gallery\"): a generic swarm"
+  echo "For each real bug in \`scenarios/gallery/\` (docs/src/gallery.md): a generic swarm"
   echo "search (\`sim search scenarios/swarm.toml --first-failure\` with the file's \`# search:\`"
   echo "switches: the protocol, the bug, and the workload it needs; no hand-written"
   echo "schedule) for the first seed that fails with the bug and passes with its fixed-by"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The protocol matrix (README, "Reading the matrix"): every committed top-level scenario
+# The protocol matrix (docs/src/matrix.md): every committed top-level scenario
 # that compares the protocols on the same faults, seeds 0..20, into reports/matrix/.
 # About three minutes on 2 cores. Left out, as experiments of one feature with their own
 # reports: sharded.toml (sharded leadership runs on etcd-lease only), swim.toml and

@@ -121,7 +121,7 @@ pub struct RealArgs {
 #[derive(Clone, Debug, Default, Args)]
 pub struct NodeCmdFlag {
     /// Run this command as each node instead of Baton's own (the node contract,
-    /// docs/node-contract.md). Placeholders such as {id}, {http_port},
+    /// docs/src/node-contract.md). Placeholders such as {id}, {http_port},
     /// {etcd_endpoints}, {election_prefix}, {lease_ttl_ms} and {resource_url} are filled
     /// in per node; the same values are in BATON_* environment variables. Example:
     /// --node-cmd 'examples/go-node/bin/go-node --id {id} --http-port {http_port}
@@ -166,7 +166,7 @@ fn push_out_quiet(w: &mut Vec<String>, out: &OutFlags, quiet: &QuietFlag) {
 #[derive(Clone, Debug, Args)]
 pub struct ConformArgs {
     /// The node to test: a command template, as `sim real --node-cmd` takes it (see
-    /// docs/node-contract.md).
+    /// docs/src/node-contract.md).
     #[arg(long = "node-cmd", value_name = "TEMPLATE", required = true)]
     pub node_cmd: String,
     /// The backend the nodes elect on (node contract v1 covers etcd: a live 3-member

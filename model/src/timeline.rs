@@ -444,7 +444,7 @@ pub enum Event {
         lease_id: i64,
     },
     /// A node run by `--node-cmd` broke a rule of the node contract
-    /// (`docs/node-contract.md`) while the run went on: seen from outside, by the
+    /// (`docs/src/node-contract.md`) while the run went on: seen from outside, by the
     /// supervisor polling it.
     ContractBroken {
         /// The node.

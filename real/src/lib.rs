@@ -1,7 +1,7 @@
 //! Baton's real-network mode: the same protocol code against a live etcd, as processes.
 //!
-//! Built only without `--cfg madsim` (the real build: see the README); under the
-//! simulation build this crate is empty. Pieces, one concept per module:
+//! Built only without `--cfg madsim` (the real build: see docs/src/real-mode.md); under
+//! the simulation build this crate is empty. Pieces, one concept per module:
 //!
 //! - [`run_clock`]: one monotonic clock for every process of a run;
 //! - [`events`]: the simulator's timeline types, per-process event logs and their merge;
@@ -36,7 +36,7 @@
 //! - [`driver`]: fires a scenario's faults through the supervisor's verbs;
 //! - [`trial`]: one trial of a scenario: start, drive, stop, check, render the report;
 //! - [`trials`]: the `real` command: trials, their reports and `trials.json`;
-//! - nodes of your own (`--node-cmd`, `docs/node-contract.md`): [`node_contract`] (the
+//! - nodes of your own (`--node-cmd`, `docs/src/node-contract.md`): [`node_contract`] (the
 //!   rules and the checks of what a node answers), [`node_cmd`] (the command template
 //!   and the start), [`preflight`] (the rules checked before the first fault),
 //!   [`status_poll`] (beliefs and breaches seen by polling `/status`), [`outside_view`]

@@ -1,4 +1,4 @@
-//! `baton-real`: Baton's real-network mode (see the crate docs and the README).
+//! `baton-real`: Baton's real-network mode (see the crate docs and docs/src/real-mode.md).
 //!
 //! Subcommands `node`, `resource` and `load` are the processes a run starts (the
 //! supervisor runs them with a config file); `smoke` runs clean-kill trials end to end.

@@ -1,4 +1,4 @@
-//! `--node-cmd`: nodes that break the node contract (docs/node-contract.md) get one
+//! `--node-cmd`: nodes that break the node contract (docs/src/node-contract.md) get one
 //! line naming the rule they broke, and nothing of their run is left behind.
 //!
 //! Methodology: `real/tests/nodes/bad_node.py` is a stand-in node (Python's standard

@@ -1,8 +1,8 @@
-//! The promises README makes a user, each pinned where a new user found one broken
-//! (issue 13): bad input exits 2 with one line in the user's words and writes nothing;
-//! a reproduce line pastes into a shell and repeats the run; artefacts do not depend on
-//! how the scenario path was typed; a resolved scenario.toml repeats its run, seed
-//! included; report directories never collide; `matrix` names its failing seeds.
+//! The promises README and docs/ make a user, each pinned where a new user found one
+//! broken (issue 13): bad input exits 2 with one line in the user's words and writes
+//! nothing; a reproduce line pastes into a shell and repeats the run; artefacts do not
+//! depend on how the scenario path was typed; a resolved scenario.toml repeats its run,
+//! seed included; report directories never collide; `matrix` names its failing seeds.
 //!
 //! Methodology: the real `sim` binary, each case in a fresh temporary directory holding
 //! a copy of the scenarios it needs, checked by exit code, stderr and the bytes written.

@@ -2,10 +2,10 @@
 //!
 //! Methodology: every file in the directory is read as a user would use it. Its header
 //! must name a `# source:` (a URL), a `# fixed-by: --set <key>=<value>` switch and the
-//! `# search:` switches nightly/gallery.sh searches with, and
-//! the file must record its seed. `sim run FILE` (the binary, as the README says) must
-//! exit 1 on that seed, and the library run with the fixed-by switch must pass every
-//! seed in 0..99: the bug is the only thing that fails it. At least 10 files.
+//! `# search:` switches nightly/gallery.sh searches with, and the file must record its
+//! seed. `sim run FILE` (the binary, as docs/src/gallery.md says) must exit 1 on that
+//! seed, and the library run with the fixed-by switch must pass every seed in 0..99: the
+//! bug is the only thing that fails it. At least 10 files.
 
 mod common;
 

@@ -155,9 +155,9 @@ fn every_command_gives_a_counterfactual_its_own_directory() {
 
 #[test]
 fn compare_as_documented_runs_on_a_fresh_clone_beside_the_committed_case() {
-    // README's `sim compare` over the committed live trials of clean-kill, from a copy of
-    // the committed case (with its marker): it writes to reports/clean-kill/compare/ and
-    // leaves the committed comparison alone.
+    // The `sim compare` of docs/src/fidelity.md, over the committed live trials of
+    // clean-kill, from a copy of the committed case (with its marker): it writes to
+    // reports/clean-kill/compare/ and leaves the committed comparison alone.
     let d = workdir("out-compare", &["clean-kill"]);
     let case = d.join("reports/fidelity/clean-kill");
     std::fs::create_dir_all(case.join("real")).unwrap();

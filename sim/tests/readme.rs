@@ -1,12 +1,15 @@
-//! README's shell blocks that are meant to run do run, and exit as README says.
+//! The shell blocks of README.md and of the book (every Markdown file under docs/) that
+//! are meant to run do run, and exit as the text says.
 //!
 //! Methodology: every fenced block whose info string is `sh run` (exit 0 expected) or
-//! `sh run exit=N` runs with bash in a fresh directory that links the repository's
-//! scenarios/. `cargo run --release --bin sim -- ARGS` there runs the `sim` this test
-//! suite built: the same crate in the same release profile with the same flags, so
-//! cargo would build the same binary; any other cargo command in a marked block fails
-//! the test. `sim` is on PATH, as `cargo install --locked --path sim` puts it.
+//! `sh run exit=N` runs with bash, in file order (README first, then docs/ in path
+//! order), in one fresh directory that links the repository's scenarios/.
+//! `cargo run --release --bin sim -- ARGS` there runs the `sim` this test suite built:
+//! the same crate in the same release profile with the same flags, so cargo would build
+//! the same binary; any other cargo command in a marked block fails the test. `sim` is
+//! on PATH, as `cargo install --locked --path sim` puts it.
 
+mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -46,29 +49,39 @@ fn marked(info: &str) -> Option<i32> {
         Some(w) => w
             .strip_prefix("exit=")
             .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("README: bad run mark `{info}`")),
+            .unwrap_or_else(|| panic!("bad run mark `{info}`")),
     })
 }
 
 #[test]
-fn readme_shell_blocks_marked_to_run_run_and_exit_as_it_says() {
+fn marked_shell_blocks_of_readme_and_docs_run_and_exit_as_they_say() {
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let readme = std::fs::read_to_string(repo.join("README.md")).unwrap();
-    let runnable: Vec<(i32, String)> = blocks(&readme)
-        .into_iter()
-        .filter_map(|(info, body)| marked(&info).map(|code| (code, body)))
-        .collect();
+    let docs = common::user_docs(&repo);
     assert!(
-        runnable.len() >= 2,
+        docs.len() > 10 && docs[0].0 == "README.md",
+        "README.md and the book's chapters under docs/: found {:?}",
+        docs.iter().map(|d| &d.0).collect::<Vec<_>>()
+    );
+    // (file, exit code, body) of every marked block, README's first.
+    let mut runnable: Vec<(&str, i32, String)> = vec![];
+    for (file, text) in &docs {
+        for (info, body) in blocks(text) {
+            if let Some(code) = marked(&info) {
+                runnable.push((file, code, body));
+            }
+        }
+        // `cargo install` without --locked re-resolves the dependencies: every install
+        // the docs show keeps the committed Cargo.lock.
+        for (i, _) in text.match_indices("cargo install") {
+            let line = text[i..].lines().next().unwrap();
+            assert!(line.contains("--locked"), "{file}: {line}");
+        }
+    }
+    assert!(
+        runnable.iter().filter(|r| r.0 == "README.md").count() >= 2,
         "README marks its Quick start blocks to run"
     );
-    // `cargo install` without --locked re-resolves the dependencies: every install
-    // README shows keeps the committed Cargo.lock.
-    for (i, _) in readme.match_indices("cargo install") {
-        let line = readme[i..].lines().next().unwrap();
-        assert!(line.contains("--locked"), "README: {line}");
-    }
-    assert!(readme.contains("cargo install --locked --path sim"));
+    assert!(docs[0].1.contains("cargo install --locked --path sim"));
     let d = std::env::temp_dir().join(format!("baton-readme-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(d.join("bin")).unwrap();
@@ -81,7 +94,7 @@ cargo() {
     shift 5
     sim "$@"
   else
-    echo "README test: a marked block may only use cargo run --release --bin sim --" >&2
+    echo "docs test: a marked block may only use cargo run --release --bin sim --" >&2
     return 99
   fi
 }
@@ -92,7 +105,7 @@ set -e
         d.join("bin").display(),
         std::env::var("PATH").unwrap()
     );
-    for (code, body) in &runnable {
+    for (file, code, body) in &runnable {
         let o = Command::new("bash")
             .arg("-c")
             .arg(format!("{prelude}{body}"))
@@ -103,7 +116,7 @@ set -e
         assert_eq!(
             o.status.code(),
             Some(*code),
-            "README block exited otherwise than it says:\n{body}\n{}",
+            "{file}: a block exited otherwise than it says:\n{body}\n{}",
             String::from_utf8_lossy(&o.stderr)
         );
     }
@@ -117,4 +130,22 @@ set -e
         assert!(d.join("reports/gc-pause/42").join(f).is_file(), "{f}");
     }
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_chapter_s_marked_blocks_are_found_and_unmarked_ones_left_alone() {
+    // The same reading applies to every file: a chapter's `sh run exit=1` block is
+    // found with its code, a plain `sh` or `toml` block is not run.
+    let chapter = "# A chapter\n\n```sh run exit=1\nsim run x.toml\n```\n\n```sh\nbash nightly/matrix.sh\n```\n\n```toml\nseed = 1\n```\n\n```sh run\nsim run y.toml\n```\n";
+    let found: Vec<(i32, String)> = blocks(chapter)
+        .into_iter()
+        .filter_map(|(info, body)| marked(&info).map(|c| (c, body)))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (1, "sim run x.toml\n".to_string()),
+            (0, "sim run y.toml\n".to_string())
+        ]
+    );
 }

@@ -2,16 +2,17 @@
 //! protocol code without `--cfg madsim`, in target/real) and runs a committed scenario
 //! against a live 3-member etcd; then the real crate's own tests run in that build.
 //!
-//! Methodology: README's command as a user types it (`sim real scenarios/clean-kill.toml`),
-//! shortened with `--set` (TTL 2 s, faults a few seconds in, a 15 s run): one trial, whose
-//! six artefacts and stable report keys are checked, with the SQL check of the ledger in
-//! its summary, and no process or port of it left afterwards. The real crate's tests
-//! (`real/tests`: gc-pause fenced and unfenced, refusals, Ctrl-C, clean-up, nodes that
-//! break the node contract, a short `conform` on Baton's node and the Go node) can only be
-//! built without `--cfg madsim`, so this test runs them with cargo in that build, which
-//! is how CI runs them. Real processes and the machine's clock: nothing here asserts a
-//! timing beyond a generous bound. Without etcd or protoc on the machine the test says so
-//! and passes, unless BATON_REQUIRE_ETCD is set (CI sets it).
+//! Methodology: the command of docs/src/real-mode.md as a user types it (`sim real
+//! scenarios/clean-kill.toml`), shortened with `--set` (TTL 2 s, faults a few seconds in,
+//! a 15 s run): one trial, whose six artefacts and stable report keys are checked, with
+//! the SQL check of the ledger in its summary, and no process or port of it left
+//! afterwards. The real crate's tests (`real/tests`: gc-pause fenced and unfenced,
+//! refusals, Ctrl-C, clean-up, nodes that break the node contract, a short `conform` on
+//! Baton's node and the Go node) can only be built without `--cfg madsim`, so this test
+//! runs them with cargo in that build, which is how CI runs them. Real processes and the
+//! machine's clock: nothing here asserts a timing beyond a generous bound. Without etcd
+//! or protoc on the machine the test says so and passes, unless BATON_REQUIRE_ETCD is set
+//! (CI sets it).
 
 mod common;
 use common::{sim, temp_dir};

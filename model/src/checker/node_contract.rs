@@ -1,5 +1,5 @@
 //! The node contract: a node Baton did not write (`--node-cmd`) keeps the rules of
-//! `docs/node-contract.md` for the whole run.
+//! `docs/src/node-contract.md` for the whole run.
 //!
 //! What breaks a rule before the experiment (a node that never listens, answers with
 //! the wrong JSON, hands out numbers as a follower, or never elects a leader) stops the
@@ -24,7 +24,7 @@ impl NodeContract {
             self.violations.push(Violation::NodeContract {
                 at_ms: us_to_ms(e.at_us),
                 detail: format!(
-                    "{node} broke rule `{rule}` of the node contract (docs/node-contract.md#{rule}): {detail}"
+                    "{node} broke rule `{rule}` of the node contract (docs/src/node-contract.md#{rule}): {detail}"
                 ),
             });
         }

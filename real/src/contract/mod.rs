@@ -1,4 +1,4 @@
-//! Nodes of your own (`--node-cmd`, `docs/node-contract.md`): the contract's rules and
+//! Nodes of your own (`--node-cmd`, `docs/src/node-contract.md`): the contract's rules and
 //! the checks of what a node answers ([`rules`]), the command template and the start
 //! ([`node_cmd`]), the rules checked before the first fault ([`preflight`]), beliefs and
 //! breaches seen by polling `/status` ([`status_poll`]), the timeline completed from

@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// One placeholder: its name in the template, its environment variable, and what it
-/// holds (for `docs/node-contract.md` and messages).
+/// holds (for `docs/src/node-contract.md` and messages).
 pub struct Placeholder {
     /// `id`, written `{id}` in a template.
     pub name: &'static str,

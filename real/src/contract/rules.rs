@@ -1,5 +1,5 @@
 //! The node contract, version 1, as Baton checks it: the rules a node run by
-//! `--node-cmd` must keep ([`RULES`], each a heading of `docs/node-contract.md`), and
+//! `--node-cmd` must keep ([`RULES`], each a heading of `docs/src/node-contract.md`), and
 //! the checks of what it answers over HTTP.
 //!
 //! A broken rule is a [`Breach`]: before the experiment (the node's start and the
@@ -12,10 +12,10 @@ use crate::node::StatusBody;
 use serde_json::Value;
 use std::fmt;
 
-/// The contract's version, as `docs/node-contract.md` states it.
+/// The contract's version, as `docs/src/node-contract.md` states it.
 pub const VERSION: u32 = 1;
 
-/// One rule: its name (the anchor of its heading in `docs/node-contract.md`) and what
+/// One rule: its name (the anchor of its heading in `docs/src/node-contract.md`) and what
 /// it asks, in one line.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
@@ -99,7 +99,7 @@ impl fmt::Display for Breach {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} {} broke node contract v{VERSION} rule `{}` (docs/node-contract.md#{}: {}): {}",
+            "{} {} broke node contract v{VERSION} rule `{}` (docs/src/node-contract.md#{}: {}): {}",
             if self.node.contains(',') {
                 "nodes"
             } else {
@@ -372,14 +372,14 @@ mod tests {
     #[test]
     fn every_rule_has_its_heading_in_the_contract() {
         let doc = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/node-contract.md"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/node-contract.md"),
         )
         .unwrap();
         assert!(doc.contains(&format!("Version {VERSION}")), "the version");
         for r in RULES {
             assert!(
                 doc.contains(&format!("### `{}`", r.name)),
-                "docs/node-contract.md has no heading for rule `{}`",
+                "docs/src/node-contract.md has no heading for rule `{}`",
                 r.name
             );
         }

@@ -105,7 +105,7 @@ enum Command {
     Real(RealArgs),
     /// Run the spec's experiments against a node of your own, on a live etcd.
     ///
-    /// Starts your node from --node-cmd (the node contract: docs/node-contract.md) for
+    /// Starts your node from --node-cmd (the node contract: docs/src/node-contract.md) for
     /// ten experiments: clean kill under load, the leader partitioned from etcd, a
     /// SIGSTOP past the TTL, a graceful step-down and leader churn, each with fencing on
     /// and off (scenarios/conform/), --trials trials each (default 3). Writes

@@ -1,6 +1,7 @@
 //! `sim bisect`: names the first commit under which a scenario fails.
 //!
-//! It wraps `git bisect run` the way README's recipe does, so that the recipe is true:
+//! It wraps `git bisect run` the way the recipe in `docs/src/bisect.md` does, so that the
+//! recipe is true:
 //! the scenario is copied out of the tree first (an older commit may not have it, or
 //! have another version of it); every candidate commit is checked out in a git worktree
 //! of its own (the user's checkout and its branch are never touched) and built there
@@ -64,7 +65,7 @@ pub struct Found {
 }
 
 /// The script `git bisect run sh -c SCRIPT` runs at each commit, with `$BATON_TARGET`,
-/// `$BATON_SCENARIO` and `$BATON_RUNS` in its environment. README quotes it.
+/// `$BATON_SCENARIO` and `$BATON_RUNS` in its environment. `docs/src/bisect.md` quotes it.
 pub fn step_script(profile: &str, seed: u64, set: &[String]) -> String {
     // cargo puts the dev profile's output in `debug/`, every other profile's in its name.
     let (flag, dir) = match profile {
@@ -427,9 +428,12 @@ mod tests {
     }
 
     #[test]
-    fn readme_quotes_the_very_line_sim_bisect_runs() {
-        let readme = include_str!("../../../README.md");
+    fn the_bisect_chapter_quotes_the_very_line_sim_bisect_runs() {
+        let chapter = include_str!("../../../docs/src/bisect.md");
         let line = format!("git bisect run sh -c '{}'", step_script("release", 42, &[]));
-        assert!(readme.contains(&line), "README must hold:\n{line}");
+        assert!(
+            chapter.contains(&line),
+            "docs/src/bisect.md must hold:\n{line}"
+        );
     }
 }

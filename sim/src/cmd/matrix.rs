@@ -327,7 +327,7 @@ pub fn markdown(plan: &Plan, command: &str, outcome: &Outcome) -> String {
     let _ = writeln!(t, "Made by `{command}`.");
     let _ = writeln!(
         t,
-        "Seeds {}..{} per cell. Times in simulated ms. Incidents: double-leader-acting incidents summed over seeds (seeds with an incident or a reused sequence number in brackets). See README, \"Reading the matrix\".\n",
+        "Seeds {}..{} per cell. Times in simulated ms. Incidents: double-leader-acting incidents summed over seeds (seeds with an incident or a reused sequence number in brackets). See docs/src/matrix.md.\n",
         plan.seeds.start, plan.seeds.end
     );
     let _ = writeln!(t, "| scenario | protocol | pass | failover p50 | failover p99 | election p99 | belief overlaps (longest) | incidents (seeds) | fencing rejections | backend req/s | safe / fence-saved / unsafe | failed properties | failing seeds |");

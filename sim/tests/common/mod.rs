@@ -53,3 +53,40 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The Markdown a user reads under `root`: README.md, then every `.md` file under docs/
+/// (the book's chapters; not docs/book/, which `mdbook build` writes), each as (its path
+/// relative to `root`, its text), in path order so that a failure names the same file
+/// every time.
+pub fn user_docs(root: &std::path::Path) -> Vec<(String, String)> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if !p.ends_with("docs/book") {
+                    walk(&p, out);
+                }
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = vec![];
+    walk(&root.join("docs"), &mut files);
+    files.sort();
+    let readme = root.join("README.md");
+    if readme.is_file() {
+        files.insert(0, readme);
+    }
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            (rel, text)
+        })
+        .collect()
+}

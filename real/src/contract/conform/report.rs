@@ -303,7 +303,7 @@ impl Report {
         );
         let _ = writeln!(
             w,
-            "- contract: [docs/node-contract.md]({}docs/node-contract.md); backend: a live 3-member etcd (Debian's etcd-server) on 127.0.0.1, started and removed per trial",
+            "- contract: [docs/src/node-contract.md]({}docs/src/node-contract.md); backend: a live 3-member etcd (Debian's etcd-server) on 127.0.0.1, started and removed per trial",
             self.root
         );
         let _ = writeln!(
