@@ -2,6 +2,7 @@
 //! [`Error`] (it could not run, or broke), each with its exit code. Errors are values,
 //! carried up to `main` and printed there once, in one line where they can be.
 
+use baton_model::render::output_dir::OutputDirError;
 use baton_model::scenario::ScenarioError;
 
 /// Exit status: every checked property held (or the two runs were identical).
@@ -55,8 +56,11 @@ pub enum Error {
     /// The scenario file or a `--set` (exit 2).
     #[error("{0}")]
     Scenario(#[from] ScenarioError),
-    /// Any other bad input found before anything ran: an argument, the output directory,
-    /// a missing tool (exit 2).
+    /// An output directory that may not be written (exit 2).
+    #[error("{0}")]
+    OutputDir(#[from] OutputDirError),
+    /// Any other bad input found before anything ran: an argument, a missing tool
+    /// (exit 2).
     #[error("{0}")]
     Input(String),
     /// A run of the simulator failed: an internal error, with the command that
@@ -84,12 +88,20 @@ pub enum Error {
 }
 
 impl Error {
+    /// Bad input (exit 2): found before anything ran, nothing was written.
+    fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Error::Scenario(_) | Error::OutputDir(_) | Error::Input(_)
+        )
+    }
+
     /// The process exit code this error ends with.
     pub fn code(&self) -> i32 {
         match self {
-            Error::Scenario(_) | Error::Input(_) => EXIT_BAD_INPUT,
-            Error::Simulation { .. } | Error::Internal(_) => EXIT_INTERNAL,
             Error::Child { code, .. } => *code,
+            e if e.is_input() => EXIT_BAD_INPUT,
+            _ => EXIT_INTERNAL,
         }
     }
 
@@ -97,7 +109,8 @@ impl Error {
     /// for Baton's own failures.
     pub fn render(&self) -> String {
         match self {
-            Error::Scenario(_) | Error::Input(_) | Error::Child { .. } => format!("error: {self}"),
+            Error::Child { .. } => format!("error: {self}"),
+            e if e.is_input() => format!("error: {self}"),
             _ => format!("internal error: {self}"),
         }
     }

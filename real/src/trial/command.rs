@@ -194,16 +194,24 @@ fn bad(msg: impl std::fmt::Display) -> RealCommandError {
     RealCommandError::BadInput(msg.to_string())
 }
 
+/// A trial's directory that may not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialDirError {
+    /// As any output directory.
+    #[error(transparent)]
+    OutputDir(#[from] output_dir::OutputDirError),
+    /// Its `run/` holds files of another program's.
+    #[error("refusing to write into {}: it holds `run/`, which baton-real did not write; choose another --out", .0.display())]
+    ForeignRun(PathBuf),
+}
+
 /// A trial's directory may be written: Baton's own (its marker), new, or empty, or
 /// `--force`; its `run/` is replaced only when it holds an earlier real run's files.
-pub fn check_trial_dir(dir: &Path, force: bool) -> Result<(), String> {
+pub fn check_trial_dir(dir: &Path, force: bool) -> Result<(), TrialDirError> {
     output_dir::check_writable(dir, force)?;
     let run = dir.join("run");
     if run.exists() && !run.join("supervisor.jsonl").is_file() {
-        return Err(format!(
-            "refusing to write into {}: it holds `run/`, which baton-real did not write; choose another --out",
-            dir.display()
-        ));
+        return Err(TrialDirError::ForeignRun(dir.to_path_buf()));
     }
     Ok(())
 }

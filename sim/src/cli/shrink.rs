@@ -25,7 +25,7 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         .map(PathBuf::from);
     if let Some(dir) = &parent {
         // Only writability: the file itself is the one thing written there.
-        baton_model::render::output_dir::check_writable(dir, true).map_err(input)?;
+        baton_model::render::output_dir::check_writable(dir, true)?;
     }
     let started = std::time::Instant::now();
     let base =
