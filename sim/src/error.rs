@@ -2,6 +2,15 @@
 //! [`Error`] (it could not run, or broke), each with its exit code. Errors are values,
 //! carried up to `main` and printed there once, in one line where they can be.
 
+use crate::cmd::bench::BenchError;
+use crate::cmd::compare::LiveError;
+use crate::cmd::real::RealRunError;
+use crate::cmd::search::MergeError;
+use crate::cmd::shrink::MinimizeError;
+use crate::cmd::stats::StatsError;
+use crate::cmd::sweep::plot::SweepPlotError;
+use crate::cmd::sweep::GridError;
+use crate::run::{RunError, SeedFailed};
 use baton_model::render::output_dir::OutputDirError;
 use baton_model::scenario::ScenarioError;
 
@@ -59,6 +68,18 @@ pub enum Error {
     /// An output directory that may not be written (exit 2).
     #[error("{0}")]
     OutputDir(#[from] OutputDirError),
+    /// A `--grid` that cannot be swept (exit 2).
+    #[error("{0}")]
+    Grid(#[from] GridError),
+    /// Reports `sim stats` cannot read, or a `--get` none answers (exit 2).
+    #[error("{0}")]
+    Stats(#[from] StatsError),
+    /// Search shards that cannot be merged (exit 2).
+    #[error("{0}")]
+    Merge(#[from] MergeError),
+    /// A live side `sim compare` cannot read (exit 2).
+    #[error("{0}")]
+    Live(#[from] LiveError),
     /// Any other bad input found before anything ran: an argument, a missing tool
     /// (exit 2).
     #[error("{0}")]
@@ -68,12 +89,41 @@ pub enum Error {
     #[error("the simulation failed: {message}\nreproduce: {reproduce}")]
     Simulation {
         /// What failed.
-        message: String,
+        message: RunError,
         /// The command that runs it again.
         reproduce: String,
     },
-    /// Baton itself failed after the input was checked: writing output, a child process,
-    /// a plot (exit 3).
+    /// One run of a sweep's or a matrix's failed (exit 3).
+    #[error("the simulation failed: {0}")]
+    Run(#[from] RunError),
+    /// One seed of a search failed (exit 3).
+    #[error("the simulation failed: {0}")]
+    Seed(#[from] SeedFailed),
+    /// One seed of `sim compare`'s simulated side failed (exit 3).
+    #[error("{0}")]
+    SimSide(SeedFailed),
+    /// A sweep's plot could not be drawn (exit 3).
+    #[error("cannot plot the sweep: {0}")]
+    SweepPlot(#[from] SweepPlotError),
+    /// A shrink failed after its input was checked (exit 3).
+    #[error("{0}")]
+    Shrink(#[from] MinimizeError),
+    /// A bench workload failed (exit 3).
+    #[error("{0}")]
+    Bench(#[from] BenchError),
+    /// `sim bench-workload`'s workload failed (exit 3).
+    #[error("workload {name}: {error}")]
+    Workload {
+        /// The workload.
+        name: &'static str,
+        /// Why.
+        error: BenchError,
+    },
+    /// The real-mode binary could not be started (exit 3).
+    #[error("{0}")]
+    RealRun(#[from] RealRunError),
+    /// Baton itself failed after the input was checked: writing output, a child process
+    /// (exit 3).
     #[error("{0}")]
     Internal(String),
     /// A child process (`baton-real`) ended the command with its own exit code, which is
@@ -92,7 +142,13 @@ impl Error {
     fn is_input(&self) -> bool {
         matches!(
             self,
-            Error::Scenario(_) | Error::OutputDir(_) | Error::Input(_)
+            Error::Scenario(_)
+                | Error::OutputDir(_)
+                | Error::Grid(_)
+                | Error::Stats(_)
+                | Error::Merge(_)
+                | Error::Live(_)
+                | Error::Input(_)
         )
     }
 
