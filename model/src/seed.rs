@@ -14,31 +14,44 @@ pub const MAX: u64 = i64::MAX as u64;
 /// What a seed may be, in words, for every error about one.
 pub const ALLOWED: &str = "a whole number from 0 to 9223372036854775807 (TOML's largest integer; a report's scenario.toml records its seed)";
 
+/// A seed, or a seed range, that could not be read: the text as given, and what is
+/// allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SeedError {
+    /// Not a whole number from 0 to [`MAX`].
+    #[error("`{0}` is not a seed: {}", ALLOWED)]
+    NotASeed(String),
+    /// No `..` between the two ends.
+    #[error("`{0}` is not a range A..B (B excluded)")]
+    NotARange(String),
+    /// The end is not a whole number from 1 to one past [`MAX`].
+    #[error("`{0}` is not the end of a seed range: a whole number from 1 to 9223372036854775808 (B is excluded; seeds go up to 9223372036854775807)")]
+    NotAnEnd(String),
+    /// A is not below B.
+    #[error("`{0}` is empty: A must be below B")]
+    Empty(String),
+}
+
 /// Parses a seed, or says in one line what a seed may be.
-pub fn parse(text: &str) -> Result<u64, String> {
+pub fn parse(text: &str) -> Result<u64, SeedError> {
     match text.trim().parse::<u64>() {
         Ok(n) if n <= MAX => Ok(n),
-        _ => Err(format!("`{}` is not a seed: {ALLOWED}", text.trim())),
+        _ => Err(SeedError::NotASeed(text.trim().to_string())),
     }
 }
 
 /// Parses a seed range `A..B` (B excluded, so B may be one past [`MAX`]).
-pub fn parse_range(text: &str) -> Result<std::ops::Range<u64>, String> {
+pub fn parse_range(text: &str) -> Result<std::ops::Range<u64>, SeedError> {
     let (a, b) = text
         .split_once("..")
-        .ok_or_else(|| format!("`{text}` is not a range A..B (B excluded)"))?;
+        .ok_or_else(|| SeedError::NotARange(text.to_string()))?;
     let a = parse(a)?;
     let b = match b.trim().parse::<u64>() {
         Ok(n) if n <= MAX + 1 => n,
-        _ => {
-            return Err(format!(
-                "`{}` is not the end of a seed range: a whole number from 1 to 9223372036854775808 (B is excluded; seeds go up to 9223372036854775807)",
-                b.trim()
-            ))
-        }
+        _ => return Err(SeedError::NotAnEnd(b.trim().to_string())),
     };
     if a >= b {
-        return Err(format!("`{text}` is empty: A must be below B"));
+        return Err(SeedError::Empty(text.to_string()));
     }
     Ok(a..b)
 }
@@ -73,12 +86,16 @@ mod tests {
         assert_eq!(parse("9223372036854775807"), Ok(MAX));
         assert!(parse("9223372036854775808")
             .unwrap_err()
+            .to_string()
             .contains("0 to 9223372036854775807"));
         assert!(parse("18446744073709551615").is_err());
         assert!(parse("-1").is_err());
         assert_eq!(parse_range("0..9223372036854775808"), Ok(0..MAX + 1));
         assert!(parse_range("0..9223372036854775809").is_err());
-        assert!(parse_range("5..5").unwrap_err().contains("empty"));
+        assert!(parse_range("5..5")
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
         assert!(parse_range("5").is_err());
     }
 

@@ -79,12 +79,38 @@ enum Cmd {
     },
 }
 
-fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+/// A child's config that cannot be read (exit 2).
+#[derive(Debug, thiserror::Error)]
+enum ConfigError {
+    /// The file cannot be read.
+    #[error("{}: {1}", .0.display())]
+    Unreadable(PathBuf, #[source] std::io::Error),
+    /// It is not the child's config.
+    #[error("{}: {1}", .0.display())]
+    NotAConfig(PathBuf, #[source] serde_json::Error),
 }
 
-type ChildFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>>;
+fn read_config<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::Unreadable(path.to_path_buf(), e))?;
+    serde_json::from_str(&text).map_err(|e| ConfigError::NotAConfig(path.to_path_buf(), e))
+}
+
+/// Why a child process (a node, the resource, the load client) stopped (exit 3).
+#[derive(Debug, thiserror::Error)]
+enum ChildError {
+    /// A node.
+    #[error(transparent)]
+    Node(#[from] node::NodeError),
+    /// The resource.
+    #[error(transparent)]
+    Resource(#[from] resource::ResourceError),
+    /// The load client.
+    #[error(transparent)]
+    Load(#[from] load::LoadError),
+}
+
+type ChildFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), ChildError>>>>;
 
 /// A child process: one thread is plenty, and keeps its timing simple.
 fn run_child<F, T>(config: &Path, run: F) -> i32
@@ -254,13 +280,19 @@ fn supervisor_runtime() -> tokio::runtime::Runtime {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Node { config } => run_child(&config, |c: NodeConfig| Box::pin(node::run(c))),
-        Cmd::Resource { config } => {
-            run_child(&config, |c: ResourceConfig| Box::pin(resource::run(c)))
-        }
-        Cmd::Load { config } => run_child(&config, |c: LoadConfig| Box::pin(load::run(c))),
+        Cmd::Node { config } => run_child(&config, |c: NodeConfig| {
+            Box::pin(async move { Ok(node::run(c).await?) })
+        }),
+        Cmd::Resource { config } => run_child(&config, |c: ResourceConfig| {
+            Box::pin(async move { Ok(resource::run(c).await?) })
+        }),
+        Cmd::Load { config } => run_child(&config, |c: LoadConfig| {
+            Box::pin(async move { Ok(load::run(c).await?) })
+        }),
         Cmd::ContractNode(args) => match args.config() {
-            Ok((cfg, port)) => run_child_with(cfg, |c| Box::pin(node::run_on(c, port))),
+            Ok((cfg, port)) => run_child_with(cfg, |c| {
+                Box::pin(async move { Ok(node::run_on(c, port).await?) })
+            }),
             Err(e) => {
                 eprintln!("baton-real contract-node: {e}");
                 2

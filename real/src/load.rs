@@ -147,15 +147,28 @@ enum Answer {
     Error,
 }
 
+/// Why the load client could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Its config names no node.
+    #[error("no nodes to send to")]
+    NoNodes,
+    /// No HTTP client.
+    #[error("{0}")]
+    Http(#[from] reqwest::Error),
+    /// SIGTERM cannot be watched for.
+    #[error("{0}")]
+    Signal(#[from] std::io::Error),
+}
+
 /// Runs the load client until SIGTERM (saving its counts then) or SIGKILL.
-pub async fn run(cfg: LoadConfig) -> Result<(), String> {
+pub async fn run(cfg: LoadConfig) -> Result<(), LoadError> {
     if cfg.nodes.is_empty() {
-        return Err("no nodes to send to".into());
+        return Err(LoadError::NoNodes);
     }
     let http = reqwest::Client::builder()
         .timeout(Duration::from_millis(cfg.client_timeout_ms))
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let client = Client {
         http,
         clock: crate::run_clock::RunClock::from_epoch(cfg.epoch_us),
@@ -164,8 +177,7 @@ pub async fn run(cfg: LoadConfig) -> Result<(), String> {
         nodes: cfg.nodes.clone().into(),
     };
     let saver = spawn_saver(client.stats.clone(), cfg.stats_path.clone());
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| e.to_string())?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let quantum = Duration::from_millis(cfg.quantum_ms.max(1));
     let mut tick = tokio::time::interval(quantum);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

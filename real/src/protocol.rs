@@ -50,10 +50,20 @@ pub const REAL_PROTOCOLS: &[ProtocolName] = &[
     ProtocolName::Raft,
 ];
 
+/// A protocol real mode does not run, and why (one sentence, for a refusal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoBackend {
+    /// A server Debian does not package.
+    #[error("`{}` has no real server on this machine kind (Debian has no package for it): it stays simulation-only", .0.name())]
+    NoPackage(ProtocolName),
+    /// A protocol whose real backend Baton does not have yet.
+    #[error("`{}` has no real backend in Baton yet", .0.name())]
+    NotYet(ProtocolName),
+}
+
 impl RealProtocol {
-    /// The protocol of a scenario's table, if real mode runs it; otherwise why not (one
-    /// sentence, for a refusal).
-    pub fn from_config(c: ProtocolConfig) -> Result<RealProtocol, String> {
+    /// The protocol of a scenario's table, if real mode runs it; otherwise why not.
+    pub fn from_config(c: ProtocolConfig) -> Result<RealProtocol, NoBackend> {
         Ok(match c {
             ProtocolConfig::EtcdLease(c) => RealProtocol::EtcdLease(c),
             ProtocolConfig::RedisNaive(c) => RealProtocol::RedisNaive(c),
@@ -62,17 +72,9 @@ impl RealProtocol {
             ProtocolConfig::DbRow(c) => RealProtocol::DbRow(c),
             ProtocolConfig::Raft(c) => RealProtocol::Raft(c),
             ProtocolConfig::ConsulSession(_) | ProtocolConfig::K8sLease(_) => {
-                return Err(format!(
-                    "`{}` has no real server on this machine kind (Debian has no package for it): it stays simulation-only",
-                    c.name().name()
-                ))
+                return Err(NoBackend::NoPackage(c.name()))
             }
-            other => {
-                return Err(format!(
-                    "`{}` has no real backend in Baton yet",
-                    other.name().name()
-                ))
-            }
+            other => return Err(NoBackend::NotYet(other.name())),
         })
     }
 

@@ -2,6 +2,16 @@
 //! [`Error`] (it could not run, or broke), each with its exit code. Errors are values,
 //! carried up to `main` and printed there once, in one line where they can be.
 
+use crate::cmd::bench::BenchError;
+use crate::cmd::compare::LiveError;
+use crate::cmd::real::RealRunError;
+use crate::cmd::search::MergeError;
+use crate::cmd::shrink::MinimizeError;
+use crate::cmd::stats::StatsError;
+use crate::cmd::sweep::plot::SweepPlotError;
+use crate::cmd::sweep::GridError;
+use crate::run::{RunError, SeedFailed};
+use baton_model::render::output_dir::OutputDirError;
 use baton_model::scenario::ScenarioError;
 
 /// Exit status: every checked property held (or the two runs were identical).
@@ -55,8 +65,23 @@ pub enum Error {
     /// The scenario file or a `--set` (exit 2).
     #[error("{0}")]
     Scenario(#[from] ScenarioError),
-    /// Any other bad input found before anything ran: an argument, the output directory,
-    /// a missing tool (exit 2).
+    /// An output directory that may not be written (exit 2).
+    #[error("{0}")]
+    OutputDir(#[from] OutputDirError),
+    /// A `--grid` that cannot be swept (exit 2).
+    #[error("{0}")]
+    Grid(#[from] GridError),
+    /// Reports `sim stats` cannot read, or a `--get` none answers (exit 2).
+    #[error("{0}")]
+    Stats(#[from] StatsError),
+    /// Search shards that cannot be merged (exit 2).
+    #[error("{0}")]
+    Merge(#[from] MergeError),
+    /// A live side `sim compare` cannot read (exit 2).
+    #[error("{0}")]
+    Live(#[from] LiveError),
+    /// Any other bad input found before anything ran: an argument, a missing tool
+    /// (exit 2).
     #[error("{0}")]
     Input(String),
     /// A run of the simulator failed: an internal error, with the command that
@@ -64,12 +89,41 @@ pub enum Error {
     #[error("the simulation failed: {message}\nreproduce: {reproduce}")]
     Simulation {
         /// What failed.
-        message: String,
+        message: RunError,
         /// The command that runs it again.
         reproduce: String,
     },
-    /// Baton itself failed after the input was checked: writing output, a child process,
-    /// a plot (exit 3).
+    /// One run of a sweep's or a matrix's failed (exit 3).
+    #[error("the simulation failed: {0}")]
+    Run(#[from] RunError),
+    /// One seed of a search failed (exit 3).
+    #[error("the simulation failed: {0}")]
+    Seed(#[from] SeedFailed),
+    /// One seed of `sim compare`'s simulated side failed (exit 3).
+    #[error("{0}")]
+    SimSide(SeedFailed),
+    /// A sweep's plot could not be drawn (exit 3).
+    #[error("cannot plot the sweep: {0}")]
+    SweepPlot(#[from] SweepPlotError),
+    /// A shrink failed after its input was checked (exit 3).
+    #[error("{0}")]
+    Shrink(#[from] MinimizeError),
+    /// A bench workload failed (exit 3).
+    #[error("{0}")]
+    Bench(#[from] BenchError),
+    /// `sim bench-workload`'s workload failed (exit 3).
+    #[error("workload {name}: {error}")]
+    Workload {
+        /// The workload.
+        name: &'static str,
+        /// Why.
+        error: BenchError,
+    },
+    /// The real-mode binary could not be started (exit 3).
+    #[error("{0}")]
+    RealRun(#[from] RealRunError),
+    /// Baton itself failed after the input was checked: writing output, a child process
+    /// (exit 3).
     #[error("{0}")]
     Internal(String),
     /// A child process (`baton-real`) ended the command with its own exit code, which is
@@ -84,12 +138,26 @@ pub enum Error {
 }
 
 impl Error {
+    /// Bad input (exit 2): found before anything ran, nothing was written.
+    fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Error::Scenario(_)
+                | Error::OutputDir(_)
+                | Error::Grid(_)
+                | Error::Stats(_)
+                | Error::Merge(_)
+                | Error::Live(_)
+                | Error::Input(_)
+        )
+    }
+
     /// The process exit code this error ends with.
     pub fn code(&self) -> i32 {
         match self {
-            Error::Scenario(_) | Error::Input(_) => EXIT_BAD_INPUT,
-            Error::Simulation { .. } | Error::Internal(_) => EXIT_INTERNAL,
             Error::Child { code, .. } => *code,
+            e if e.is_input() => EXIT_BAD_INPUT,
+            _ => EXIT_INTERNAL,
         }
     }
 
@@ -97,7 +165,8 @@ impl Error {
     /// for Baton's own failures.
     pub fn render(&self) -> String {
         match self {
-            Error::Scenario(_) | Error::Input(_) | Error::Child { .. } => format!("error: {self}"),
+            Error::Child { .. } => format!("error: {self}"),
+            e if e.is_input() => format!("error: {self}"),
             _ => format!("internal error: {self}"),
         }
     }

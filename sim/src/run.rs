@@ -13,11 +13,75 @@ use baton_model::checker::Checks;
 pub use baton_model::render::artifacts::{report, report_verdict, Artifacts};
 use baton_model::render::lanes::LaneBuilder;
 pub use baton_model::run_output::{RunOutput, TimelineFile};
-use baton_model::scenario::Resolved;
+use baton_model::scenario::{Resolved, ScenarioError};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Why a run gave no report: a scenario its seed could not draw, a simulator that
+/// panicked or stalled, a timeline that could not be written, or a user who gave up on it.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum RunError {
+    /// The swarm drew a schedule the scenario's checks refuse.
+    #[error("{0}")]
+    Scenario(Box<ScenarioError>),
+    /// The simulation panicked (a simulator bug): the panic's message.
+    #[error("{0}")]
+    Panicked(String),
+    /// The simulation's thread ended without a word.
+    #[error("the simulation thread vanished")]
+    Vanished,
+    /// A second Ctrl-C ([`crate::cmd::interrupt`]) gave up on it: not a failure of the
+    /// simulator, and not counted as a run.
+    #[error("abandoned: interrupted by the user")]
+    Abandoned,
+    /// Simulated time stopped moving while tasks kept running (a loop that never
+    /// sleeps).
+    #[error("livelock: simulated time stuck at {at_ms} ms for {stall_s} s of wall time, {events} events recorded at that instant; the last: {last}")]
+    Livelock {
+        /// Where simulated time stuck.
+        at_ms: f64,
+        /// How long it stuck, wall-clock seconds.
+        stall_s: u64,
+        /// Events recorded at that instant.
+        events: u64,
+        /// The last event seen, as JSON.
+        last: String,
+    },
+    /// The run outlasted its wall-clock budget.
+    #[error("the run overran its wall-clock budget of {budget_s} s at simulated {at_ms} ms; the last event: {last}")]
+    Overran {
+        /// The budget, wall-clock seconds.
+        budget_s: u64,
+        /// Where simulated time was.
+        at_ms: f64,
+        /// The last event seen, as JSON.
+        last: String,
+    },
+    /// No temporary file for the timeline.
+    #[error("cannot create a temporary file for the timeline: {0}")]
+    TimelineFile(Arc<std::io::Error>),
+    /// The timeline could not be written.
+    #[error("cannot write the timeline: {0}")]
+    Timeline(Arc<std::io::Error>),
+}
+
+impl From<ScenarioError> for RunError {
+    fn from(e: ScenarioError) -> Self {
+        RunError::Scenario(Box::new(e))
+    }
+}
+
+/// One seed's run among many (a search's) that failed: which seed, and why.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("seed {seed}: {error}")]
+pub struct SeedFailed {
+    /// The seed.
+    pub seed: u64,
+    /// Why its run gave no report.
+    pub error: RunError,
+}
 
 /// Where a run's events go: the checkers, and the timeline file if one is kept.
 struct RunSink {
@@ -51,16 +115,16 @@ impl EntrySink for RunSink {
 /// Simulates `resolved` under `seed` and renders its report, timeline included.
 ///
 /// A scenario with a `[swarm]` runs (and reports) with the faults its seed draws.
-pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
-    let resolved = &baton_model::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
+pub fn run(resolved: &Resolved, seed: u64) -> Result<Artifacts, RunError> {
+    let resolved = &baton_model::swarm::materialize(resolved, seed)?;
     let out = simulate(resolved, seed, true)?;
     Ok(report(resolved, seed, out))
 }
 
 /// As [`run()`], without the timeline file and the pages a person reads (for commands
 /// that only read the verdict, the findings, the summary and report.json).
-pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, String> {
-    let resolved = &baton_model::swarm::materialize(resolved, seed).map_err(|e| e.to_string())?;
+pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, RunError> {
+    let resolved = &baton_model::swarm::materialize(resolved, seed)?;
     let out = simulate(resolved, seed, false)?;
     Ok(report_verdict(resolved, seed, out))
 }
@@ -69,7 +133,11 @@ pub fn run_unrecorded(resolved: &Resolved, seed: u64) -> Result<Artifacts, Strin
 /// run gets its own OS thread: madsim keeps per-thread state, and a fresh thread per seed
 /// is what keeps runs independent and repeatable. A panic inside the simulation (a
 /// simulator bug) or a timeline file that cannot be written comes back as `Err`.
-pub fn simulate(resolved: &Resolved, seed: u64, keep_timeline: bool) -> Result<RunOutput, String> {
+pub fn simulate(
+    resolved: &Resolved,
+    seed: u64,
+    keep_timeline: bool,
+) -> Result<RunOutput, RunError> {
     let resolved = resolved.clone();
     let probe = Arc::new(Probe::default());
     let p = probe.clone();
@@ -123,28 +191,26 @@ impl Probe {
     }
 }
 
-/// The error of a run abandoned after a second Ctrl-C ([`crate::cmd::interrupt`]): not a
-/// failure of the simulator, and not counted as a run.
-pub const ABANDONED: &str = "abandoned: interrupted by the user";
-
 /// Runs `f` on a fresh thread and waits for it, giving up (with where it was stuck) when
 /// the probe's simulated time stops moving for `limits.stall` or the run outlasts
 /// `limits.budget`. A run given up on keeps its thread until the process exits.
 pub fn watched<T: Send + 'static>(
     probe: Arc<Probe>,
     limits: Limits,
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+    f: impl FnOnce() -> Result<T, RunError> + Send + 'static,
+) -> Result<T, RunError> {
     use std::sync::atomic::Ordering::Relaxed;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("sim-run".into())
         .spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
-                e.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "simulation panicked".into())
+                RunError::Panicked(
+                    e.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "simulation panicked".into()),
+                )
             });
             let _ = tx.send(r);
         })
@@ -155,13 +221,11 @@ pub fn watched<T: Send + 'static>(
     loop {
         match rx.recv_timeout(tick) {
             Ok(r) => return r?,
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err("the simulation thread vanished".into())
-            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(RunError::Vanished),
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
         if crate::cmd::interrupt::abandoning() {
-            return Err(ABANDONED.into());
+            return Err(RunError::Abandoned);
         }
         let (at_us, events) = (probe.at_us.load(Relaxed), probe.events.load(Relaxed));
         if at_us != seen_us {
@@ -179,21 +243,19 @@ pub fn watched<T: Send + 'static>(
                 .unwrap_or_else(|| "none recorded".into())
         };
         if since.elapsed() >= limits.stall {
-            return Err(format!(
-                "livelock: simulated time stuck at {} ms for {} s of wall time, {} events recorded at that instant; the last: {}",
-                at_us as f64 / 1000.0,
-                limits.stall.as_secs(),
-                events.saturating_sub(seen_events),
-                last()
-            ));
+            return Err(RunError::Livelock {
+                at_ms: at_us as f64 / 1000.0,
+                stall_s: limits.stall.as_secs(),
+                events: events.saturating_sub(seen_events),
+                last: last(),
+            });
         }
         if started.elapsed() >= limits.budget {
-            return Err(format!(
-                "the run overran its wall-clock budget of {} s at simulated {} ms; the last event: {}",
-                limits.budget.as_secs(),
-                at_us as f64 / 1000.0,
-                last()
-            ));
+            return Err(RunError::Overran {
+                budget_s: limits.budget.as_secs(),
+                at_ms: at_us as f64 / 1000.0,
+                last: last(),
+            });
         }
     }
 }
@@ -203,10 +265,9 @@ fn run_here(
     seed: u64,
     keep_timeline: bool,
     probe: Arc<Probe>,
-) -> Result<RunOutput, String> {
+) -> Result<RunOutput, RunError> {
     let file = if keep_timeline {
-        let f = tempfile::tempfile()
-            .map_err(|e| format!("cannot create a temporary file for the timeline: {e}"))?;
+        let f = tempfile::tempfile().map_err(|e| RunError::TimelineFile(Arc::new(e)))?;
         Some(BufWriter::new(f))
     } else {
         None
@@ -262,7 +323,7 @@ fn run_here(
     drop(runtime);
     let mut sink = sink.lock().unwrap();
     if let Some(e) = sink.error.take() {
-        return Err(format!("cannot write the timeline: {e}"));
+        return Err(RunError::Timeline(Arc::new(e)));
     }
     let checks = sink.checks.take().expect("taken once");
     let findings = checks.finish(end_us, &client);
@@ -270,7 +331,7 @@ fn run_here(
     let timeline = match sink.file.take() {
         Some(w) => Some(TimelineFile(
             w.into_inner()
-                .map_err(|e| format!("cannot write the timeline: {e}"))?,
+                .map_err(|e| RunError::Timeline(Arc::new(e.into_error())))?,
         )),
         None => None,
     };
@@ -312,11 +373,11 @@ mod tests {
     fn a_run_stuck_at_one_instant_is_given_up_on_and_says_where() {
         let probe = Arc::new(Probe::default());
         let p = probe.clone();
-        let r: Result<(), String> = watched(probe, limits(), move || loop {
+        let r: Result<(), RunError> = watched(probe, limits(), move || loop {
             p.saw(&entry(10_512_300));
             std::thread::sleep(Duration::from_millis(1));
         });
-        let e = r.unwrap_err();
+        let e = r.unwrap_err().to_string();
         assert!(
             e.starts_with("livelock: simulated time stuck at 10512.3 ms"),
             "{e}"
@@ -333,12 +394,15 @@ mod tests {
             stall: Duration::from_secs(60),
             budget: Duration::from_millis(300),
         };
-        let r: Result<(), String> = watched(probe, l, move || loop {
+        let r: Result<(), RunError> = watched(probe, l, move || loop {
             t += 1;
             p.saw(&entry(t));
             std::thread::sleep(Duration::from_millis(1));
         });
-        assert!(r.unwrap_err().contains("overran its wall-clock budget"));
+        assert!(r
+            .unwrap_err()
+            .to_string()
+            .contains("overran its wall-clock budget"));
     }
 
     #[test]
@@ -352,6 +416,6 @@ mod tests {
             }
             Ok(7)
         });
-        assert_eq!(r, Ok(7));
+        assert_eq!(r.ok(), Some(7));
     }
 }

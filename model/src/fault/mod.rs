@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 pub mod plan;
 mod spec;
+mod unresolved;
 pub use spec::{FaultSpec, MAX_REPETITIONS};
+pub use unresolved::Unresolved;
 
 /// The longest duration any key may give: one simulated hour (also the longest run).
 pub const MAX_MS: i128 = 3_600_000;

@@ -26,7 +26,7 @@
 //!   `heal` ends every partition in force.
 //! - Only a node can be a later fault's `previous`: a link's node end, when it has one.
 
-use crate::fault::{Fault, FaultKind, Firing, PausePoint, Trigger, When};
+use crate::fault::{Fault, FaultKind, Firing, PausePoint, Trigger, Unresolved, When};
 use crate::timeline::{Event, Role};
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -298,38 +298,31 @@ impl FaultPlan {
         end: &str,
         leader: Option<String>,
         follower: Option<String>,
-    ) -> Result<String, String> {
+    ) -> Result<String, Unresolved> {
         match end {
-            "leader" => leader.ok_or_else(|| "target `leader`: no node believes it leads".into()),
-            crate::scenario::etcd_cluster::ETCD_LEADER => {
-                leader.ok_or_else(|| "target `etcd-leader`: no etcd member leads".into())
-            }
-            crate::scenario::etcd_cluster::LEADER_MEMBER => {
-                leader.ok_or_else(|| "target `leader-member`: no node believes it leads".into())
-            }
-            "follower" => follower
-                .ok_or_else(|| "target `follower`: every running node believes it leads".into()),
-            crate::fault::NEXT => {
-                follower.ok_or_else(|| "successor `next`: no other node is running".into())
-            }
-            "previous" => self
-                .prev_target
-                .clone()
-                .ok_or_else(|| "target `previous`: no earlier fault had a target".into()),
+            "leader" => leader.ok_or(Unresolved::Leader),
+            crate::scenario::etcd_cluster::ETCD_LEADER => leader.ok_or(Unresolved::EtcdLeader),
+            crate::scenario::etcd_cluster::LEADER_MEMBER => leader.ok_or(Unresolved::LeaderMember),
+            "follower" => follower.ok_or(Unresolved::Follower),
+            crate::fault::NEXT => follower.ok_or(Unresolved::Next),
+            "previous" => self.prev_target.clone().ok_or(Unresolved::Previous),
             other => Ok(other.to_string()),
         }
     }
 
     /// Fires the next fault at `now_us` with its ends resolved (or the reason one could
     /// not be): the steps to carry out, in order.
-    pub fn fire(&mut self, now_us: i64, ends: Result<Vec<String>, String>) -> Vec<Step> {
+    pub fn fire(&mut self, now_us: i64, ends: Result<Vec<String>, Unresolved>) -> Vec<Step> {
         let index = self.next;
         let fault = self.firings[index].fault.clone();
         self.next += 1;
         self.prev_fired_us = now_us;
         let ends = match ends {
             Ok(e) => e,
-            Err(reason) => return vec![Step::Record(Event::FaultSkipped { index, reason })],
+            Err(why) => {
+                let reason = why.to_string();
+                return vec![Step::Record(Event::FaultSkipped { index, reason })];
+            }
         };
         let (steps, hit) = self.steps(index, &fault, &ends);
         // Only a node can be a later fault's `previous`.
@@ -689,7 +682,7 @@ pub async fn drive<W: FaultWorld>(
         // The moment it fires: a later `leader-elected` waits for a win after it.
         let now = world.now_us();
         let ends = plan.lock().expect("the plan's lock").ends();
-        let mut resolved: Result<Vec<String>, String> = Ok(vec![]);
+        let mut resolved: Result<Vec<String>, Unresolved> = Ok(vec![]);
         for end in &ends {
             let (leader, follower) = match end.as_str() {
                 "leader" => (world.leader().await, None),

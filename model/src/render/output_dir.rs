@@ -59,14 +59,75 @@ pub fn default_dir_for(scenario: &str, overrides: &[String], leaf: &str) -> Path
     Path::new("reports").join(name).join(leaf)
 }
 
-/// Checks that `dir` may be written; returns a message naming what is in the way if not.
+/// A report directory that may not be written, and what is in the way. Found before
+/// anything runs: the commands treat it as bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputDirError {
+    /// The path is a file.
+    #[error("{} exists and is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// The nearest existing part of the path is not a directory.
+    #[error("cannot write to {}: {} is not a directory", .dir.display(), .existing.display())]
+    ParentNotADirectory {
+        /// The directory asked for.
+        dir: PathBuf,
+        /// The nearest part of its path that exists.
+        existing: PathBuf,
+    },
+    /// No file can be created there.
+    #[error("cannot write to {}: cannot create a file in {}: {source}", .dir.display(), .existing.display())]
+    NotWritable {
+        /// The directory asked for.
+        dir: PathBuf,
+        /// Where the test file was to go.
+        existing: PathBuf,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// It holds a committed report.
+    #[error("refusing to write into {}: it holds a committed report ({what}); pass --force to replace it, or choose another --out", .dir.display())]
+    Committed {
+        /// The directory.
+        dir: PathBuf,
+        /// The first line of its [`COMMITTED`] marker: what made it.
+        what: String,
+    },
+    /// Its listing cannot be read.
+    #[error("cannot read {}: {source}", .dir.display())]
+    Unreadable {
+        /// The directory.
+        dir: PathBuf,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// It holds a file Baton did not write.
+    #[error("refusing to write into {}: it holds `{name}`, which sim did not write; pass --force to write Baton's files beside it, or choose another --out", .dir.display())]
+    Foreign {
+        /// The directory.
+        dir: PathBuf,
+        /// The first such file, by name.
+        name: String,
+    },
+    /// A default directory holds another scenario's report.
+    #[error("{} holds the report of {theirs}, another scenario with the same name; give {ours} its own `name`, or choose --out DIR", .dir.display())]
+    OtherScenario {
+        /// The directory.
+        dir: PathBuf,
+        /// The scenario file whose report it holds.
+        theirs: String,
+        /// This run's scenario file.
+        ours: String,
+    },
+}
+
+/// Checks that `dir` may be written; returns what is in the way if not.
 ///
 /// Checked before anything runs: the directory (or the nearest part of its path that
 /// exists) must be a directory this process can create files in, and it must be new,
 /// empty, or a Baton report's, unless `force`.
-pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
+pub fn check_writable(dir: &Path, force: bool) -> Result<(), OutputDirError> {
     if dir.exists() && !dir.is_dir() {
-        return Err(format!("{} exists and is not a directory", dir.display()));
+        return Err(OutputDirError::NotADirectory(dir.to_path_buf()));
     }
     let mut existing = dir;
     while !existing.exists() {
@@ -79,45 +140,44 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
         }
     }
     if !existing.is_dir() {
-        return Err(format!(
-            "cannot write to {}: {} is not a directory",
-            dir.display(),
-            existing.display()
-        ));
+        return Err(OutputDirError::ParentNotADirectory {
+            dir: dir.to_path_buf(),
+            existing: existing.to_path_buf(),
+        });
     }
     // The one honest test of "can I write here": create a file (gone when dropped).
-    tempfile::tempfile_in(existing).map_err(|e| {
-        format!(
-            "cannot write to {}: cannot create a file in {}: {e}",
-            dir.display(),
-            existing.display()
-        )
+    tempfile::tempfile_in(existing).map_err(|source| OutputDirError::NotWritable {
+        dir: dir.to_path_buf(),
+        existing: existing.to_path_buf(),
+        source,
     })?;
     if !dir.exists() || force {
         return Ok(());
     }
     if let Ok(text) = std::fs::read_to_string(dir.join(COMMITTED)) {
         let what = text.lines().next().unwrap_or("").trim();
-        return Err(format!(
-            "refusing to write into {}: it holds a committed report ({what}); pass --force to replace it, or choose another --out",
-            dir.display()
-        ));
+        return Err(OutputDirError::Committed {
+            dir: dir.to_path_buf(),
+            what: what.to_string(),
+        });
     }
     if dir.join(MARKER).is_file() {
         return Ok(());
     }
     let first = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .map_err(|source| OutputDirError::Unreadable {
+            dir: dir.to_path_buf(),
+            source,
+        })?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().to_string())
         .min();
     match first {
         None => Ok(()),
-        Some(name) => Err(format!(
-            "refusing to write into {}: it holds `{name}`, which sim did not write; \
-             pass --force to write Baton's files beside it, or choose another --out",
-            dir.display()
-        )),
+        Some(name) => Err(OutputDirError::Foreign {
+            dir: dir.to_path_buf(),
+            name,
+        }),
     }
 }
 
@@ -125,7 +185,7 @@ pub fn check_writable(dir: &Path, force: bool) -> Result<(), String> {
 /// file that has the same `name` (read from the `[origin]` of its `scenario.toml`):
 /// two scenarios must never write into one directory. `origin_file` is this run's
 /// [`crate::scenario::Resolved::origin`] file.
-pub fn check_same_scenario(dir: &Path, origin_file: &str) -> Result<(), String> {
+pub fn check_same_scenario(dir: &Path, origin_file: &str) -> Result<(), OutputDirError> {
     let Ok(text) = std::fs::read_to_string(dir.join("scenario.toml")) else {
         return Ok(());
     };
@@ -134,10 +194,11 @@ pub fn check_same_scenario(dir: &Path, origin_file: &str) -> Result<(), String> 
         .ok()
         .and_then(|t| t.get("origin")?.get("file")?.as_str().map(String::from));
     match theirs {
-        Some(theirs) if theirs != origin_file => Err(format!(
-            "{} holds the report of {theirs}, another scenario with the same name; give {origin_file} its own `name`, or choose --out DIR",
-            dir.display()
-        )),
+        Some(theirs) if theirs != origin_file => Err(OutputDirError::OtherScenario {
+            dir: dir.to_path_buf(),
+            theirs,
+            ours: origin_file.to_string(),
+        }),
         _ => Ok(()),
     }
 }
@@ -204,7 +265,7 @@ mod tests {
         );
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("notes.md"), "mine").unwrap();
-        let err = check_writable(&dir, false).unwrap_err();
+        let err = check_writable(&dir, false).unwrap_err().to_string();
         assert!(err.contains("notes.md"), "{err}");
         assert!(check_writable(&dir, true).is_ok());
         std::fs::remove_file(dir.join("notes.md")).unwrap();
@@ -214,7 +275,7 @@ mod tests {
             "an earlier report may be replaced"
         );
         std::fs::write(dir.join(COMMITTED), "made by nightly/x.sh\n").unwrap();
-        let err = check_writable(&dir, false).unwrap_err();
+        let err = check_writable(&dir, false).unwrap_err().to_string();
         assert!(
             err.contains("committed report (made by nightly/x.sh)"),
             "{err}"

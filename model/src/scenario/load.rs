@@ -106,7 +106,7 @@ fn effective_text(
             line: None,
             key: Some(set.split('=').next().unwrap_or("").trim().to_string()),
             set: Some(set.clone()),
-            message: m,
+            message: m.to_string(),
         })?;
     }
     Ok(doc.to_string())

@@ -75,8 +75,19 @@ pub enum BackendError {
         /// The backend.
         backend: &'static str,
         /// What failed.
-        why: String,
+        why: SetupError,
     },
+}
+
+/// What the protocol needs on its backend, and could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The database's table.
+    #[error(transparent)]
+    Pg(#[from] crate::backend::pg::client::PgError),
+    /// The election's parent znode, on a warmed-up ZooKeeper.
+    #[error(transparent)]
+    Zk(#[from] crate::backend::zk::ZkSetupError),
 }
 
 /// A running backend. Dropping it stops it and removes its data.
@@ -135,7 +146,7 @@ impl Backend {
     /// Makes what the protocol expects to find: the database's table, the election's
     /// parent znode (on a ZooKeeper warmed up first).
     async fn prepare(&self, protocol: &RealProtocol) -> Result<(), BackendError> {
-        let setup = |why: String| BackendError::Setup {
+        let setup = |why: SetupError| BackendError::Setup {
             backend: backend_name(protocol.name()),
             why,
         };
@@ -143,16 +154,16 @@ impl Backend {
             (Backend::Postgres(s), _) => {
                 crate::backend::pg::client::create_table(&conninfo(s.addr()))
                     .await
-                    .map_err(setup)
+                    .map_err(|e| setup(e.into()))
             }
             (Backend::Zk(s), RealProtocol::ZkSequential(c)) => {
                 let connect = s.addr().to_string();
                 crate::backend::zk::client::warm_up(&connect, ZK_WARM_UP_ROUNDS)
                     .await
-                    .map_err(setup)?;
+                    .map_err(|e| setup(e.into()))?;
                 crate::backend::zk::watch::create_parent(&connect, &c.election_path)
                     .await
-                    .map_err(setup)
+                    .map_err(|e| setup(e.into()))
             }
             _ => Ok(()),
         }

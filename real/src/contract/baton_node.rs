@@ -51,22 +51,57 @@ pub struct ContractNodeArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// `flag`'s value, else variable `env`'s; `Err` names both.
-fn given(flag: &Option<String>, name: &str, env: &str) -> Result<String, String> {
-    flag.clone()
-        .or_else(|| std::env::var(env).ok().filter(|v| !v.is_empty()))
-        .ok_or_else(|| format!("--{name} (or {env}) is required"))
+/// A flag (or its variable) that is missing or unreadable: one line naming both.
+#[derive(Debug, thiserror::Error)]
+pub enum FlagError {
+    /// Neither the flag nor its variable.
+    #[error("--{name} (or {env}) is required")]
+    Required {
+        /// The flag, without `--`.
+        name: &'static str,
+        /// Its variable.
+        env: &'static str,
+    },
+    /// A value that is not a number.
+    #[error("--{name} ({env}): {value:?} is not a number")]
+    NotANumber {
+        /// The flag, without `--`.
+        name: &'static str,
+        /// Its variable.
+        env: &'static str,
+        /// The value given.
+        value: String,
+    },
+    /// A peer that is not `name=url`.
+    #[error("--peers (BATON_PEERS): {0:?} is not name=url")]
+    NotAPeer(String),
 }
 
-fn number<T: std::str::FromStr>(flag: &Option<String>, name: &str, env: &str) -> Result<T, String> {
-    let v = given(flag, name, env)?;
-    v.parse()
-        .map_err(|_| format!("--{name} ({env}): {v:?} is not a number"))
+/// `flag`'s value, else variable `env`'s; `Err` names both.
+fn given(
+    flag: &Option<String>,
+    name: &'static str,
+    env: &'static str,
+) -> Result<String, FlagError> {
+    flag.clone()
+        .or_else(|| std::env::var(env).ok().filter(|v| !v.is_empty()))
+        .ok_or(FlagError::Required { name, env })
+}
+
+fn number<T: std::str::FromStr>(
+    flag: &Option<String>,
+    name: &'static str,
+    env: &'static str,
+) -> Result<T, FlagError> {
+    let value = given(flag, name, env)?;
+    value
+        .parse()
+        .map_err(|_| FlagError::NotANumber { name, env, value })
 }
 
 impl ContractNodeArgs {
     /// The node's config and its port; `Err` is one line naming the flag.
-    pub fn config(&self) -> Result<(NodeConfig, u16), String> {
+    pub fn config(&self) -> Result<(NodeConfig, u16), FlagError> {
         let id = given(&self.id, "id", "BATON_ID")?;
         let port: u16 = number(&self.http_port, "http-port", "BATON_HTTP_PORT")?;
         let dir = match &self.dir {
@@ -82,7 +117,7 @@ impl ContractNodeArgs {
                     name: name.into(),
                     url: url.into(),
                 }),
-                None => Err(format!("--peers (BATON_PEERS): {p:?} is not name=url")),
+                None => Err(FlagError::NotAPeer(p.to_string())),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let etcd = EtcdLeaseConfig {
@@ -157,6 +192,7 @@ mod tests {
         assert!(bad
             .config()
             .unwrap_err()
+            .to_string()
             .contains("--tick-ms (BATON_TICK_MS)"));
     }
 }

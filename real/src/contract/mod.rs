@@ -6,6 +6,7 @@
 //! ([`baton_node`]), and the `conform` command: the spec's experiments against any node,
 //! and its report ([`conform`]).
 
+pub mod answer_error;
 pub mod baton_node;
 pub mod conform;
 pub mod node_cmd;

@@ -62,8 +62,42 @@ fn allowed() -> String {
         .join(", ")
 }
 
+/// A `--node-cmd` template that cannot start a node: one line, after `--node-cmd: `.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeCmdError {
+    /// A `}` that closes nothing.
+    #[error("a lone `}}` in {0:?} (write `}}}}` for a literal brace)")]
+    LoneBrace(String),
+    /// A `{` that nothing closes.
+    #[error("an unclosed `{{` in {0:?} (write `{{{{` for a literal brace)")]
+    UnclosedBrace(String),
+    /// A placeholder that is not one of [`PLACEHOLDERS`].
+    #[error("unknown placeholder {{{0}}} (allowed: {})", allowed())]
+    UnknownPlaceholder(String),
+    /// A quote that nothing closes.
+    #[error("{0:?} has an unclosed quote")]
+    UnclosedQuote(String),
+    /// No words.
+    #[error("the template is empty: give the command that starts your node")]
+    Empty,
+    /// The program is a file that cannot be run.
+    #[error("{0} is not an executable file")]
+    NotExecutable(String),
+    /// The program's path names nothing.
+    #[error("{program} does not exist (relative to {cwd}); build your node first")]
+    Missing {
+        /// The program as written.
+        program: String,
+        /// The directory it is relative to.
+        cwd: String,
+    },
+    /// The program's name is on no directory of `PATH`.
+    #[error("{0} is not on PATH")]
+    NotOnPath(String),
+}
+
 /// Replaces the placeholders of `word` with `value(name)`; `Err` names an unknown one.
-fn fill(word: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn fill(word: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, NodeCmdError> {
     let mut out = String::new();
     let mut rest = word;
     while let Some(i) = rest.find(['{', '}']) {
@@ -75,24 +109,15 @@ fn fill(word: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, St
             continue;
         }
         if tail.starts_with('}') {
-            return Err(format!(
-                "a lone `}}` in {word:?} (write `}}}}` for a literal brace)"
-            ));
+            return Err(NodeCmdError::LoneBrace(word.to_string()));
         }
         let Some(end) = tail.find('}') else {
-            return Err(format!(
-                "an unclosed `{{` in {word:?} (write `{{{{` for a literal brace)"
-            ));
+            return Err(NodeCmdError::UnclosedBrace(word.to_string()));
         };
         let name = &tail[1..end];
         match value(name) {
             Some(v) => out.push_str(&v),
-            None => {
-                return Err(format!(
-                    "unknown placeholder {{{name}}} (allowed: {})",
-                    allowed()
-                ))
-            }
+            None => return Err(NodeCmdError::UnknownPlaceholder(name.to_string())),
         }
         rest = &tail[end + 1..];
     }
@@ -102,11 +127,11 @@ fn fill(word: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, St
 
 impl NodeCmd {
     /// Parses `template`; `Err` is one line for `--node-cmd: ...`.
-    pub fn parse(template: &str) -> Result<NodeCmd, String> {
-        let words =
-            shlex::split(template).ok_or_else(|| format!("{template:?} has an unclosed quote"))?;
+    pub fn parse(template: &str) -> Result<NodeCmd, NodeCmdError> {
+        let words = shlex::split(template)
+            .ok_or_else(|| NodeCmdError::UnclosedQuote(template.to_string()))?;
         if words.is_empty() {
-            return Err("the template is empty: give the command that starts your node".into());
+            return Err(NodeCmdError::Empty);
         }
         let known = |n: &str| PLACEHOLDERS.iter().any(|p| p.name == n).then(String::new);
         for w in &words {
@@ -120,7 +145,7 @@ impl NodeCmd {
 
     /// The program the template starts, checked to exist and be executable (a name
     /// without a `/` is looked up on `PATH`); `Err` is one line.
-    pub fn check_program(&self) -> Result<PathBuf, String> {
+    pub fn check_program(&self) -> Result<PathBuf, NodeCmdError> {
         let program = &self.words[0];
         let executable = |p: &Path| {
             use std::os::unix::fs::PermissionsExt;
@@ -131,14 +156,14 @@ impl NodeCmd {
             return if executable(&p) {
                 Ok(p)
             } else if p.exists() {
-                Err(format!("{program} is not an executable file"))
+                Err(NodeCmdError::NotExecutable(program.clone()))
             } else {
-                Err(format!(
-                    "{program} does not exist (relative to {}); build your node first",
-                    std::env::current_dir()
+                Err(NodeCmdError::Missing {
+                    program: program.clone(),
+                    cwd: std::env::current_dir()
                         .map(|d| d.display().to_string())
-                        .unwrap_or_else(|_| "the current directory".into())
-                ))
+                        .unwrap_or_else(|_| "the current directory".into()),
+                })
             };
         }
         std::env::var_os("PATH")
@@ -147,7 +172,7 @@ impl NodeCmd {
                     .map(|d| d.join(program))
                     .find(|p| executable(p))
             })
-            .ok_or_else(|| format!("{program} is not on PATH"))
+            .ok_or_else(|| NodeCmdError::NotOnPath(program.clone()))
     }
 
     /// The command that starts a node with `params`: words filled in, `BATON_*` set,
@@ -420,7 +445,7 @@ mod tests {
             ("node --id {id", "unclosed `{`"),
             ("node --x }", "lone `}`"),
         ] {
-            let e = NodeCmd::parse(t).unwrap_err();
+            let e = NodeCmd::parse(t).unwrap_err().to_string();
             assert!(e.contains(says), "{t}: {e}");
             assert!(!e.contains('\n'));
         }
@@ -432,6 +457,7 @@ mod tests {
         assert!(missing
             .check_program()
             .unwrap_err()
+            .to_string()
             .contains("does not exist"));
         assert!(NodeCmd::parse("sh -c true")
             .unwrap()
@@ -441,11 +467,16 @@ mod tests {
             .unwrap()
             .check_program()
             .unwrap_err()
+            .to_string()
             .contains("not on PATH"));
         let dir = tempfile::tempdir().unwrap();
         let plain = dir.path().join("plain");
         std::fs::write(&plain, "").unwrap();
         let c = NodeCmd::parse(&plain.display().to_string()).unwrap();
-        assert!(c.check_program().unwrap_err().contains("not an executable"));
+        assert!(c
+            .check_program()
+            .unwrap_err()
+            .to_string()
+            .contains("not an executable"));
     }
 }

@@ -7,6 +7,7 @@
 //! (exit 2); during the run the status poller ([`crate::contract::status_poll`]) records it in the
 //! timeline, where the `node_contract` checker makes it a failed property (exit 1).
 
+pub use crate::contract::answer_error::AnswerError;
 use crate::events::Role;
 use crate::node::StatusBody;
 use serde_json::Value;
@@ -86,11 +87,11 @@ pub struct Breach {
 
 impl Breach {
     /// Node `node` broke rule `rule`: `detail`.
-    pub fn new(node: &str, rule_name: &str, detail: impl Into<String>) -> Breach {
+    pub fn new(node: &str, rule_name: &str, detail: impl fmt::Display) -> Breach {
         Breach {
             node: node.to_string(),
             rule: rule(rule_name).name,
-            detail: detail.into(),
+            detail: detail.to_string(),
         }
     }
 }
@@ -133,49 +134,62 @@ pub fn shown(text: &str) -> String {
 
 /// A JSON object's field as an unsigned integer, `null` as `None`; anything else (or a
 /// missing field) is `Err` with what was found.
-fn int_or_null(o: &serde_json::Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+fn int_or_null(
+    o: &serde_json::Map<String, Value>,
+    key: &'static str,
+) -> Result<Option<u64>, AnswerError> {
     match o.get(key) {
-        None => Err(format!("field `{key}` is missing")),
+        None => Err(AnswerError::Missing(key)),
         Some(Value::Null) => Ok(None),
         Some(v) => v
             .as_u64()
             .map(Some)
-            .ok_or_else(|| format!("`{key}` is {v}: allowed a non-negative integer or null")),
+            .ok_or_else(|| AnswerError::NotIntOrNull {
+                key,
+                value: v.clone(),
+            }),
+    }
+}
+
+/// `body` read as a JSON object, or why it is not one; `which` names the body.
+fn object(which: &'static str, body: &str) -> Result<serde_json::Map<String, Value>, AnswerError> {
+    let v: Value = serde_json::from_str(body).map_err(|e| AnswerError::NotJson {
+        which,
+        body: shown(body),
+        why: e.to_string(),
+    })?;
+    match v {
+        Value::Object(o) => Ok(o),
+        _ => Err(AnswerError::NotAnObject {
+            which,
+            body: shown(body),
+        }),
     }
 }
 
 /// Checks a `GET /status` body from node `id` (rule `status`) and reads it.
-pub fn check_status(id: &str, body: &str) -> Result<StatusBody, String> {
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the body {} is not JSON ({e})", shown(body)))?;
-    let Some(o) = v.as_object() else {
-        return Err(format!("the body {} is not a JSON object", shown(body)));
-    };
+pub fn check_status(id: &str, body: &str) -> Result<StatusBody, AnswerError> {
+    let o = &object("the body", body)?;
     let node_id = match o.get("node_id") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return Err(format!("`node_id` is {other}: allowed a string")),
-        None => return Err("field `node_id` is missing".into()),
+        Some(other) => return Err(AnswerError::NodeIdNotAString(other.clone())),
+        None => return Err(AnswerError::Missing("node_id")),
     };
     if node_id != id {
-        return Err(format!(
-            "`node_id` is {node_id:?}, but Baton started it as {id:?}"
-        ));
+        return Err(AnswerError::OtherNodeId {
+            got: node_id,
+            want: id.to_string(),
+        });
     }
     let role = match o.get("role") {
         Some(Value::String(s)) => serde_json::from_value::<Role>(Value::String(s.clone()))
-            .map_err(|_| {
-                format!("`role` is {s:?}: allowed \"leader\", \"candidate\", \"follower\"")
-            })?,
-        Some(other) => {
-            return Err(format!(
-                "`role` is {other}: allowed \"leader\", \"candidate\", \"follower\""
-            ))
-        }
-        None => return Err("field `role` is missing".into()),
+            .map_err(|_| AnswerError::UnknownRole(s.clone()))?,
+        Some(other) => return Err(AnswerError::RoleNotAString(other.clone())),
+        None => return Err(AnswerError::Missing("role")),
     };
     let fence_token = int_or_null(o, "fence_token")?;
     if role == Role::Leader && fence_token.is_none() {
-        return Err("`role` is \"leader\" but `fence_token` is null".into());
+        return Err(AnswerError::LeaderWithoutToken);
     }
     let lease_ttl_remaining_ms = int_or_null(o, "lease_ttl_remaining_ms")?;
     Ok(StatusBody {
@@ -191,24 +205,18 @@ pub fn check_status(id: &str, body: &str) -> Result<StatusBody, String> {
 }
 
 /// Checks a follower's `409` body (rule `next-follower`).
-pub fn check_not_leader(body: &str) -> Result<(), String> {
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the 409's body {} is not JSON ({e})", shown(body)))?;
-    let Some(o) = v.as_object() else {
-        return Err(format!(
-            "the 409's body {} is not a JSON object",
-            shown(body)
-        ));
-    };
+pub fn check_not_leader(body: &str) -> Result<(), AnswerError> {
+    let o = object("the 409's body", body)?;
     for key in ["leader", "address"] {
         match o.get(key) {
             Some(Value::String(_)) | Some(Value::Null) => {}
             Some(other) => {
-                return Err(format!(
-                    "the 409's `{key}` is {other}: allowed a string or null"
-                ))
+                return Err(AnswerError::NotStringOrNull {
+                    key,
+                    value: other.clone(),
+                })
             }
-            None => return Err(format!("the 409's body lacks `{key}`")),
+            None => return Err(AnswerError::NotLeaderLacks(key)),
         }
     }
     Ok(())
@@ -226,45 +234,36 @@ pub struct Handed {
 }
 
 /// Checks a leader's `200` body (rule `next-leader`) against its `fence_token`.
-pub fn check_next(body: &str, fence_token: u64) -> Result<Handed, String> {
-    let v: Value = serde_json::from_str(body)
-        .map_err(|e| format!("the 200's body {} is not JSON ({e})", shown(body)))?;
-    let Some(o) = v.as_object() else {
-        return Err(format!(
-            "the 200's body {} is not a JSON object",
-            shown(body)
-        ));
-    };
-    let num = |key: &str| -> Result<Option<u64>, String> {
+pub fn check_next(body: &str, fence_token: u64) -> Result<Handed, AnswerError> {
+    let o = object("the 200's body", body)?;
+    let num = |key: &'static str| -> Result<Option<u64>, AnswerError> {
         match o.get(key) {
             None => Ok(None),
             Some(v) => v
                 .as_u64()
                 .map(Some)
-                .ok_or_else(|| format!("the 200's `{key}` is {v}: allowed a non-negative integer")),
+                .ok_or_else(|| AnswerError::NotAnInteger {
+                    key,
+                    value: v.clone(),
+                }),
         }
     };
     let (Some(token), Some(seq)) = (num("token")?, num("seq")?) else {
-        return Err(format!(
-            "the 200's body {} lacks `token` or `seq`",
-            shown(body)
-        ));
+        return Err(AnswerError::NextLacks(shown(body)));
     };
     if token != fence_token {
-        return Err(format!(
-            "it handed out numbers under token {token}, but its /status says fence_token {fence_token}"
-        ));
+        return Err(AnswerError::OtherToken { token, fence_token });
     }
     let last = num("last")?.unwrap_or(seq);
     if last < seq {
-        return Err(format!("the 200's `last` {last} is below its `seq` {seq}"));
+        return Err(AnswerError::LastBelowSeq { last, seq });
     }
     Ok(Handed { token, seq, last })
 }
 
 /// The value of the `leaders_acting` gauge in Prometheus text (the first sample of that
 /// name, labels allowed), or why there is none (rule `metrics`).
-pub fn leaders_acting(text: &str) -> Result<f64, String> {
+pub fn leaders_acting(text: &str) -> Result<f64, AnswerError> {
     for line in text.lines() {
         let line = line.trim();
         let Some(rest) = line.strip_prefix("leaders_acting") else {
@@ -274,7 +273,7 @@ pub fn leaders_acting(text: &str) -> Result<f64, String> {
         let rest = match rest.chars().next() {
             Some('{') => match rest.find('}') {
                 Some(end) => &rest[end + 1..],
-                None => return Err(format!("the sample {} has no closing `}}`", shown(line))),
+                None => return Err(AnswerError::Unclosed(shown(line))),
             },
             Some(c) if c.is_whitespace() => rest,
             _ => continue,
@@ -282,9 +281,9 @@ pub fn leaders_acting(text: &str) -> Result<f64, String> {
         let value = rest.split_whitespace().next().unwrap_or("");
         return value
             .parse::<f64>()
-            .map_err(|_| format!("the sample {} has no number", shown(line)));
+            .map_err(|_| AnswerError::NoNumber(shown(line)));
     }
-    Err("no `leaders_acting` sample in GET /metrics".into())
+    Err(AnswerError::NoSample)
 }
 
 #[cfg(test)]
@@ -333,7 +332,7 @@ mod tests {
                 "non-negative",
             ),
         ] {
-            let e = check_status("n1", body).unwrap_err();
+            let e = check_status("n1", body).unwrap_err().to_string();
             assert!(e.contains(says), "{body}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
@@ -355,6 +354,7 @@ mod tests {
         assert_eq!(check_next(r#"{"token":5,"seq":10}"#, 5).unwrap().last, 10);
         assert!(check_next(r#"{"token":4,"seq":10}"#, 5)
             .unwrap_err()
+            .to_string()
             .contains("fence_token 5"));
         assert!(check_next(r#"{"seq":10}"#, 5).is_err());
     }

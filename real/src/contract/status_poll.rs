@@ -21,7 +21,7 @@
 //! contract's JSON (rule `status`), and a process that exited by itself (rule
 //! `keeps-running`).
 
-use crate::contract::rules::check_status;
+use crate::contract::rules::{check_status, AnswerError};
 use crate::events::{Event, EventLog, Role};
 use crate::node::StatusBody;
 use crate::process::ManagedChild;
@@ -47,7 +47,7 @@ pub enum Sighting {
         /// When its answer came.
         answered_us: i64,
         /// Its status, checked.
-        status: Result<StatusBody, String>,
+        status: Result<StatusBody, AnswerError>,
     },
     /// Its process had exited by itself, seen at this time.
     Exited(i64),
@@ -130,7 +130,7 @@ impl Tracker {
                 answered_us,
                 status: Err(why),
                 ..
-            } => out.extend(self.breach(answered_us, "status", why)),
+            } => out.extend(self.breach(answered_us, "status", why.to_string())),
             Sighting::Answer {
                 sent_us,
                 answered_us,
@@ -226,10 +226,10 @@ async fn ask(
     let status = if code == 200 {
         check_status(name, &body)
     } else {
-        Err(format!(
-            "GET /status answered {code} {}",
-            crate::contract::rules::shown(&body)
-        ))
+        Err(AnswerError::StatusCode {
+            code,
+            body: crate::contract::rules::shown(&body),
+        })
     };
     Some(Sighting::Answer {
         sent_us,
@@ -326,7 +326,7 @@ mod tests {
         let bad = || Sighting::Answer {
             sent_us: 0,
             answered_us: 10,
-            status: Err("`role` is \"boss\"".into()),
+            status: Err(AnswerError::UnknownRole("boss".into())),
         };
         assert_eq!(t.observe(1, bad()).len(), 1);
         assert!(t.observe(1, bad()).is_empty());

@@ -23,6 +23,7 @@ use crate::backoff::Backoff;
 use crate::events::{Event, EventLog};
 use crate::node::config::NodeConfig;
 use crate::node::metrics::NodeMetrics;
+use crate::node::error::NodeError;
 use crate::protocol::RealProtocol;
 use baton_protocols::db_row::DbRowElector;
 use baton_protocols::etcd_lease::EtcdLeaseElector;
@@ -59,7 +60,7 @@ pub struct Built {
 }
 
 /// The node's elector for `cfg.protocol` (see the module doc).
-pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Built, String> {
+pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Built, NodeError> {
     if let RealProtocol::Raft(raft) = &cfg.protocol {
         let e = raft_elector(cfg, side, raft)?;
         return Ok(Built {
@@ -78,21 +79,21 @@ fn raft_elector(
     cfg: &NodeConfig,
     side: &NodeSide,
     raft: &baton_protocols::raft_config::RaftConfig,
-) -> Result<Arc<RaftElector>, String> {
-    let path = cfg
-        .raft_disk
-        .as_ref()
-        .ok_or("a raft node needs raft_disk in its config")?;
-    let disk = RaftDisk::durable(path).map_err(|e| format!("{}: {e}", path.display()))?;
+) -> Result<Arc<RaftElector>, NodeError> {
+    let path = cfg.raft_disk.as_ref().ok_or(NodeError::NoRaftDisk)?;
+    let disk = RaftDisk::durable(path).map_err(|source| NodeError::RaftDisk {
+        path: path.clone(),
+        source,
+    })?;
     let me = cfg
         .peers
         .iter()
         .position(|p| p.name == cfg.name)
-        .ok_or("the node is not among its peers")? as u64
+        .ok_or(NodeError::NotAPeer)? as u64
         + 1;
     let http = reqwest::Client::builder()
         .build()
-        .map_err(|e| format!("http client: {e}"))?;
+        .map_err(NodeError::Http)?;
     let node = RaftNode {
         me,
         names: cfg.peers.iter().map(|p| p.name.clone()).collect(),
@@ -112,12 +113,12 @@ fn raft_elector(
 }
 
 /// A lease protocol's elector, on its backend's live client (see the module doc).
-async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elector>, String> {
+async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elector>, NodeError> {
     let endpoint = || {
         cfg.backend_endpoints
             .first()
             .cloned()
-            .ok_or_else(|| "no backend endpoint in the node's config".to_string())
+            .ok_or(NodeError::NoEndpoint)
     };
     Ok(match &cfg.protocol {
         RealProtocol::EtcdLease(lease) => {
@@ -160,7 +161,7 @@ async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elec
                 db.clone(),
             ))
         }
-        RealProtocol::Raft(_) => return Err("raft is not a lease protocol".into()),
+        RealProtocol::Raft(_) => return Err(NodeError::NotALease),
     })
 }
 

@@ -27,6 +27,7 @@
 pub mod clock;
 pub mod config;
 pub mod elector;
+mod error;
 pub mod metrics;
 pub mod work;
 
@@ -51,6 +52,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 pub use crate::node::config::{NodeConfig, Peer};
+pub use crate::node::error::NodeError;
 
 /// `GET /status`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -250,15 +252,17 @@ const RESOURCE_FIRST_PAUSE_MS: u64 = 25;
 
 /// Runs a node process until it is killed: listens on a free loopback port, announces
 /// it, and campaigns for ever.
-pub async fn run(cfg: NodeConfig) -> Result<(), String> {
+pub async fn run(cfg: NodeConfig) -> Result<(), NodeError> {
     run_on(cfg, 0).await
 }
 
 /// [`run`], listening on loopback port `http_port` (0: a free one).
-pub async fn run_on(cfg: NodeConfig, http_port: u16) -> Result<(), String> {
+pub async fn run_on(cfg: NodeConfig, http_port: u16) -> Result<(), NodeError> {
     let run_clock = RunClock::from_epoch(cfg.epoch_us);
-    let log = EventLog::open(&cfg.log_path, run_clock)
-        .map_err(|e| format!("{}: {e}", cfg.log_path.display()))?;
+    let log = EventLog::open(&cfg.log_path, run_clock).map_err(|source| NodeError::Log {
+        path: cfg.log_path.clone(),
+        source,
+    })?;
     let clock = RealClock::new(run_clock);
     clock.set_offset_ms(cfg.clock_offset_us / 1000);
     clock.set_drift_ppm(cfg.clock_drift_ppm);
@@ -292,12 +296,12 @@ pub async fn run_on(cfg: NodeConfig, http_port: u16) -> Result<(), String> {
 
 /// The node's shared state: a follower with no leader work yet, on `clock`, logging to
 /// `log`.
-fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Node>, String> {
+fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Node>, NodeError> {
     let metrics = Arc::new(NodeMetrics::new(&cfg.name));
     let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
     let http = reqwest::Client::builder()
         .build()
-        .map_err(|e| format!("http client: {e}"))?;
+        .map_err(NodeError::Http)?;
     Ok(Arc::new(Node {
         name: cfg.name.clone(),
         clock,
@@ -332,7 +336,7 @@ fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Nod
 
 /// Serves the node's HTTP interface on loopback port `port` (0: a free one), in the
 /// background, and announces the port on stdout (see [`crate::process`]).
-async fn serve_http(node: Arc<Node>, port: u16) -> Result<(), String> {
+async fn serve_http(node: Arc<Node>, port: u16) -> Result<(), NodeError> {
     let app = Router::new()
         .route("/status", get(status))
         .route("/next", post(next))
@@ -345,8 +349,8 @@ async fn serve_http(node: Arc<Node>, port: u16) -> Result<(), String> {
         .with_state(node);
     let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, port))
         .await
-        .map_err(|e| format!("bind 127.0.0.1:{port}: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(|source| NodeError::Bind { port, source })?;
+    let addr = listener.local_addr().map_err(NodeError::Address)?;
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             eprintln!("baton-real node: HTTP server failed: {e}");

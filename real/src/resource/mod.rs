@@ -70,13 +70,46 @@ struct Resource {
     log: EventLog,
 }
 
+/// Why the resource process stopped, or a write failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ResourceError {
+    /// Its event log cannot be opened.
+    #[error("{}: {source}", .path.display())]
+    Log {
+        /// The log's file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its ledger cannot be opened.
+    #[error("{}: {source}", .path.display())]
+    Ledger {
+        /// The ledger's file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: rusqlite::Error,
+    },
+    /// A write's transaction failed (the write's `500`).
+    #[error("ledger: {0}")]
+    Write(rusqlite::Error),
+    /// No port to listen on.
+    #[error("bind: {0}")]
+    Bind(std::io::Error),
+    /// The port it listens on cannot be read.
+    #[error("{0}")]
+    Address(std::io::Error),
+    /// The HTTP server failed.
+    #[error("serve: {0}")]
+    Serve(std::io::Error),
+}
+
 /// Applies `w` and logs what happened, in one critical section.
-fn apply(r: &Resource, w: FencedWrite) -> Result<WriteReply, String> {
+fn apply(r: &Resource, w: FencedWrite) -> Result<WriteReply, ResourceError> {
     let mut ledger = r.ledger.lock().unwrap_or_else(|p| p.into_inner());
     let at_us = r.log.clock().now_us();
     let outcome = ledger
         .write(&w.node, w.token, w.op, at_us)
-        .map_err(|e| format!("ledger: {e}"))?;
+        .map_err(ResourceError::Write)?;
     Ok(match outcome {
         Outcome::Accepted {
             max_token_before,
@@ -121,16 +154,24 @@ async fn write(
 ) -> Result<Json<WriteReply>, (StatusCode, String)> {
     apply(&r, w)
         .map(Json)
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e))
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
 }
 
 /// Runs the resource process: opens the ledger, listens on a free loopback port,
 /// announces it, and serves until killed.
-pub async fn run(cfg: ResourceConfig) -> Result<(), String> {
-    let log = EventLog::open(&cfg.log_path, RunClock::from_epoch(cfg.epoch_us))
-        .map_err(|e| format!("{}: {e}", cfg.log_path.display()))?;
-    let ledger = Ledger::open(&cfg.db_path, cfg.fencing)
-        .map_err(|e| format!("{}: {e}", cfg.db_path.display()))?;
+pub async fn run(cfg: ResourceConfig) -> Result<(), ResourceError> {
+    let log =
+        EventLog::open(&cfg.log_path, RunClock::from_epoch(cfg.epoch_us)).map_err(|source| {
+            ResourceError::Log {
+                path: cfg.log_path.clone(),
+                source,
+            }
+        })?;
+    let ledger =
+        Ledger::open(&cfg.db_path, cfg.fencing).map_err(|source| ResourceError::Ledger {
+            path: cfg.db_path.clone(),
+            source,
+        })?;
     let state = Arc::new(Resource {
         ledger: Mutex::new(ledger),
         log,
@@ -141,10 +182,10 @@ pub async fn run(cfg: ResourceConfig) -> Result<(), String> {
         .with_state(state);
     let listener = tokio::net::TcpListener::bind((crate::ports::LOOPBACK, 0))
         .await
-        .map_err(|e| format!("bind: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        .map_err(ResourceError::Bind)?;
+    let addr = listener.local_addr().map_err(ResourceError::Address)?;
     crate::process::announce_listening(addr);
     axum::serve(listener, app)
         .await
-        .map_err(|e| format!("serve: {e}"))
+        .map_err(ResourceError::Serve)
 }

@@ -20,7 +20,7 @@
 //! | 3 | a trial started and then broke (stderr names its logs) |
 //! | 130 | interrupted (Ctrl-C); the trials that finished are written |
 
-use crate::contract::node_cmd::NodeCmd;
+use crate::contract::node_cmd::{NodeCmd, NodeCmdError};
 use crate::trial::refusals::{self, Source};
 use crate::trial::{self, TrialError, TrialSpec};
 use baton_model::render::output_dir;
@@ -107,14 +107,38 @@ pub fn rerun_command(r: &Resolved, seed: u64, node_cmd: Option<&NodeCmd>) -> Str
     baton_model::render::shell::join(words)
 }
 
+/// A `--node-cmd` that cannot start a node: one line naming the flag.
+#[derive(Debug, thiserror::Error)]
+#[error("--node-cmd: {0}")]
+pub struct NodeCmdFlagError(#[from] NodeCmdError);
+
 /// The `--node-cmd` template parsed, its program found; `Err` is one line.
-pub fn parse_node_cmd(template: Option<&str>) -> Result<Option<NodeCmd>, String> {
+pub fn parse_node_cmd(template: Option<&str>) -> Result<Option<NodeCmd>, NodeCmdFlagError> {
     let Some(t) = template else {
         return Ok(None);
     };
-    let c = NodeCmd::parse(t).map_err(|e| format!("--node-cmd: {e}"))?;
-    c.check_program().map_err(|e| format!("--node-cmd: {e}"))?;
+    let c = NodeCmd::parse(t)?;
+    c.check_program()?;
     Ok(Some(c))
+}
+
+/// Why a trial cannot be planned: one line.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialSpecError {
+    /// Real mode cannot apply what the scenario asks.
+    #[error("{0}")]
+    Refused(Box<refusals::Refusal>),
+    /// A `--node-cmd` node cannot run it.
+    #[error("{path}: {why}")]
+    NodeCmd {
+        /// The scenario file.
+        path: String,
+        /// Why not.
+        why: String,
+    },
+    /// This process's own binary cannot be found (the supervisor starts it again).
+    #[error("cannot find the baton-real binary: {0}")]
+    NoBinary(std::io::Error),
 }
 
 /// Trial `trial`'s spec: the scenario `drawn` checked for real mode (and for a
@@ -124,11 +148,14 @@ pub fn trial_spec(
     (trial, seed): (usize, u64),
     dir: &Path,
     node_cmd: Option<&NodeCmd>,
-) -> Result<TrialSpec, String> {
-    let mut plan = refusals::check(drawn, src).map_err(|r| r.to_string())?;
+) -> Result<TrialSpec, TrialSpecError> {
+    let mut plan = refusals::check(drawn, src).map_err(TrialSpecError::Refused)?;
     if node_cmd.is_some() {
         if let Some(why) = crate::contract::node_cmd::refusal(drawn) {
-            return Err(format!("{}: {why}", drawn.path));
+            return Err(TrialSpecError::NodeCmd {
+                path: drawn.path.clone(),
+                why,
+            });
         }
         if drawn.scenario.start_delay_ms_max > 0 {
             plan.notes.push(format!(
@@ -142,8 +169,7 @@ pub fn trial_spec(
         seed,
         trial,
         run_dir: dir.join("run"),
-        binary: std::env::current_exe()
-            .map_err(|e| format!("cannot find the baton-real binary: {e}"))?,
+        binary: std::env::current_exe().map_err(TrialSpecError::NoBinary)?,
         command: rerun_command(src.base, seed, node_cmd),
         node_cmd: node_cmd.cloned(),
     })
@@ -194,16 +220,24 @@ fn bad(msg: impl std::fmt::Display) -> RealCommandError {
     RealCommandError::BadInput(msg.to_string())
 }
 
+/// A trial's directory that may not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialDirError {
+    /// As any output directory.
+    #[error(transparent)]
+    OutputDir(#[from] output_dir::OutputDirError),
+    /// Its `run/` holds files of another program's.
+    #[error("refusing to write into {}: it holds `run/`, which baton-real did not write; choose another --out", .0.display())]
+    ForeignRun(PathBuf),
+}
+
 /// A trial's directory may be written: Baton's own (its marker), new, or empty, or
 /// `--force`; its `run/` is replaced only when it holds an earlier real run's files.
-pub fn check_trial_dir(dir: &Path, force: bool) -> Result<(), String> {
+pub fn check_trial_dir(dir: &Path, force: bool) -> Result<(), TrialDirError> {
     output_dir::check_writable(dir, force)?;
     let run = dir.join("run");
     if run.exists() && !run.join("supervisor.jsonl").is_file() {
-        return Err(format!(
-            "refusing to write into {}: it holds `run/`, which baton-real did not write; choose another --out",
-            dir.display()
-        ));
+        return Err(TrialDirError::ForeignRun(dir.to_path_buf()));
     }
     Ok(())
 }

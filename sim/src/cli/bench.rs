@@ -3,7 +3,7 @@
 use super::common::{say, sayln};
 use super::{BenchArgs, BenchWorkloadArgs};
 use crate::cmd::bench::{self, WORKLOADS};
-use crate::error::{input, internal, Outcome, Result};
+use crate::error::{input, internal, Error, Outcome, Result};
 
 pub(super) fn bench(args: BenchArgs) -> Result {
     if args.list {
@@ -32,8 +32,7 @@ pub(super) fn bench(args: BenchArgs) -> Result {
         .map_err(|e| internal(format!("cannot find the sim executable: {e}")))?;
     // Every name was checked before the first workload ran: a workload that fails now
     // is an internal error, whatever its own status.
-    let rows = bench::measure_all(&exe, &chosen, args.repeat, |line| eprintln!("{line}"))
-        .map_err(internal)?;
+    let rows = bench::measure_all(&exe, &chosen, args.repeat, |line| eprintln!("{line}"))?;
     say(&crate::cmd::bench::report::table(&rows));
     say("\n");
     say(&crate::cmd::bench::report::targets(&rows));
@@ -47,8 +46,10 @@ pub(super) fn bench_workload(args: BenchWorkloadArgs) -> Result {
             args.name
         ))
     })?;
-    let m = bench::measure(w, args.messages_per_s)
-        .map_err(|e| internal(format!("workload {}: {e}", w.name)))?;
+    let m = bench::measure(w, args.messages_per_s).map_err(|error| Error::Workload {
+        name: w.name,
+        error,
+    })?;
     sayln(serde_json::to_string(&m).expect("numbers serialize"));
     Ok(Outcome::Pass)
 }

@@ -85,7 +85,7 @@ pub fn sim_hint() -> Option<&'static str> {
 /// `force`.
 pub fn out_dir(out: &Option<PathBuf>, force: bool, default: PathBuf) -> Result<PathBuf, Error> {
     let dir = out.clone().unwrap_or(default);
-    baton_model::render::output_dir::check_writable(&dir, force).map_err(input)?;
+    baton_model::render::output_dir::check_writable(&dir, force)?;
     Ok(dir)
 }
 

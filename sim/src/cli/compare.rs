@@ -4,7 +4,8 @@ use super::common::{out_dir, say, sayln, write_files, Words};
 use super::real::{binary, run_real};
 use super::CompareArgs;
 use crate::cmd::compare::{self, RunFigures};
-use crate::error::{input, internal, Error, Outcome, Result};
+use crate::error::{Error, Outcome, Result};
+use crate::run::SeedFailed;
 use std::path::{Path, PathBuf};
 
 pub(super) fn compare(args: CompareArgs) -> Result {
@@ -26,17 +27,20 @@ pub(super) fn compare(args: CompareArgs) -> Result {
         Some(d) => d.clone(),
         None => live_trials(&args, &dir)?,
     };
-    let real = compare::read_live(&real_dir).map_err(input)?;
+    let real = compare::read_live(&real_dir)?;
     let seeds: Vec<u64> = args.sim_seeds.clone().collect();
     let sims = crate::cmd::pool::map_ordered(seeds.len(), args.jobs.jobs as usize, |i| {
-        crate::run::run_unrecorded(&resolved, seeds[i])
-            .and_then(|a| RunFigures::from_report_json(&a.report_json))
+        let a = crate::run::run_unrecorded(&resolved, seeds[i]).map_err(|error| SeedFailed {
+            seed: seeds[i],
+            error,
+        })?;
+        // The simulator's own report.json always reads back.
+        Ok(RunFigures::from_report_json(&a.report_json).expect("a report.json of our own"))
     });
-    let sim = seeds
-        .iter()
-        .zip(sims)
-        .map(|(seed, r)| r.map_err(|e| internal(format!("seed {seed}: {e}"))))
-        .collect::<Result<Vec<_>>>()?;
+    let sim = sims
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, SeedFailed>>()
+        .map_err(Error::SimSide)?;
     let live = resolved.scenario.protocol.live_side();
     let c = compare::compare(&command, &name, &live, &sim, &real);
     let (md, json) = (c.markdown(), c.json());

@@ -4,7 +4,7 @@ use super::common::{
     out_dir, progress, protocols, refuse_protocol_set, say, sayln, write_files, Words,
 };
 use super::MatrixArgs;
-use crate::error::{Error, Outcome, Result};
+use crate::error::{Outcome, Result};
 use crate::world::protocol::ProtocolName;
 use std::path::PathBuf;
 
@@ -30,8 +30,7 @@ pub(super) fn matrix(args: MatrixArgs) -> Result {
     let bar = progress(total, "runs", args.quiet.quiet);
     let outcome = crate::cmd::matrix::run(&plan, &resolved, &bar);
     bar.finish();
-    let outcome =
-        outcome.map_err(|message| Error::Internal(format!("the simulation failed: {message}")))?;
+    let outcome = outcome?;
     let mut words = Words::new("matrix");
     for p in &args.scenarios {
         words = words.path(p);

@@ -29,7 +29,7 @@ pub(super) fn run_real(binary: &std::path::Path, words: &[String]) -> Result<i32
     // Ctrl-C reaches baton-real too (one process group): wait for it to clean up and
     // pass its exit code on, rather than die first and leave the terminal to it.
     crate::cmd::interrupt::install();
-    crate::cmd::real::run(binary, words).map_err(internal)
+    Ok(crate::cmd::real::run(binary, words)?)
 }
 
 pub(super) fn real(args: RealArgs) -> Result {

@@ -2,7 +2,7 @@
 
 use super::common::{say, sayln, sim_hint};
 use super::RunArgs;
-use crate::error::{input, internal, Error, Outcome, Result};
+use crate::error::{internal, Error, Outcome, Result};
 use crate::run::{self, Artifacts};
 use baton_model::flags::ScenarioArgs;
 use baton_model::render::output_dir;
@@ -35,12 +35,12 @@ pub(super) fn run(args: RunArgs) -> Result {
             // that report's directory, never to another run's.
             let origin = resolved.origin();
             let dir = output_dir::default_dir(&resolved.scenario.name, &origin.overrides, seed);
-            output_dir::check_same_scenario(&dir, &origin.file).map_err(input)?;
+            output_dir::check_same_scenario(&dir, &origin.file)?;
             dir
         }
     };
     // Refuse before simulating: bad input never leaves a partial report behind.
-    output_dir::check_writable(&dir, args.out.force).map_err(input)?;
+    output_dir::check_writable(&dir, args.out.force)?;
     let artifacts = simulate(&resolved, seed)?;
     output_dir::write_run(&dir, &artifacts)
         .map_err(|e| internal(format!("cannot write the report to {}: {e}", dir.display())))?;

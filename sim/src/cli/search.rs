@@ -3,7 +3,7 @@
 use super::common::{out_dir, progress, say, sayln, write_files, Words};
 use super::SearchArgs;
 use crate::cmd::search::{self, Failure, Partition};
-use crate::error::{input, internal, Outcome, Result};
+use crate::error::{input, Outcome, Result};
 use std::path::Path;
 
 pub(super) fn search(args: SearchArgs) -> Result {
@@ -35,7 +35,7 @@ pub(super) fn search(args: SearchArgs) -> Result {
     let bar = progress(total, "seeds", args.quiet.quiet);
     let found = search::run(&plan, &bar);
     bar.finish();
-    let found = found.map_err(|e| internal(format!("the simulation failed: {e}")))?;
+    let found = found?;
     let mut words = Words::new("search")
         .path(&path)
         .seeds("--seeds", &plan.seeds);
@@ -72,7 +72,7 @@ fn merge(args: &SearchArgs) -> Result {
         .clone()
         .ok_or_else(|| input("--merge needs --out DIR"))?;
     let dir = out_dir(&Some(out), args.out.force, Default::default())?;
-    let merged = search::merge(&args.merge).map_err(input)?;
+    let merged = search::merge(&args.merge)?;
     let mut words = Words::new("search").word("--merge");
     for d in &args.merge {
         words = words.word(d.display().to_string());

@@ -25,17 +25,16 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         .map(PathBuf::from);
     if let Some(dir) = &parent {
         // Only writability: the file itself is the one thing written there.
-        baton_model::render::output_dir::check_writable(dir, true).map_err(input)?;
+        baton_model::render::output_dir::check_writable(dir, true)?;
     }
     let started = std::time::Instant::now();
-    let base =
-        baton_model::swarm::materialize(&resolved, args.seed).map_err(|e| input(e.to_string()))?;
+    let base = baton_model::swarm::materialize(&resolved, args.seed)?;
     let fixed = if args.fixed_by.is_empty() {
         None
     } else {
         let with_fix = [args.set.set.clone(), args.fixed_by.clone()].concat();
         let r = baton_model::scenario::load(&args.scenario, &with_fix)?;
-        Some(baton_model::swarm::materialize(&r, args.seed).map_err(|e| input(e.to_string()))?)
+        Some(baton_model::swarm::materialize(&r, args.seed)?)
     };
     let show = !args.quiet.quiet && std::io::stderr().is_terminal();
     let min = crate::cmd::shrink::minimize(
@@ -56,7 +55,7 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
             args.seed,
             args.fixed_by.join(" --fixed-by ")
         )),
-        crate::cmd::shrink::MinimizeError::Run(e) => internal(e),
+        e => e.into(),
     })?;
     if show {
         eprintln!();

@@ -2,10 +2,10 @@
 
 use super::common::say;
 use super::StatsArgs;
-use crate::error::{input, Outcome, Result};
+use crate::error::{Outcome, Result};
 
 pub(super) fn stats(args: StatsArgs) -> Result {
-    let out = crate::cmd::stats::run(&args.reports, &args.get, &args.empty).map_err(input)?;
+    let out = crate::cmd::stats::run(&args.reports, &args.get, &args.empty)?;
     say(&out);
     Ok(Outcome::Pass)
 }

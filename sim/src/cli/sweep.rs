@@ -5,7 +5,7 @@ use super::common::{
 };
 use super::SweepArgs;
 use crate::cmd::sweep::output::Finished;
-use crate::error::{input, internal, Outcome, Result};
+use crate::error::{Outcome, Result};
 
 pub(super) fn sweep(args: SweepArgs) -> Result {
     let base = baton_model::scenario::load(&args.scenario, &args.set.set)?;
@@ -22,7 +22,7 @@ pub(super) fn sweep(args: SweepArgs) -> Result {
         set: args.set.set.clone(),
         jobs: args.jobs.jobs as usize,
     };
-    let targets = crate::cmd::sweep::resolve(&plan).map_err(input)?;
+    let targets = crate::cmd::sweep::resolve(&plan)?;
     let name = base.scenario.name.clone();
     let default = baton_model::render::output_dir::default_dir_for(&name, &plan.set, "sweep");
     let dir = out_dir(&args.out.out, args.out.force, default)?;
@@ -32,7 +32,7 @@ pub(super) fn sweep(args: SweepArgs) -> Result {
     let bar = progress(total, "runs", args.quiet.quiet);
     let ran = crate::cmd::sweep::run(&plan, &targets, &slo, &bar);
     bar.finish();
-    let (cells, done) = ran.map_err(|e| internal(format!("the simulation failed: {e}")))?;
+    let (cells, done) = ran?;
     let mut words = Words::new("sweep").path(&args.scenario);
     for a in &plan.axes {
         words = words.flag("--grid", format!("{}={}", a.key, a.values.join(",")));
@@ -52,9 +52,7 @@ pub(super) fn sweep(args: SweepArgs) -> Result {
         total,
     };
     let (md, json) = (finished.markdown(), finished.json());
-    let plots = finished
-        .plots()
-        .map_err(|e| internal(format!("cannot plot the sweep: {e}")))?;
+    let plots = finished.plots()?;
     let mut files: Vec<(&str, &[u8])> =
         vec![("sweep.md", md.as_bytes()), ("sweep.json", json.as_bytes())];
     files.extend(plots.iter().map(|(n, svg)| (*n, svg.as_bytes())));

@@ -17,27 +17,48 @@
 use baton_model::checker::failover::nearest_rank;
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A live side that cannot be read: the directory or the file at fault (bad input).
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The directory cannot be listed.
+    #[error("--real-dir {}: {1}", .0.display())]
+    Unlistable(PathBuf, #[source] std::io::Error),
+    /// It holds no trial's report.
+    #[error("{} holds no trial-*/report.json: nothing live to compare", .0.display())]
+    NoTrials(PathBuf),
+    /// A trial's report cannot be read.
+    #[error("{}: {1}", .0.display())]
+    Unreadable(PathBuf, #[source] std::io::Error),
+    /// A trial's report is not a report.json.
+    #[error("{}: {1}", .0.display())]
+    NotAReport(PathBuf, #[source] NotAReport),
+}
+
+/// A text that is not a report.json.
+#[derive(Debug, thiserror::Error)]
+#[error("not a report.json: {0}")]
+pub struct NotAReport(#[from] serde_json::Error);
 
 /// Reads the live side: every `trial-*/report.json` under `dir`, in name order. An error
 /// names the directory or the file at fault (bad input: exit 2).
-pub fn read_live(dir: &std::path::Path) -> Result<Vec<RunFigures>, String> {
-    let mut trials: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("--real-dir {}: {e}", dir.display()))?
+pub fn read_live(dir: &Path) -> Result<Vec<RunFigures>, LiveError> {
+    let mut trials: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| LiveError::Unlistable(dir.to_path_buf(), e))?
         .filter_map(|e| e.ok().map(|e| e.path().join("report.json")))
         .filter(|p| p.is_file())
         .collect();
     trials.sort();
     if trials.is_empty() {
-        return Err(format!(
-            "{} holds no trial-*/report.json: nothing live to compare",
-            dir.display()
-        ));
+        return Err(LiveError::NoTrials(dir.to_path_buf()));
     }
     trials
         .iter()
         .map(|t| {
-            let text = std::fs::read_to_string(t).map_err(|e| format!("{}: {e}", t.display()))?;
-            RunFigures::from_report_json(&text).map_err(|e| format!("{}: {e}", t.display()))
+            let text =
+                std::fs::read_to_string(t).map_err(|e| LiveError::Unreadable(t.clone(), e))?;
+            RunFigures::from_report_json(&text).map_err(|e| LiveError::NotAReport(t.clone(), e))
         })
         .collect()
 }
@@ -68,9 +89,8 @@ pub struct RunFigures {
 
 impl RunFigures {
     /// Reads the figures out of a report.json's text.
-    pub fn from_report_json(text: &str) -> Result<RunFigures, String> {
-        let v: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| format!("not a report.json: {e}"))?;
+    pub fn from_report_json(text: &str) -> Result<RunFigures, NotAReport> {
+        let v: serde_json::Value = serde_json::from_str(text)?;
         let nums = |key: &str| -> Vec<f64> {
             v.pointer(key)
                 .and_then(|x| x.as_array())

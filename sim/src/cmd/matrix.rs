@@ -7,7 +7,7 @@
 //! A Ctrl-C stops starting runs ([`crate::cmd::interrupt`]); the cells then sum the seeds that
 //! finished, and matrix.md and matrix.json say "interrupted after N of M runs".
 
-use crate::run;
+use crate::run::{self, RunError};
 use crate::world::protocol::ProtocolName;
 use baton_model::checker::failover::LatencyStats;
 use baton_model::scenario::{self, Resolved};
@@ -147,7 +147,7 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Resolved>, scenario::ScenarioError> {
     Ok(out)
 }
 
-fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
+fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, RunError> {
     let a = run::run_unrecorded(r, seed)?;
     let f = &a.findings;
     let mut violations: Vec<&'static str> = f.violations.iter().map(|v| v.property()).collect();
@@ -183,7 +183,7 @@ pub fn run(
     plan: &Plan,
     resolved: &[Resolved],
     progress: &dyn crate::cmd::progress::Progress,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, RunError> {
     let jobs: Vec<(usize, u64)> = (0..resolved.len())
         .flat_map(|i| plan.seeds.clone().map(move |s| (i, s)))
         .collect();
@@ -210,7 +210,7 @@ pub fn run(
             match result {
                 Ok(f) => runs.push(f.clone()),
                 // A run abandoned by a second Ctrl-C did not finish: it is not a result.
-                Err(e) if e.as_str() == crate::run::ABANDONED => {}
+                Err(RunError::Abandoned) => {}
                 Err(e) => return Err(e.clone()),
             }
         }

@@ -176,17 +176,30 @@ pub fn build(mut say: impl FnMut(&str)) -> Result<PathBuf, RealBuildError> {
     Ok(binary)
 }
 
+/// The real-mode binary could not be started.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot run {}: {source}", .binary.display())]
+pub struct RealRunError {
+    /// The binary.
+    pub binary: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
 /// Runs `baton-real real ARGS...` and returns its exit code (130 if a signal ended it).
-pub fn run(binary: &Path, args: &[String]) -> Result<i32, String> {
+pub fn run(binary: &Path, args: &[String]) -> Result<i32, RealRunError> {
     run_command(binary, "real", args)
 }
 
 /// Runs `baton-real SUB ARGS...` and returns its exit code (130 if a signal ended it).
-pub fn run_command(binary: &Path, sub: &str, args: &[String]) -> Result<i32, String> {
+pub fn run_command(binary: &Path, sub: &str, args: &[String]) -> Result<i32, RealRunError> {
     let status = Command::new(binary)
         .arg(sub)
         .args(args)
         .status()
-        .map_err(|e| format!("cannot run {}: {e}", binary.display()))?;
+        .map_err(|source| RealRunError {
+            binary: binary.to_path_buf(),
+            source,
+        })?;
     Ok(status.code().unwrap_or(130))
 }

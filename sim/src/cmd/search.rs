@@ -14,10 +14,12 @@
 //! bucket K. `--merge` puts the shards' outputs back together; merged shards equal one
 //! unsharded search (apart from wall times).
 
+use crate::run::{RunError, SeedFailed};
 use baton_model::scenario::Resolved;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Which share of the seeds this worker runs (1-based `index` of `count`).
@@ -41,14 +43,41 @@ pub enum Partition {
     },
 }
 
+/// A `--partition` that names no shard.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PartitionError {
+    /// Not `slice:K/N`, `hash:K/N` or `auto`.
+    #[error("--partition `{0}`: expected slice:K/N or hash:K/N with 1 <= K <= N (nextest's grammar), or auto")]
+    Grammar(String),
+    /// `auto`: a variable that is not a number.
+    #[error("--partition auto: {var}=`{value}` is not a number")]
+    NotANumber {
+        /// The variable.
+        var: String,
+        /// Its value.
+        value: String,
+    },
+    /// `auto`: the variables give a shard outside 1 to N.
+    #[error("--partition auto: {from} gives shard {index} of {count}: expected 1 to {count}")]
+    OutOfRange {
+        /// The variables read.
+        from: &'static str,
+        /// The 1-based shard they give.
+        index: u64,
+        /// Shards.
+        count: u64,
+    },
+    /// `auto`: no variables.
+    #[error("--partition auto: no shard in the environment (CI_NODE_INDEX/CI_NODE_TOTAL, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, JOB_COMPLETION_INDEX/BATON_SHARDS or BATON_SHARD/BATON_SHARDS)")]
+    NoShard,
+}
+
 /// Parses `slice:K/N`, `hash:K/N` (1 <= K <= N), or `auto` (the CI's own variables).
-pub fn parse_partition(arg: &str) -> Result<Partition, String> {
+pub fn parse_partition(arg: &str) -> Result<Partition, PartitionError> {
     if arg == "auto" {
         return partition_from_env(|k| std::env::var(k).ok());
     }
-    let bad = || {
-        format!("--partition `{arg}`: expected slice:K/N or hash:K/N with 1 <= K <= N (nextest's grammar), or auto")
-    };
+    let bad = || PartitionError::Grammar(arg.to_string());
     let (kind, kn) = arg.split_once(':').ok_or_else(bad)?;
     let (k, n) = kn.split_once('/').ok_or_else(bad)?;
     let (index, count): (u64, u64) = (
@@ -73,22 +102,25 @@ pub fn parse_partition(arg: &str) -> Result<Partition, String> {
 ///   Job's `completions`, which the pod does not see: pass it in the manifest);
 /// - anything else, a GitHub Actions matrix included: `BATON_SHARD` (1-based) of
 ///   `BATON_SHARDS`.
-pub fn partition_from_env(var: impl Fn(&str) -> Option<String>) -> Result<Partition, String> {
-    let num = |k: &str| -> Result<Option<u64>, String> {
+pub fn partition_from_env(
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Partition, PartitionError> {
+    let num = |k: &str| -> Result<Option<u64>, PartitionError> {
         match var(k) {
             None => Ok(None),
             Some(v) => v
                 .trim()
                 .parse()
                 .map(Some)
-                .map_err(|_| format!("--partition auto: {k}=`{v}` is not a number")),
+                .map_err(|_| PartitionError::NotANumber {
+                    var: k.to_string(),
+                    value: v,
+                }),
         }
     };
-    let shard = |index: u64, count: u64, from: &str| -> Result<Partition, String> {
+    let shard = |index: u64, count: u64, from: &'static str| -> Result<Partition, PartitionError> {
         if index < 1 || index > count {
-            return Err(format!(
-                "--partition auto: {from} gives shard {index} of {count}: expected 1 to {count}"
-            ));
+            return Err(PartitionError::OutOfRange { from, index, count });
         }
         Ok(Partition::Slice { index, count })
     };
@@ -109,7 +141,7 @@ pub fn partition_from_env(var: impl Fn(&str) -> Option<String>) -> Result<Partit
     if let (Some(i), Some(n)) = (num("BATON_SHARD")?, num("BATON_SHARDS")?) {
         return shard(i, n, "BATON_SHARD/BATON_SHARDS");
     }
-    Err("--partition auto: no shard in the environment (CI_NODE_INDEX/CI_NODE_TOTAL, SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT, JOB_COMPLETION_INDEX/BATON_SHARDS or BATON_SHARD/BATON_SHARDS)".into())
+    Err(PartitionError::NoShard)
 }
 
 impl Partition {
@@ -176,7 +208,7 @@ enum Outcome {
         scenario_toml: String,
     },
     Hang,
-    Error(String),
+    Error(RunError),
 }
 
 /// What to search.
@@ -268,7 +300,10 @@ fn rerun(bin: &std::path::Path, r: &Resolved, seed: u64) -> Option<String> {
 
 /// Runs the plan's share of seeds. After a Ctrl-C ([`crate::cmd::interrupt`]) no seed
 /// starts, and `seeds_run` counts the seeds that finished.
-pub fn run(plan: &Plan, progress: &dyn crate::cmd::progress::Progress) -> Result<Found, String> {
+pub fn run(
+    plan: &Plan,
+    progress: &dyn crate::cmd::progress::Progress,
+) -> Result<Found, SeedFailed> {
     let seeds = plan.partition.seeds(&plan.seeds);
     let failed = std::sync::atomic::AtomicBool::new(false);
     let stop = || {
@@ -281,7 +316,7 @@ pub fn run(plan: &Plan, progress: &dyn crate::cmd::progress::Progress) -> Result
         if matches!(o, Outcome::Fail { .. } | Outcome::Hang) {
             failed.store(true, std::sync::atomic::Ordering::SeqCst);
         }
-        if !matches!(&o, Outcome::Error(e) if e.as_str() == crate::run::ABANDONED) {
+        if !matches!(o, Outcome::Error(RunError::Abandoned)) {
             progress.run_done(matches!(o, Outcome::Pass));
         }
         (o, started.elapsed().as_millis() as u64)
@@ -296,13 +331,13 @@ pub fn run(plan: &Plan, progress: &dyn crate::cmd::progress::Progress) -> Result
     for (seed, result) in seeds.iter().zip(results) {
         // Not started after a Ctrl-C, or abandoned after a second: not a result.
         let Some((o, wall_ms)) = result else { continue };
-        if matches!(&o, Outcome::Error(e) if e.as_str() == crate::run::ABANDONED) {
+        if matches!(o, Outcome::Error(RunError::Abandoned)) {
             continue;
         }
         found.seeds_run += 1;
         match o {
             Outcome::Pass => {}
-            Outcome::Error(e) => return Err(format!("seed {seed}: {e}")),
+            Outcome::Error(error) => return Err(SeedFailed { seed: *seed, error }),
             Outcome::Hang => found.failures.push(Failure {
                 seed: *seed,
                 signature: vec!["hang".into()],
@@ -390,9 +425,43 @@ pub struct Merged {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
+/// Why shards cannot be merged: the directory or file at fault (bad input: exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A directory without a readable `search.json`.
+    #[error("--merge {}: no search.json from sim search there", .0.display())]
+    NotASearch(PathBuf),
+    /// A shard's `failures.jsonl` cannot be read.
+    #[error("--merge {}: failures.jsonl: {source}", .dir.display())]
+    Failures {
+        /// The shard.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line of it is not a failure.
+    #[error("{}:{line}: not a failure line: {source}", .file.display())]
+    NotAFailure {
+        /// The file.
+        file: PathBuf,
+        /// The 1-based line.
+        line: usize,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// No shard wrote a signature's reproducer.
+    #[error("--merge: no shard holds {name} for seed {seed}")]
+    NoReproducer {
+        /// The reproducer's file name.
+        name: String,
+        /// Its seed.
+        seed: u64,
+    },
+}
+
 /// Merges the output directories of `sim search` shards; an error names the directory
 /// or file at fault (bad input: exit 2).
-pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Merged, String> {
+pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
     let mut m = Merged {
         failures: vec![],
         seeds_run: 0,
@@ -403,24 +472,24 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Merged, String> {
         let meta: serde_json::Value = std::fs::read_to_string(d.join("search.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
-            .ok_or_else(|| {
-                format!(
-                    "--merge {}: no search.json from sim search there",
-                    d.display()
-                )
-            })?;
+            .ok_or_else(|| MergeError::NotASearch(d.clone()))?;
         m.seeds_run += meta["seeds_run"].as_u64().unwrap_or(0);
         m.commands
             .push(meta["command"].as_str().unwrap_or("").to_string());
         let path = d.join("failures.jsonl");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("--merge {}: failures.jsonl: {e}", d.display()))?;
+        let text = std::fs::read_to_string(&path).map_err(|source| MergeError::Failures {
+            dir: d.clone(),
+            source,
+        })?;
         for (i, line) in text.lines().enumerate() {
-            m.failures.push(
-                serde_json::from_str(line).map_err(|e| {
-                    format!("{}:{}: not a failure line: {e}", path.display(), i + 1)
-                })?,
-            );
+            m.failures
+                .push(
+                    serde_json::from_str(line).map_err(|source| MergeError::NotAFailure {
+                        file: path.clone(),
+                        line: i + 1,
+                        source,
+                    })?,
+                );
         }
     }
     for (key, seed) in best_per_signature(&m.failures) {
@@ -433,7 +502,10 @@ pub fn merge(dirs: &[std::path::PathBuf]) -> Result<Merged, String> {
                 let t = std::fs::read_to_string(d.join(&name)).ok()?;
                 t.contains(&format!("--seed {seed}")).then_some(t)
             })
-            .ok_or_else(|| format!("--merge: no shard holds {name} for seed {seed}"))?;
+            .ok_or_else(|| MergeError::NoReproducer {
+                name: name.clone(),
+                seed,
+            })?;
         m.files.push((name, text.into_bytes()));
     }
     Ok(m)

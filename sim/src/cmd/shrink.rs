@@ -10,8 +10,9 @@
 //! properties) under the same seed; otherwise proptest backs off (`complicate`). The
 //! result is checked twice more before it is written.
 
+use crate::run::RunError;
 use baton_model::fault::FaultSpec;
-use baton_model::scenario::Resolved;
+use baton_model::scenario::{Resolved, ScenarioError};
 use proptest::num::u64::BinarySearch;
 use proptest::strategy::ValueTree;
 use std::fmt;
@@ -235,7 +236,7 @@ pub fn minimize(
     if wanted.is_empty() {
         return Ok(None);
     }
-    let passes_fixed = |candidate: &Resolved| -> Result<bool, String> {
+    let passes_fixed = |candidate: &Resolved| -> Result<bool, MinimizeError> {
         match fixed {
             None => Ok(true),
             Some(f) => Ok(signature(&like(f, candidate)?, seed)?.is_empty()),
@@ -262,11 +263,10 @@ pub fn minimize(
     let a = crate::run::run(&min, seed)?;
     let b = crate::run::run(&min, seed)?;
     if a.report_json != b.report_json || a.findings.signature() != wanted {
-        return Err(MinimizeError::Run(format!(
-            "the shrunk scenario did not replay the same way (signature {} against {})",
-            a.findings.signature().join(", "),
-            wanted.join(", ")
-        )));
+        return Err(MinimizeError::NoReplay {
+            got: a.findings.signature().join(", "),
+            wanted: wanted.join(", "),
+        });
     }
     Ok(Some(Minimal {
         resolved: min,
@@ -277,29 +277,43 @@ pub fn minimize(
 }
 
 /// Why a shrink could not be done.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum MinimizeError {
-    /// The run fails with the fix on as well: nothing tells the bug apart.
+    /// The run fails with the fix on as well: nothing tells the bug apart (the command
+    /// words it, naming the fix).
+    #[error("the run fails with the fix on as well: nothing tells the bug apart")]
     FailsWithFix,
-    /// A run could not be made (a simulator error), or the result did not replay.
-    Run(String),
+    /// A run could not be made (a simulator error).
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// A candidate the scenario's checks refuse, where every candidate should pass them.
+    #[error(transparent)]
+    Scenario(Box<ScenarioError>),
+    /// The result did not replay.
+    #[error("the shrunk scenario did not replay the same way (signature {got} against {wanted})")]
+    NoReplay {
+        /// The replay's signature.
+        got: String,
+        /// The failing run's.
+        wanted: String,
+    },
 }
 
-impl From<String> for MinimizeError {
-    fn from(e: String) -> Self {
-        MinimizeError::Run(e)
+impl From<ScenarioError> for MinimizeError {
+    fn from(e: ScenarioError) -> Self {
+        MinimizeError::Scenario(Box::new(e))
     }
 }
 
 /// `fixed` with `candidate`'s faults and drawn work keys: the candidate with the fix on.
-fn like(fixed: &Resolved, candidate: &Resolved) -> Result<Resolved, String> {
+fn like(fixed: &Resolved, candidate: &Resolved) -> Result<Resolved, ScenarioError> {
     let mut s = fixed.scenario.clone();
     s.swarm = None;
     s.faults = candidate.scenario.faults.clone();
     for copy in baton_model::swarm::DRAWN_WORK_KEYS {
         copy(&mut s.work, &candidate.scenario.work);
     }
-    fixed.with_scenario(s).map_err(|e| e.to_string())
+    fixed.with_scenario(s)
 }
 
 impl Minimal {
@@ -332,7 +346,7 @@ impl Minimal {
 }
 
 /// The failing run's properties, sorted: what a candidate must reproduce.
-pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, String> {
+pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, RunError> {
     Ok(crate::run::run_unrecorded(resolved, seed)?
         .findings
         .signature())
@@ -362,11 +376,11 @@ fn default_timeouts(mut min: Resolved, keeps: &impl Fn(&Resolved) -> bool) -> (R
 }
 
 /// `resolved` with `faults` instead of its own (and no swarm): a candidate.
-pub fn with_faults(resolved: &Resolved, faults: &[FaultSpec]) -> Result<Resolved, String> {
+pub fn with_faults(resolved: &Resolved, faults: &[FaultSpec]) -> Result<Resolved, ScenarioError> {
     let mut s = resolved.scenario.clone();
     s.swarm = None;
     s.faults = faults.to_vec();
-    resolved.with_scenario(s).map_err(|e| e.to_string())
+    resolved.with_scenario(s)
 }
 
 #[cfg(test)]

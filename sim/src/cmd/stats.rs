@@ -55,17 +55,83 @@ pub enum Agg {
     Each,
 }
 
+/// The aggregates a `--get` may name, for every error about one.
+const AGGREGATES: &str =
+    "count, sum, mean, min, max, pN (1 to 100), per_s, nonzero, eq=VALUE, each";
+
+/// A `--get` that cannot be read: the argument as given, and what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GetError {
+    /// No `:AGG`.
+    #[error("`{0}` is not KEY:AGG[:DIGITS]; AGG is one of {AGGREGATES}")]
+    NoAggregate(String),
+    /// The key is not a dotted path.
+    #[error("`{arg}`: `{key}` is not a dotted key path")]
+    NotAKey {
+        /// The argument.
+        arg: String,
+        /// Its key.
+        key: String,
+    },
+    /// An aggregate that is not one of [`AGGREGATES`].
+    #[error("`{arg}`: unknown aggregate `{agg}`; allowed: {AGGREGATES}")]
+    UnknownAggregate {
+        /// The argument.
+        arg: String,
+        /// Its aggregate.
+        agg: String,
+    },
+    /// Decimals that are not 0 to 9.
+    #[error("`{arg}`: `{digits}` is not a number of decimals (0 to 9)")]
+    Digits {
+        /// The argument.
+        arg: String,
+        /// Its decimals.
+        digits: String,
+    },
+}
+
+/// Reports that cannot be read, or a `--get` that none of them answers (bad input).
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// A report that cannot be read.
+    #[error("{}: cannot read: {source}", .file.display())]
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A file that is not a report.json.
+    #[error("{}: not a report.json: {source}", .file.display())]
+    NotAReport {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// A key no report holds (a typo must not read as "none").
+    #[error("--get {key}: no report holds the key `{key}`; keys: {}", .keys.join(", "))]
+    NoSuchKey {
+        /// The key.
+        key: String,
+        /// The keys the reports hold.
+        keys: Vec<String>,
+    },
+}
+
 /// Parses `KEY:AGG[:DIGITS]`.
-pub fn parse_get(s: &str) -> Result<Get, String> {
-    const ALLOWED: &str =
-        "count, sum, mean, min, max, pN (1 to 100), per_s, nonzero, eq=VALUE, each";
+pub fn parse_get(s: &str) -> Result<Get, GetError> {
     let mut parts = s.splitn(3, ':');
     let key = parts.next().unwrap_or("").trim();
     let agg = parts
         .next()
-        .ok_or_else(|| format!("`{s}` is not KEY:AGG[:DIGITS]; AGG is one of {ALLOWED}"))?;
+        .ok_or_else(|| GetError::NoAggregate(s.to_string()))?;
     if key.is_empty() || key.split('.').any(str::is_empty) {
-        return Err(format!("`{s}`: `{key}` is not a dotted key path"));
+        return Err(GetError::NotAKey {
+            arg: s.to_string(),
+            key: key.to_string(),
+        });
     }
     let agg = match agg {
         "count" => Agg::Count,
@@ -80,20 +146,26 @@ pub fn parse_get(s: &str) -> Result<Get, String> {
         a => match a.strip_prefix('p').and_then(|n| n.parse::<usize>().ok()) {
             Some(n) if (1..=100).contains(&n) => Agg::Percentile(n),
             _ => {
-                return Err(format!(
-                    "`{s}`: unknown aggregate `{a}`; allowed: {ALLOWED}"
-                ))
+                return Err(GetError::UnknownAggregate {
+                    arg: s.to_string(),
+                    agg: a.to_string(),
+                })
             }
         },
     };
     let digits = match parts.next() {
         None => None,
-        Some(d) => Some(
-            d.parse::<u32>()
-                .ok()
-                .filter(|d| *d <= 9)
-                .ok_or_else(|| format!("`{s}`: `{d}` is not a number of decimals (0 to 9)"))?,
-        ),
+        Some(d) => {
+            Some(
+                d.parse::<u32>()
+                    .ok()
+                    .filter(|d| *d <= 9)
+                    .ok_or_else(|| GetError::Digits {
+                        arg: s.to_string(),
+                        digits: d.to_string(),
+                    })?,
+            )
+        }
     };
     Ok(Get {
         key: key.to_string(),
@@ -104,7 +176,7 @@ pub fn parse_get(s: &str) -> Result<Get, String> {
 
 /// Reads every report: a `report.json`, or a report directory holding one. The first
 /// that cannot be read or parsed is an error naming it.
-pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<Value>, String> {
+pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<Value>, StatsError> {
     paths
         .iter()
         .map(|p| {
@@ -113,10 +185,11 @@ pub fn read_reports(paths: &[PathBuf]) -> Result<Vec<Value>, String> {
             } else {
                 p.clone()
             };
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-            serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not a report.json: {e}", file.display()))
+            let text = std::fs::read_to_string(&file).map_err(|source| StatsError::Unreadable {
+                file: file.clone(),
+                source,
+            })?;
+            serde_json::from_str(&text).map_err(|source| StatsError::NotAReport { file, source })
         })
         .collect()
 }
@@ -243,18 +316,16 @@ pub fn keys(reports: &[Value]) -> Vec<String> {
 
 /// Every `--get` over the reports at `paths`, one line each. A key that no report
 /// holds is an error (a typo must not read as "none"), listing the keys they hold.
-pub fn run(paths: &[PathBuf], gets: &[Get], empty: &str) -> Result<String, String> {
+pub fn run(paths: &[PathBuf], gets: &[Get], empty: &str) -> Result<String, StatsError> {
     let reports = read_reports(paths)?;
     if let Some(g) = gets
         .iter()
         .find(|g| reports.iter().all(|r| lookup(r, &g.key).is_none()))
     {
-        return Err(format!(
-            "--get {}: no report holds the key `{}`; keys: {}",
-            g.key,
-            g.key,
-            keys(&reports).join(", ")
-        ));
+        return Err(StatsError::NoSuchKey {
+            key: g.key.clone(),
+            keys: keys(&reports),
+        });
     }
     Ok(gets
         .iter()
@@ -316,7 +387,8 @@ mod tests {
             &[parse_get("nosuch.key:mean").unwrap()],
             "none",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("no report holds the key `nosuch.key`"),
             "{err}"
@@ -332,12 +404,11 @@ mod tests {
 
     #[test]
     fn a_bad_get_names_what_is_allowed() {
-        assert!(parse_get("lat").unwrap_err().contains("KEY:AGG"));
-        assert!(parse_get("lat:median")
-            .unwrap_err()
-            .contains("allowed: count"));
+        let err = |s: &str| parse_get(s).unwrap_err().to_string();
+        assert!(err("lat").contains("KEY:AGG"));
+        assert!(err("lat:median").contains("allowed: count"));
         assert!(parse_get("lat:p0").is_err());
-        assert!(parse_get("lat:max:x").unwrap_err().contains("decimals"));
+        assert!(err("lat:max:x").contains("decimals"));
         assert!(parse_get("a..b:max").is_err());
     }
 }

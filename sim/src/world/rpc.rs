@@ -80,10 +80,19 @@ pub struct EtcdRevoke {
 }
 request!(EtcdRevoke => ());
 
-/// etcd `Txn`; an error string when a put names a lease that does not exist.
+/// etcd `Txn`; an error when a put names a lease that does not exist.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EtcdTxn(pub Txn);
-request!(EtcdTxn => Result<TxnResponse, String>);
+request!(EtcdTxn => Result<TxnResponse, EtcdServerError>);
+
+/// etcd's error answers to a request, worded as etcd words them (its client shows the
+/// words, as a live etcd's client does).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum EtcdServerError {
+    /// A txn's put names a lease that does not exist.
+    #[error("etcdserver: requested lease not found")]
+    LeaseNotFound,
+}
 
 /// etcd `Range`.
 #[derive(Clone, Debug, Serialize, Deserialize)]

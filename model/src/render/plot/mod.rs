@@ -26,6 +26,13 @@ use style::{
     text_px, Area, DrawResult, Swatch, BELIEF_COLOR, EFFECT_COLOR, REJECTION_COLOR, Y_LABEL_PX,
 };
 
+/// A plot that could not be drawn: plotters' own error, worded as plotters words it.
+/// Drawing into an in-memory string fails only on a plotters bug, so a run's report
+/// shows it in place of the plot rather than failing the run.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct PlotError(#[from] DrawingAreaErrorKind<std::io::Error>);
+
 /// Width of the plot, and the height of its title and of the counts chart, in pixels.
 const WIDTH_PX: u32 = 1200;
 const TITLE_PX: u32 = 36;
@@ -48,7 +55,7 @@ pub fn leaders_acting_svg(
     lanes: &Lanes,
     end_us: i64,
     title: &str,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     let lanes_px = lanes::lanes_chart_px(lanes);
     let clock_px = if lanes.clocks.is_empty() {
         0
@@ -60,7 +67,7 @@ pub fn leaders_acting_svg(
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         draw(&root, findings, lanes, end_us, title, lanes_px)?;
-        root.present().map_err(|e| e.to_string())?;
+        root.present()?;
     }
     Ok(svg)
 }
@@ -116,10 +123,9 @@ fn draw(
     end_us: i64,
     title: &str,
     lanes_px: u32,
-) -> Result<(), String> {
-    let err = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-    root.fill(&WHITE).map_err(err)?;
-    let body = root.titled(title, ("sans-serif", 20)).map_err(err)?;
+) -> DrawResult {
+    root.fill(&WHITE)?;
+    let body = root.titled(title, ("sans-serif", 20))?;
     // The legend gets a column of its own, so it never hides a fault label or a line.
     let (main, legend_area) = body.split_horizontally(WIDTH_PX - LEGEND_WIDTH_PX);
     let (plot_area, below) = main.split_vertically(COUNTS_PX);
@@ -127,16 +133,16 @@ fn draw(
     let end_s = if end_us > 0 { seconds(end_us) } else { 1.0 };
 
     let mut legend: Vec<(String, Swatch)> = vec![];
-    draw_counts(&plot_area, findings, end_s, &mut legend).map_err(err)?;
+    draw_counts(&plot_area, findings, end_s, &mut legend)?;
     // The lanes, and the clocks when a fault moved one, each with its own legend rows
     // under a heading.
     let counts_rows = legend.len();
-    lanes::draw_lanes(root, &lanes_area, lanes, end_s, &mut legend).map_err(err)?;
+    lanes::draw_lanes(root, &lanes_area, lanes, end_s, &mut legend)?;
     let lanes_rows = legend.len() - counts_rows;
     if !lanes.clocks.is_empty() {
-        lanes::draw_clocks(&clock_area, lanes, end_s).map_err(err)?;
+        lanes::draw_clocks(&clock_area, lanes, end_s)?;
     }
-    draw_legend(&legend_area, &legend, counts_rows, lanes_rows).map_err(err)
+    draw_legend(&legend_area, &legend, counts_rows, lanes_rows)
 }
 
 /// The counts chart: its axes, the faults behind, then leaders by effect and by belief,

@@ -5,6 +5,7 @@
 
 use crate::checker::shards::ShardsSummary;
 use crate::render::plot::style::PALETTE;
+use crate::render::plot::PlotError;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -17,32 +18,28 @@ pub fn partitions_svg(
     nodes: &[String],
     end_ms: f64,
     title: &str,
-) -> Result<String, String> {
+) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE_PX).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE)?;
         let (chart_area, legend) = root.split_horizontally(SIZE_PX.0 - LEGEND_WIDTH_PX);
-        draw(&chart_area, s, nodes, end_ms, title).map_err(|e| e.to_string())?;
+        draw(&chart_area, s, nodes, end_ms, title)?;
         for (i, n) in nodes.iter().enumerate() {
             let y = 60 + i as i32 * 22;
             let color = PALETTE.get(i).copied().unwrap_or(PALETTE[7]);
-            legend
-                .draw(&PathElement::new(
-                    vec![(10, y), (40, y)],
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| e.to_string())?;
-            legend
-                .draw(&Text::new(
-                    n.clone(),
-                    (48, y),
-                    TextStyle::from(("sans-serif", 13).into_font())
-                        .pos(Pos::new(HPos::Left, VPos::Center)),
-                ))
-                .map_err(|e| e.to_string())?;
+            legend.draw(&PathElement::new(
+                vec![(10, y), (40, y)],
+                color.stroke_width(2),
+            ))?;
+            legend.draw(&Text::new(
+                n.clone(),
+                (48, y),
+                TextStyle::from(("sans-serif", 13).into_font())
+                    .pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
         }
-        root.present().map_err(|e| e.to_string())?;
+        root.present()?;
     }
     Ok(svg)
 }

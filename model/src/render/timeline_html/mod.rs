@@ -294,18 +294,28 @@ pub fn timeline_html(page: &Page) -> String {
     h
 }
 
+/// Why a page's embedded data could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbeddedDataError {
+    /// The page has no data element.
+    #[error("no element with id {}", DATA_ID)]
+    Missing,
+    /// The data element has no end.
+    #[error("the data element is not closed")]
+    NotClosed,
+    /// The data are not JSON.
+    #[error("the data do not parse: {0}")]
+    NotJson(#[from] serde_json::Error),
+}
+
 /// The embedded data of a page, parsed: what a test (or a tool) reads back.
-pub fn embedded_data(html: &str) -> Result<serde_json::Value, String> {
+pub fn embedded_data(html: &str) -> Result<serde_json::Value, EmbeddedDataError> {
     let open = format!("<script type=\"application/json\" id=\"{DATA_ID}\">");
-    let start = html
-        .find(&open)
-        .ok_or_else(|| format!("no element with id {DATA_ID}"))?
-        + open.len();
+    let start = html.find(&open).ok_or(EmbeddedDataError::Missing)? + open.len();
     let len = html[start..]
         .find("</script>")
-        .ok_or("the data element is not closed")?;
-    serde_json::from_str(&html[start..start + len])
-        .map_err(|e| format!("the data do not parse: {e}"))
+        .ok_or(EmbeddedDataError::NotClosed)?;
+    Ok(serde_json::from_str(&html[start..start + len])?)
 }
 
 #[cfg(test)]

@@ -52,28 +52,62 @@ const RELEASE: &str = "UPDATE leader SET expires_at = now() WHERE node = $1 AND 
 const SELECT: &str =
     "SELECT node, generation FROM leader WHERE generation > 0 AND expires_at >= now()";
 
+/// Why the database could not be reached or made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum PgError {
+    /// The connection string is refused, or the connection failed.
+    #[error("{conninfo}: {source}")]
+    Connect {
+        /// The connection string.
+        conninfo: String,
+        /// Why.
+        source: tokio_postgres::Error,
+    },
+    /// No connection in time.
+    #[error("{conninfo}: no connection within {ms} ms")]
+    Timeout {
+        /// The connection string.
+        conninfo: String,
+        /// The time allowed.
+        ms: u128,
+    },
+    /// The table could not be made.
+    #[error("creating the leader table: {0}")]
+    CreateTable(tokio_postgres::Error),
+    /// A statement could not be prepared.
+    #[error("preparing {sql}: {source}")]
+    Prepare {
+        /// The statement.
+        sql: &'static str,
+        /// Why.
+        source: tokio_postgres::Error,
+    },
+}
+
 /// Makes the table, directly on the server (not through a proxy).
-pub async fn create_table(conninfo: &str) -> Result<(), String> {
+pub async fn create_table(conninfo: &str) -> Result<(), PgError> {
     let client = connect(conninfo, Duration::from_secs(5)).await?;
     client
         .batch_execute(CREATE_TABLE)
         .await
-        .map_err(|e| format!("creating the leader table: {e}"))
+        .map_err(PgError::CreateTable)
 }
 
 /// A connection to `conninfo`, its driver spawned.
-pub async fn connect(conninfo: &str, timeout: Duration) -> Result<Client, String> {
-    let mut cfg: Config = conninfo.parse().map_err(|e| format!("{conninfo}: {e}"))?;
+pub async fn connect(conninfo: &str, timeout: Duration) -> Result<Client, PgError> {
+    let refused = |source| PgError::Connect {
+        conninfo: conninfo.to_string(),
+        source,
+    };
+    let mut cfg: Config = conninfo.parse().map_err(refused)?;
     cfg.connect_timeout(timeout);
     let (client, conn) = tokio::time::timeout(timeout, cfg.connect(NoTls))
         .await
-        .map_err(|_| {
-            format!(
-                "{conninfo}: no connection within {} ms",
-                timeout.as_millis()
-            )
+        .map_err(|_| PgError::Timeout {
+            conninfo: conninfo.to_string(),
+            ms: timeout.as_millis(),
         })?
-        .map_err(|e| format!("{conninfo}: {e}"))?;
+        .map_err(refused)?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
@@ -98,14 +132,14 @@ struct Conn {
 }
 
 impl Conn {
-    async fn open(conninfo: &str, timeout: Duration) -> Result<Conn, String> {
+    async fn open(conninfo: &str, timeout: Duration) -> Result<Conn, PgError> {
         let client = connect(conninfo, timeout).await?;
         let prepare = |sql: &'static str| {
             let c = &client;
             async move {
                 c.prepare(sql)
                     .await
-                    .map_err(|e| format!("preparing {sql}: {e}"))
+                    .map_err(|source| PgError::Prepare { sql, source })
             }
         };
         Ok(Conn {

@@ -21,6 +21,16 @@ use std::time::Duration;
 /// How long a lost connection waits before its first reconnect, and at most.
 const RECONNECT_DELAY_MS: (u64, u64) = (50, 1000);
 
+/// A Redis client that cannot be made for `url` (a URL the `redis` crate refuses).
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {source}")]
+pub struct RedisUrlError {
+    /// The URL.
+    pub url: String,
+    /// What the `redis` crate said.
+    pub source: redis::RedisError,
+}
+
 /// A node's Redis client. See the module doc.
 pub struct RealRedis {
     conn: ConnectionManager,
@@ -32,17 +42,20 @@ pub struct RealRedis {
 impl RealRedis {
     /// A client of the Redis at `url` (`redis://127.0.0.1:<port>/`, through the node's
     /// proxy) whose every call waits at most `rpc_timeout_ms`. Nothing is connected yet.
-    pub fn new(url: &str, rpc_timeout_ms: u64) -> Result<RealRedis, String> {
+    pub fn new(url: &str, rpc_timeout_ms: u64) -> Result<RealRedis, RedisUrlError> {
         let timeout = Duration::from_millis(rpc_timeout_ms.max(1));
-        let client = redis::Client::open(url).map_err(|e| format!("{url}: {e}"))?;
+        let fail = |source| RedisUrlError {
+            url: url.to_string(),
+            source,
+        };
+        let client = redis::Client::open(url).map_err(fail)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(timeout))
             .set_response_timeout(Some(timeout))
             .set_min_delay(Duration::from_millis(RECONNECT_DELAY_MS.0))
             .set_max_delay(Duration::from_millis(RECONNECT_DELAY_MS.1))
             .set_number_of_retries(usize::MAX);
-        let conn = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| format!("{url}: {e}"))?;
+        let conn = ConnectionManager::new_lazy_with_config(client, config).map_err(fail)?;
         Ok(RealRedis {
             conn,
             timeout,

@@ -189,9 +189,12 @@ impl ZkApi for RealZk {
 /// compiled nothing yet, and its first session took 473 ms to open where later ones took
 /// 2 ms (`real/tests/call_latency.rs`, on this machine kind). Real deployments elect
 /// against a warm server, so the supervisor warms it before the fleet starts.
-pub async fn warm_up(connect: &str, rounds: usize) -> Result<(), String> {
+pub async fn warm_up(connect: &str, rounds: usize) -> Result<(), super::ZkSetupError> {
     let zk = RealZk::new(connect, 5000);
-    let fail = |e: ZkError| format!("warming ZooKeeper up at {connect}: {e}");
+    let fail = |why: ZkError| super::ZkSetupError::WarmUp {
+        connect: connect.to_string(),
+        why,
+    };
     for _ in 0..rounds {
         let s = zk.create_session(4000).await.map_err(fail)?;
         match zk

@@ -19,14 +19,20 @@ use std::collections::BTreeMap;
 use zookeeper_client as zk;
 
 /// Makes the election's parent znode `path` (and its ancestors), directly on the server.
-pub async fn create_parent(connect: &str, path: &str) -> Result<(), String> {
+pub async fn create_parent(connect: &str, path: &str) -> Result<(), super::ZkSetupError> {
     let c = zk::Client::connect(connect)
         .await
-        .map_err(|e| format!("ZooKeeper at {connect}: {e}"))?;
+        .map_err(|source| super::ZkSetupError::Connect {
+            connect: connect.to_string(),
+            source,
+        })?;
     let options = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
     match c.mkdir(path, &options).await {
         Ok(()) | Err(zk::Error::NodeExists) => Ok(()),
-        Err(e) => Err(format!("creating {path} on ZooKeeper: {e}")),
+        Err(source) => Err(super::ZkSetupError::Parent {
+            path: path.to_string(),
+            source,
+        }),
     }
 }
 

@@ -27,7 +27,7 @@ use crate::trial::refusals::Source;
 use crate::trial::{self, TrialError, TrialSpec};
 use baton_model::flags::ConformArgs;
 use baton_model::render::output_dir;
-use baton_model::scenario::{self, Resolved};
+use baton_model::scenario::{self, Resolved, ScenarioError};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -118,8 +118,19 @@ fn bad(msg: impl std::fmt::Display) -> RealCommandError {
     RealCommandError::BadInput(msg.to_string())
 }
 
+/// An `--only` that picks nothing known.
+#[derive(Debug, thiserror::Error)]
+enum OnlyError {
+    /// A name that is no experiment's.
+    #[error("--only: no experiment named {name:?} (allowed: {})", .all.join(", "))]
+    Unknown { name: String, all: Vec<String> },
+    /// No name at all.
+    #[error("--only names no experiment (allowed: {})", .0.join(", "))]
+    Empty(Vec<String>),
+}
+
 /// The experiments `--only` picks (all without it); `Err` names the unknown one.
-fn picked(only: Option<&str>) -> Result<Vec<String>, String> {
+fn picked(only: Option<&str>) -> Result<Vec<String>, OnlyError> {
     let all = experiment_names();
     let Some(only) = only else {
         return Ok(all);
@@ -127,24 +138,21 @@ fn picked(only: Option<&str>) -> Result<Vec<String>, String> {
     let mut out = vec![];
     for name in only.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         if !all.iter().any(|a| a == name) {
-            return Err(format!(
-                "--only: no experiment named {name:?} (allowed: {})",
-                all.join(", ")
-            ));
+            return Err(OnlyError::Unknown {
+                name: name.to_string(),
+                all,
+            });
         }
         out.push(name.to_string());
     }
     if out.is_empty() {
-        return Err(format!(
-            "--only names no experiment (allowed: {})",
-            all.join(", ")
-        ));
+        return Err(OnlyError::Empty(all));
     }
     Ok(out)
 }
 
 /// The scenario of `s`, fenced or not, as real mode loads it.
-fn load(s: &Scenario, fencing: bool) -> Result<Resolved, String> {
+fn load(s: &Scenario, fencing: bool) -> Result<Resolved, ScenarioError> {
     let sets: Vec<String> = if fencing {
         vec![]
     } else {
@@ -154,7 +162,7 @@ fn load(s: &Scenario, fencing: bool) -> Result<Resolved, String> {
         .file_stem()
         .map(|x| x.to_string_lossy().into_owned())
         .unwrap_or_default();
-    scenario::load_str(s.file, &stem, s.text, &sets).map_err(|e| e.to_string())
+    scenario::load_str(s.file, &stem, s.text, &sets)
 }
 
 /// Everything decided before anything starts.

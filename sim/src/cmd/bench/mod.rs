@@ -22,9 +22,9 @@
 
 pub mod report;
 
-use crate::run;
+use crate::run::{self, RunError};
 use crate::world::net::{self, Endpoint, Net};
-use baton_model::scenario::{self, Resolved};
+use baton_model::scenario::{self, Resolved, ScenarioError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -246,19 +246,59 @@ impl Measured {
     }
 }
 
+/// Why a workload could not be measured. Every name was checked before the first
+/// workload ran: each of these is Baton's fault.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The workload's scenario does not load.
+    #[error("{0}")]
+    Scenario(Box<ScenarioError>),
+    /// A run failed.
+    #[error("{0}")]
+    Run(#[from] RunError),
+    /// A worker thread panicked.
+    #[error("a bench worker panicked")]
+    WorkerPanicked,
+    /// The child process did not start.
+    #[error("cannot start a bench workload: {0}")]
+    Spawn(std::io::Error),
+    /// The child process failed.
+    #[error("bench workload {name} failed ({status})")]
+    Failed {
+        /// The workload.
+        name: &'static str,
+        /// How its process ended.
+        status: std::process::ExitStatus,
+    },
+    /// The child process printed something that is not its measurement.
+    #[error("bench workload {name} said something unreadable: {source}")]
+    Unreadable {
+        /// The workload.
+        name: &'static str,
+        /// Why.
+        source: serde_json::Error,
+    },
+}
+
+impl From<ScenarioError> for BenchError {
+    fn from(e: ScenarioError) -> Self {
+        BenchError::Scenario(Box::new(e))
+    }
+}
+
 /// The workload called `name`.
 pub fn workload(name: &str) -> Option<&'static Workload> {
     WORKLOADS.iter().find(|w| w.name == name)
 }
 
-fn resolve(w: &Workload) -> Result<Resolved, String> {
+fn resolve(w: &Workload) -> Result<Resolved, ScenarioError> {
     let set: Vec<String> = w.set.iter().map(|s| s.to_string()).collect();
-    scenario::load(Path::new(w.scenario), &set).map_err(|e| e.to_string())
+    scenario::load(Path::new(w.scenario), &set)
 }
 
 /// Runs `w` in this process and measures it (what `sim bench-workload` does). A baseline
 /// exchanges `messages_per_s` messages per simulated second.
-pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
+pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, BenchError> {
     let resolved = resolve(w)?;
     let duration_s = resolved.scenario.duration_ms as f64 / 1000.0;
     let mut m = Measured::default();
@@ -285,7 +325,7 @@ pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
                 .map(|_| {
                     let (next, done, resolved, seeds) =
                         (next.clone(), done.clone(), resolved.clone(), w.seeds);
-                    std::thread::spawn(move || -> Result<(), String> {
+                    std::thread::spawn(move || -> Result<(), BenchError> {
                         loop {
                             let seed = next.fetch_add(1, Ordering::SeqCst);
                             if seed >= seeds {
@@ -294,8 +334,7 @@ pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
                             let t = Instant::now();
                             let drawn;
                             let r = if search {
-                                drawn = baton_model::swarm::materialize(&resolved, seed)
-                                    .map_err(|e| e.to_string())?;
+                                drawn = baton_model::swarm::materialize(&resolved, seed)?;
                                 &drawn
                             } else {
                                 &*resolved
@@ -317,8 +356,7 @@ pub fn measure(w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
                 })
                 .collect();
             for h in workers {
-                h.join()
-                    .map_err(|_| "a bench worker panicked".to_string())??;
+                h.join().map_err(|_| BenchError::WorkerPanicked)??;
             }
             let (runs, messages, sim_s) = *done.lock().unwrap();
             m.total_wall_s = t0.elapsed().as_secs_f64();
@@ -475,18 +513,27 @@ fn baseline_baton_net(seed: u64, duration_ms: u64, rpc_micro_per_ms: u64) -> u64
 
 /// Runs `w` in a fresh `sim bench-workload` process of `exe` (so that one workload's heap
 /// and threads never weigh on another's figures) and reads what it measured.
-fn measure_in_child(exe: &Path, w: &Workload, messages_per_s: u64) -> Result<Measured, String> {
+fn measure_in_child(
+    exe: &Path,
+    w: &'static Workload,
+    messages_per_s: u64,
+) -> Result<Measured, BenchError> {
     let out = std::process::Command::new(exe)
         .args(["bench-workload", w.name, "--messages-per-s"])
         .arg(messages_per_s.to_string())
         .stderr(std::process::Stdio::inherit())
         .output()
-        .map_err(|e| format!("cannot start a bench workload: {e}"))?;
+        .map_err(BenchError::Spawn)?;
     if !out.status.success() {
-        return Err(format!("bench workload {} failed ({})", w.name, out.status));
+        return Err(BenchError::Failed {
+            name: w.name,
+            status: out.status,
+        });
     }
-    serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("bench workload {} said something unreadable: {e}", w.name))
+    serde_json::from_slice(&out.stdout).map_err(|source| BenchError::Unreadable {
+        name: w.name,
+        source,
+    })
 }
 
 /// Measures each of `chosen` `repeat` times, each in a fresh process, keeping the run
@@ -498,8 +545,8 @@ pub fn measure_all(
     chosen: &[&'static Workload],
     repeat: u32,
     mut say: impl FnMut(&str),
-) -> Result<Vec<Row>, String> {
-    let median = |w: &Workload, rate: u64| -> Result<Measured, String> {
+) -> Result<Vec<Row>, BenchError> {
+    let median = |w: &'static Workload, rate: u64| -> Result<Measured, BenchError> {
         let mut runs = (0..repeat)
             .map(|_| measure_in_child(exe, w, rate))
             .collect::<Result<Vec<_>, _>>()?;

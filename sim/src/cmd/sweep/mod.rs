@@ -11,10 +11,13 @@
 //! Outputs: `sweep.json` (every cell), `sweep.md` (a table and the findings against the
 //! scenario's `[slo]`) and four SVG plots (see [`crate::cmd::sweep::plot`]).
 
+mod grid_error;
 pub mod output;
 pub mod plot;
 
-use crate::run;
+pub use grid_error::GridError;
+
+use crate::run::{self, RunError};
 use crate::world::protocol::ProtocolName;
 use baton_model::scenario::{self, Resolved, Slo};
 use serde::Serialize;
@@ -34,17 +37,16 @@ pub struct Axis {
 }
 
 /// Parses `KEY=V1,V2,...`; a TTL axis must give whole milliseconds of at least 1.
-pub fn parse_axis(arg: &str) -> Result<Axis, String> {
+pub fn parse_axis(arg: &str) -> Result<Axis, GridError> {
     let Some((key, values)) = arg.split_once('=') else {
-        return Err(format!(
-            "--grid `{arg}`: expected KEY=V1,V2,... (for example ttl_ms=1000,3000,10000)"
-        ));
+        return Err(GridError::NotKeyValues(arg.to_string()));
     };
     let key = key.trim().to_string();
     if key.is_empty() || key.split('.').any(|s| s.is_empty()) {
-        return Err(format!(
-            "--grid `{arg}`: `{key}` is not a dotted scenario key"
-        ));
+        return Err(GridError::NotAKey {
+            arg: arg.to_string(),
+            key,
+        });
     }
     let values: Vec<String> = values
         .split(',')
@@ -52,23 +54,25 @@ pub fn parse_axis(arg: &str) -> Result<Axis, String> {
         .filter(|v| !v.is_empty())
         .collect();
     if values.is_empty() {
-        return Err(format!(
-            "--grid {key}: the grid is empty: give at least one value (KEY=V1,V2,...)"
-        ));
+        return Err(GridError::Empty(key));
     }
     let ttl = baton_model::protocol::ttl::is_ttl_key(&key);
     if ttl {
         for v in &values {
             if !v.parse::<u64>().is_ok_and(|t| (1..=3_600_000).contains(&t)) {
-                return Err(format!(
-                    "--grid {key}: `{v}` is not a TTL: expected whole milliseconds, 1 to 3600000"
-                ));
+                return Err(GridError::NotATtl {
+                    key,
+                    value: v.clone(),
+                });
             }
         }
     }
     let mut seen = std::collections::BTreeSet::new();
     if let Some(dup) = values.iter().find(|v| !seen.insert(v.as_str())) {
-        return Err(format!("--grid {key}: `{dup}` is given twice"));
+        return Err(GridError::Twice {
+            value: dup.clone(),
+            key,
+        });
     }
     Ok(Axis { key, values, ttl })
 }
@@ -122,35 +126,32 @@ fn table_protocol(key: &str) -> Option<ProtocolName> {
 }
 
 /// Loads every (point, protocol); the first problem is a one-line error for exit 2.
-pub fn resolve(plan: &Plan) -> Result<Vec<Target>, String> {
+pub fn resolve(plan: &Plan) -> Result<Vec<Target>, GridError> {
     for axis in plan.axes.iter().filter(|a| !a.ttl) {
         if axis.key == "protocol" {
-            return Err("--grid protocol: sweep protocols with --protocols, not --grid".into());
+            return Err(GridError::Protocol);
         }
         if let Some(owner) = table_protocol(&axis.key) {
             if let Some(p) = plan.protocols.iter().find(|p| **p != owner) {
-                return Err(format!(
-                    "--grid {}: protocol {} has no such key (only {} reads its table); allowed: a key of every swept protocol, or a TTL key (ttl_ms, or {}) that maps to each protocol's own",
-                    axis.key,
-                    p.name(),
-                    owner.name(),
-                    baton_model::protocol::ttl::primary_key(owner)
-                ));
+                return Err(GridError::OtherProtocolsKey {
+                    key: axis.key.clone(),
+                    swept: p.name(),
+                    owner: owner.name(),
+                    owner_ttl: baton_model::protocol::ttl::primary_key(owner),
+                });
             }
         }
     }
     if let Some(first) = plan.axes.first() {
         if let Some(v) = first.values.iter().find(|v| v.parse::<f64>().is_err()) {
-            return Err(format!(
-                "--grid {}: `{v}` is not a number; the first --grid axis is the plots' x axis, so its values must be numbers (put another axis first)",
-                first.key
-            ));
+            return Err(GridError::XNotANumber {
+                key: first.key.clone(),
+                value: v.clone(),
+            });
         }
     }
     if plan.axes.iter().filter(|a| a.ttl).count() > 1 {
-        return Err(
-            "--grid: more than one TTL axis; give one (ttl_ms or a protocol's TTL key)".into(),
-        );
+        return Err(GridError::TwoTtls);
     }
     let mut out = vec![];
     for point in points(&plan.axes) {
@@ -179,7 +180,11 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Target>, String> {
                     .map(|(v, a)| format!("{}={v}", a.key))
                     .collect::<Vec<_>>()
                     .join(" ");
-                format!("--grid {at}, protocol {}: {e}", p.name())
+                GridError::Scenario {
+                    at,
+                    protocol: p.name(),
+                    error: Box::new(e),
+                }
             })?;
             out.push(Target {
                 point: point.clone(),
@@ -205,7 +210,7 @@ struct RunFacts {
     reused: u64,
 }
 
-fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, String> {
+fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, RunError> {
     let a = run::run_unrecorded(r, seed)?;
     let f = &a.findings;
     let mut violations: Vec<&'static str> = f.violations.iter().map(|v| v.property()).collect();
@@ -391,7 +396,7 @@ pub fn run(
     targets: &[Target],
     slo: &Slo,
     progress: &dyn crate::cmd::progress::Progress,
-) -> Result<(Vec<Cell>, u64), String> {
+) -> Result<(Vec<Cell>, u64), RunError> {
     let per = (plan.seeds.end - plan.seeds.start) as usize;
     let total = targets.len() * per;
     let results = crate::cmd::pool::map_ordered_until(
@@ -415,7 +420,7 @@ pub fn run(
             match r {
                 Ok(f) => runs.push(f.clone()),
                 // Abandoned by a second Ctrl-C: it did not finish, it is not a result.
-                Err(e) if e.as_str() == crate::run::ABANDONED => {}
+                Err(RunError::Abandoned) => {}
                 Err(e) => return Err(e.clone()),
             }
         }
@@ -643,7 +648,7 @@ mod tests {
             ("ttl_ms", "expected KEY=V1,V2"),
             ("ttl_ms=1,1", "given twice"),
         ] {
-            let e = parse_axis(arg).unwrap_err();
+            let e = parse_axis(arg).unwrap_err().to_string();
             assert!(e.contains(needle), "{arg}: {e}");
         }
     }

@@ -72,7 +72,7 @@ impl Finished<'_> {
 
     /// The four plots, (file name, SVG). Every input was checked before the runs: a
     /// plot that fails now is Baton's fault.
-    pub fn plots(&self) -> Result<Vec<(&'static str, String)>, String> {
+    pub fn plots(&self) -> Result<Vec<(&'static str, String)>, plot::SweepPlotError> {
         let (cells, name) = (self.cells, self.name);
         Ok(vec![
             (

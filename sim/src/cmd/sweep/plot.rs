@@ -16,6 +16,7 @@
 
 use crate::cmd::sweep::Cell;
 use baton_model::render::plot::style::PALETTE;
+use baton_model::render::plot::PlotError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -31,6 +32,29 @@ struct Series<'a> {
     cells: Vec<(f64, &'a Cell)>,
 }
 
+/// A sweep plot that could not be drawn. Every input was checked before the runs, so
+/// each of these is Baton's fault.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepPlotError {
+    /// The sweep has no cells.
+    #[error("no cells to plot")]
+    NoCells,
+    /// The cells have no grid axis.
+    #[error("no grid axis")]
+    NoAxis,
+    /// The first axis holds a value that is not a number.
+    #[error("grid axis {key}: `{raw}` is not a number, so it cannot be an x axis")]
+    NotANumber {
+        /// The axis.
+        key: String,
+        /// The value.
+        raw: String,
+    },
+    /// plotters failed.
+    #[error(transparent)]
+    Draw(#[from] baton_model::render::plot::PlotError),
+}
+
 /// The x axis: the first grid axis's values, numeric.
 struct XAxis {
     desc: String,
@@ -41,15 +65,21 @@ struct XAxis {
 }
 
 impl XAxis {
-    fn of(cells: &[Cell]) -> Result<XAxis, String> {
-        let first = cells.first().ok_or("no cells to plot")?;
-        let key = first.point.first().ok_or("no grid axis")?.key.clone();
+    fn of(cells: &[Cell]) -> Result<XAxis, SweepPlotError> {
+        let first = cells.first().ok_or(SweepPlotError::NoCells)?;
+        let key = first
+            .point
+            .first()
+            .ok_or(SweepPlotError::NoAxis)?
+            .key
+            .clone();
         let seconds = first.ttl_ms.is_some() && baton_model::protocol::ttl::is_ttl_key(&key);
         let mut values = vec![];
         for c in cells {
             let raw = &c.point[0].value;
-            let v: f64 = raw.parse().map_err(|_| {
-                format!("grid axis {key}: `{raw}` is not a number, so it cannot be an x axis")
+            let v: f64 = raw.parse().map_err(|_| SweepPlotError::NotANumber {
+                key: key.clone(),
+                raw: raw.clone(),
             })?;
             let v = if seconds { v / 1000.0 } else { v };
             if !values.contains(&v) {
@@ -145,12 +175,12 @@ type Err = DrawingAreaErrorKind<std::io::Error>;
 
 fn render(
     draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Err>,
-) -> Result<String, String> {
+) -> Result<String, SweepPlotError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE_PX).into_drawing_area();
-        draw(&root).map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+        draw(&root).map_err(PlotError::from)?;
+        root.present().map_err(PlotError::from)?;
     }
     Ok(svg)
 }
@@ -311,7 +341,7 @@ fn nice_max(v: f64) -> f64 {
 
 /// (a) Failover vs TTL: median, p5-p95 band, the named bound dashed; log y, since
 /// failovers span from under a second to a minute.
-pub fn failover_svg(cells: &[Cell], title: &str) -> Result<String, String> {
+pub fn failover_svg(cells: &[Cell], title: &str) -> Result<String, SweepPlotError> {
     let x = XAxis::of(cells)?;
     let ss = series(cells, &x);
     let s_of = |ms: f64| (ms / 1000.0).max(0.05);
@@ -387,7 +417,7 @@ pub fn failover_svg(cells: &[Cell], title: &str) -> Result<String, String> {
 }
 
 /// (b) False failovers per hour vs TTL.
-pub fn false_failovers_svg(cells: &[Cell], title: &str) -> Result<String, String> {
+pub fn false_failovers_svg(cells: &[Cell], title: &str) -> Result<String, SweepPlotError> {
     let x = XAxis::of(cells)?;
     let ss = series(cells, &x);
     let y_max = nice_max(
@@ -422,7 +452,7 @@ pub fn false_failovers_svg(cells: &[Cell], title: &str) -> Result<String, String
 }
 
 /// (c) Election latency CDF per protocol, every point and seed pooled.
-pub fn election_cdf_svg(cells: &[Cell], title: &str) -> Result<String, String> {
+pub fn election_cdf_svg(cells: &[Cell], title: &str) -> Result<String, SweepPlotError> {
     let mut protocols: Vec<(&str, Vec<f64>)> = vec![];
     for c in cells {
         match protocols.iter_mut().find(|(p, _)| *p == c.protocol) {
@@ -493,7 +523,7 @@ pub fn unavailability_svg(
     cells: &[Cell],
     budget_s_per_hour: f64,
     title: &str,
-) -> Result<String, String> {
+) -> Result<String, SweepPlotError> {
     let x = XAxis::of(cells)?;
     let ss = series(cells, &x);
     // Zero dark time (no failover at all) sits on the floor of the axis.
@@ -651,6 +681,9 @@ mod tests {
         for x in &mut c {
             x.point[0].value = "fast".into();
         }
-        assert!(failover_svg(&c, "t").unwrap_err().contains("not a number"));
+        assert!(failover_svg(&c, "t")
+            .unwrap_err()
+            .to_string()
+            .contains("not a number"));
     }
 }

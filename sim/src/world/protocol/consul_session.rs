@@ -48,7 +48,7 @@ impl ConsulApi for SimConsulClient {
             req,
         };
         timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)?
-            .map_err(ConsulError::Server)
+            .map_err(|e| ConsulError::Server(e.to_string()))
     }
 
     async fn session_renew(&self, id: &str) -> Result<Option<u64>, ConsulError> {
@@ -78,7 +78,7 @@ impl ConsulApi for SimConsulClient {
             session: session.to_string(),
         };
         timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)?
-            .map_err(ConsulError::Server)
+            .map_err(|e| ConsulError::Server(e.to_string()))
     }
 
     async fn kv_release(&self, key: &str, session: &str) -> Result<bool, ConsulError> {
@@ -87,7 +87,7 @@ impl ConsulApi for SimConsulClient {
             session: session.to_string(),
         };
         timeout(call(&self.ep, BACKEND_ADDR, r, self.rpc_timeout_ms).await)?
-            .map_err(ConsulError::Server)
+            .map_err(|e| ConsulError::Server(e.to_string()))
     }
 }
 

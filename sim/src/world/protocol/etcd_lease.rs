@@ -133,12 +133,12 @@ impl EtcdApi for SimEtcdClient {
         if self.cluster.is_some() {
             let r = self.cluster_op(Op::Txn(txn)).await;
             return match r.expect("a cluster")? {
-                Reply::Txn(t) => t.map_err(EtcdError::Server),
+                Reply::Txn(t) => t.map_err(|e| EtcdError::Server(e.to_string())),
                 other => Err(unexpected(other)),
             };
         }
         timeout(call(&self.ep, BACKEND_ADDR, EtcdTxn(txn), self.rpc_timeout_ms).await)?
-            .map_err(EtcdError::Server)
+            .map_err(|e| EtcdError::Server(e.to_string()))
     }
 
     async fn range(&self, req: RangeRequest) -> Result<RangeResponse, EtcdError> {

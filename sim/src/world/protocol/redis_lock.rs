@@ -88,7 +88,7 @@ impl RedisApi for SimRedisClient {
     async fn incr(&self, key: &str) -> Result<i64, RedisError> {
         self.call(RedisIncr { key: key.into() })
             .await?
-            .map_err(RedisError::Server)
+            .map_err(|e| RedisError::Server(e.to_string()))
     }
 }
 

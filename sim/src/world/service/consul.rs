@@ -51,7 +51,24 @@ pub struct ConsulSessionCreate {
     /// The session asked for.
     pub req: SessionRequest,
 }
-request!(ConsulSessionCreate => Result<String, String>);
+request!(ConsulSessionCreate => Result<String, ConsulServerError>);
+
+/// Consul's error answers, worded as Consul words them (its client shows the words, as
+/// a live Consul's client does).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum ConsulServerError {
+    /// A session TTL out of Consul's range (Go durations, as Consul names them).
+    #[error("Invalid Session TTL '{ttl}', must be between [{min}=24h0m0s]")]
+    InvalidTtl {
+        /// The TTL asked for.
+        ttl: String,
+        /// The server's smallest.
+        min: String,
+    },
+    /// A lock taken under a session that does not exist.
+    #[error("invalid session \"{0}\"")]
+    InvalidSession(String),
+}
 
 /// `PUT /v1/session/renew/<id>`: the TTL in force, `None` when the session is gone.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -91,7 +108,7 @@ pub struct ConsulKvAcquire {
     /// The session taking the lock.
     pub session: String,
 }
-request!(ConsulKvAcquire => Result<bool, String>);
+request!(ConsulKvAcquire => Result<bool, ConsulServerError>);
 
 /// `PUT /v1/kv/<key>?release=<session>`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -101,7 +118,7 @@ pub struct ConsulKvRelease {
     /// The session giving the lock up.
     pub session: String,
 }
-request!(ConsulKvRelease => Result<bool, String>);
+request!(ConsulKvRelease => Result<bool, ConsulServerError>);
 
 /// Consul's `SessionTTLMultiplier`: a session is invalidated once 2 x TTL passed
 /// without a renewal.
@@ -227,15 +244,17 @@ fn go_duration(ms: u64) -> String {
 }
 
 impl Service {
-    fn session_create(&self, node: &str, req: &SessionRequest) -> Result<String, String> {
+    fn session_create(
+        &self,
+        node: &str,
+        req: &SessionRequest,
+    ) -> Result<String, ConsulServerError> {
         let min = self.settings.session_ttl_min_ms;
         if req.ttl_ms < min || req.ttl_ms > MAX_TTL_MS {
-            return Err(format!(
-                "Invalid Session TTL '{}', must be between [{}={}]",
-                go_duration(req.ttl_ms),
-                go_duration(min),
-                "24h0m0s"
-            ));
+            return Err(ConsulServerError::InvalidTtl {
+                ttl: go_duration(req.ttl_ms),
+                min: go_duration(min),
+            });
         }
         let now = self.clock.now_us();
         let mut st = self.store.lock().unwrap();
@@ -339,11 +358,11 @@ impl Service {
         });
     }
 
-    fn acquire(&self, key: &str, value: &str, session: &str) -> Result<bool, String> {
+    fn acquire(&self, key: &str, value: &str, session: &str) -> Result<bool, ConsulServerError> {
         let now = self.clock.now_us();
         let mut st = self.store.lock().unwrap();
         if !st.sessions.contains_key(session) {
-            return Err(format!("invalid session \"{session}\""));
+            return Err(ConsulServerError::InvalidSession(session.to_string()));
         }
         // Consul's KV endpoint refuses a lock under lock-delay before it reaches Raft.
         if st.lock_delay_until_us.get(key).is_some_and(|t| *t > now) {
@@ -389,7 +408,7 @@ impl Service {
         Ok(true)
     }
 
-    fn release(&self, key: &str, session: &str) -> Result<bool, String> {
+    fn release(&self, key: &str, session: &str) -> Result<bool, ConsulServerError> {
         let mut st = self.store.lock().unwrap();
         if st.kv.get(key).map(|p| p.session.as_str()) != Some(session) {
             return Ok(false);

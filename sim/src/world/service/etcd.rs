@@ -15,7 +15,8 @@
 use crate::world::clock::NodeClock;
 use crate::world::net::Endpoint;
 use crate::world::rpc::{
-    EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, BACKEND_ADDR,
+    EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdServerError, EtcdTxn, EtcdWatch,
+    BACKEND_ADDR,
 };
 use crate::world::timeline::{Event, Timeline};
 use baton_protocols::clock::{sleep_local, Clock};
@@ -352,7 +353,7 @@ impl Service {
         true
     }
 
-    pub(crate) fn txn(&self, txn: Txn) -> Result<TxnResponse, String> {
+    pub(crate) fn txn(&self, txn: Txn) -> Result<TxnResponse, EtcdServerError> {
         let mut st = self.store.lock().unwrap();
         st.ids.next();
         let holds = txn.compare.iter().all(|c| {
@@ -379,7 +380,7 @@ impl Service {
         for op in &ops {
             if let TxnOp::Put { lease, .. } = op {
                 if *lease != 0 && !st.leases.contains_key(lease) {
-                    return Err("etcdserver: requested lease not found".into());
+                    return Err(EtcdServerError::LeaseNotFound);
                 }
             }
         }

@@ -86,13 +86,25 @@ pub struct RedisDel {
 }
 request!(RedisDel => bool);
 
-/// `INCR key`; the server's error text when the value is not an integer.
+/// `INCR key`; the server's error when the value is not an integer.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RedisIncr {
     /// The key.
     pub key: String,
 }
-request!(RedisIncr => Result<i64, String>);
+request!(RedisIncr => Result<i64, RedisServerError>);
+
+/// Redis's error replies, worded as Redis words them (its client shows the words, as a
+/// live Redis's client does).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum RedisServerError {
+    /// `INCR` of a value that is not an integer.
+    #[error("ERR value is not an integer or out of range")]
+    NotAnInteger,
+    /// `INCR` past `i64::MAX`.
+    #[error("ERR increment or decrement would overflow")]
+    Overflow,
+}
 
 /// Redis's active expiry runs `hz` times a second; `hz` defaults to 10.
 const ACTIVE_EXPIRE_CYCLE_MS: u64 = 100;
@@ -285,7 +297,7 @@ impl Service {
         keys.contains_key(key) && self.remove(&mut keys, key, "deleted")
     }
 
-    fn incr(&self, key: &str) -> Result<i64, String> {
+    fn incr(&self, key: &str) -> Result<i64, RedisServerError> {
         let mut keys = self.keys.lock().unwrap();
         self.expire_if_due(&mut keys, key);
         let entry = keys.entry(key.to_string()).or_insert(Entry {
@@ -295,10 +307,8 @@ impl Service {
         let n: i64 = entry
             .value
             .parse()
-            .map_err(|_| "ERR value is not an integer or out of range".to_string())?;
-        let n = n
-            .checked_add(1)
-            .ok_or_else(|| "ERR increment or decrement would overflow".to_string())?;
+            .map_err(|_| RedisServerError::NotAnInteger)?;
+        let n = n.checked_add(1).ok_or(RedisServerError::Overflow)?;
         // INCR keeps the key's TTL, as Redis does.
         entry.value = n.to_string();
         Ok(n)

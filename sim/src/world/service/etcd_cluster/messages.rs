@@ -1,7 +1,7 @@
 //! The requests an etcd cluster's members answer: their clients' (and a follower's
 //! forward to the leader), and Raft's between members.
 
-use crate::world::rpc::request;
+use crate::world::rpc::{request, EtcdServerError};
 use baton_protocols::etcd_api::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse};
 use serde::{Deserialize, Serialize};
 
@@ -34,8 +34,8 @@ pub enum Reply {
     KeptAlive(Option<u64>),
     /// To a revoke.
     Revoked,
-    /// To a txn (etcd's error as text).
-    Txn(Result<TxnResponse, String>),
+    /// To a txn.
+    Txn(Result<TxnResponse, EtcdServerError>),
     /// To a range.
     Range(RangeResponse),
 }
