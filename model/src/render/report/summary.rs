@@ -3,7 +3,8 @@
 //! nothing to say for this run (a job's section without a job, a real run's SQL check in
 //! a simulated one).
 
-use super::stretch;
+use super::feature_sections;
+use super::section::{ms, Run, Section};
 use super::{backend_load, failover_bound, reproduce_command};
 use crate::checker::{us_to_ms, Findings};
 use crate::run_output::RunOutput;
@@ -34,19 +35,6 @@ pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&Real
     t
 }
 
-/// What every section reads: the resolved scenario and seed, the run's output and its
-/// findings, and what a real run adds.
-pub(super) struct Run<'a> {
-    pub(super) r: &'a Resolved,
-    seed: u64,
-    out: &'a RunOutput,
-    pub(super) f: &'a Findings,
-    real: Option<&'a RealRun>,
-}
-
-/// One section of summary.txt: appends its lines.
-type Section = fn(&mut String, &Run);
-
 /// The sections of summary.txt, in the order they are written.
 const SECTIONS: [Section; 25] = [
     header,
@@ -61,9 +49,9 @@ const SECTIONS: [Section; 25] = [
     step_down,
     elections,
     handoffs,
-    stretch::transfers,
-    stretch::swim,
-    stretch::partitions,
+    feature_sections::transfers,
+    feature_sections::swim,
+    feature_sections::partitions,
     false_failovers,
     job,
     gc_noise,
@@ -75,10 +63,6 @@ const SECTIONS: [Section; 25] = [
     real_notes,
     reproduce,
 ];
-
-pub(super) fn ms(v: f64) -> String {
-    format!("{v:.1} ms")
-}
 
 /// What ran (scenario, seed, protocol, nodes, fencing, length; a real run's trial), the
 /// verdict, then a blank line.
