@@ -93,17 +93,22 @@ enum Command {
     /// the first bad commit and the properties that failed there.
     #[command(after_help = exit_codes::BISECT)]
     Bisect(BisectArgs),
-    /// Run a scenario against a live etcd: real processes, real network, a real ledger.
+    /// Run a scenario against its live backend: real processes, real network, a real ledger.
     ///
-    /// Builds the real-mode binary (the same protocol code without `--cfg madsim`, in
-    /// target/real; only when its sources changed) and runs it. Trial k (seed S+k-1)
-    /// writes the same artefacts as `sim run` to DIR/trial-<k>/, with the processes' logs
-    /// and the SQLite ledger in DIR/trial-<k>/run/; DIR/trials.json lists every trial
-    /// (DIR: reports/<scenario>/real/, or --out). Needs etcd-server, protobuf-compiler
-    /// and libprotobuf-dev (apt).
+    /// The backend is the protocol's own, started on loopback for each trial: etcd
+    /// (etcd-lease), Redis (redis-naive, redis-fenced), ZooKeeper (zk-sequential) or
+    /// PostgreSQL (db-row); raft's node processes are their own service. Builds the
+    /// real-mode binary (the same protocol code without `--cfg madsim`, in target/real;
+    /// only when its sources changed: the first build takes about 12 minutes on 2 cores,
+    /// later ones seconds) and runs it. Trial k (seed S+k-1) writes the same artefacts as
+    /// `sim run` to DIR/trial-<k>/, with the processes' logs and the SQLite ledger in
+    /// DIR/trial-<k>/run/; DIR/trials.json lists every trial (DIR:
+    /// reports/<scenario>/real/, or --out). Needs protobuf-compiler and libprotobuf-dev
+    /// to build, and the backend's server (apt: etcd-server, redis-server, zookeeper,
+    /// postgresql).
     #[command(after_help = exit_codes::REAL)]
     Real(RealArgs),
-    /// Run the spec's experiments against a node of your own, on a live etcd.
+    /// Run the spec's experiments against a node of your own, on a live etcd cluster.
     ///
     /// Starts your node from --node-cmd (the node contract: docs/node-contract.md) for
     /// ten experiments: clean kill under load, the leader partitioned from etcd, a
