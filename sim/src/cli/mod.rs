@@ -143,8 +143,10 @@ enum Command {
     /// list gives each of its numbers) and prints one line: count, sum, mean, min, max,
     /// pN (nearest-rank percentile), per_s (the sum per simulated second), nonzero (how
     /// many reports hold a value that is not 0 or empty), eq=VALUE (how many hold
-    /// VALUE), or each (`SEED: VALUES` of every report holding one). DIGITS rounds. A
-    /// KEY that no report holds is an error that lists the keys they hold.
+    /// VALUE), or each (`LABEL: VALUES` of every report holding one; LABEL is the
+    /// report's scenario and seed, `gc-pause seed 42`, or its path when two reports given
+    /// share both). DIGITS rounds. A KEY that no report holds is an error that lists the
+    /// keys they hold.
     /// Example: sim stats reports/x/*/report.json --get verdict:eq=pass
     /// --get election_latencies_ms:p99:1
     #[command(after_help = exit_codes::STATS)]
