@@ -248,7 +248,7 @@ struct ShrinkArgs {
     /// The scenario file (a swarm's, or any scenario with faults).
     scenario: PathBuf,
     /// The failing seed (0 to 9223372036854775807).
-    #[arg(long, value_parser = baton_model::seed::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = baton_model::seed::parse)]
     seed: u64,
     #[command(flatten)]
     set: SetFlags,
@@ -301,7 +301,7 @@ struct CompareArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
     /// Seeds of the simulated side, as A..B (B excluded).
-    #[arg(long, default_value = "0..100", value_parser = baton_model::seed::parse_range)]
+    #[arg(long, default_value = "0..100", allow_hyphen_values = true, value_parser = baton_model::seed::parse_range)]
     sim_seeds: std::ops::Range<u64>,
     /// Trials of the live side.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
