@@ -25,7 +25,9 @@ pub struct SetFlags {
 pub struct SeedFlag {
     /// The root seed (default: the file's `seed` key, which a report's resolved
     /// scenario.toml records, or else 0). From 0 to 9223372036854775807.
-    #[arg(long, value_parser = crate::seed::parse)]
+    // A negative value reaches the parser, whose message gives the range, rather than
+    // clap's tip to write `-- -1` (every seed flag does the same).
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::seed::parse)]
     pub seed: Option<u64>,
 }
 
@@ -46,7 +48,7 @@ pub struct ScenarioArgs {
 #[derive(Clone, Debug, Default, Args)]
 pub struct SeedsFlag {
     /// Seeds to run, as A..B (B excluded); the command's description gives its default.
-    #[arg(long, value_name = "A..B", value_parser = crate::seed::parse_range)]
+    #[arg(long, value_name = "A..B", allow_hyphen_values = true, value_parser = crate::seed::parse_range)]
     pub seeds: Option<Range<u64>>,
 }
 
@@ -181,7 +183,7 @@ pub struct ConformArgs {
     #[arg(long, value_name = "a,b,...")]
     pub only: Option<String>,
     /// The first trial's seed: trial k of every experiment uses seed S + k - 1.
-    #[arg(long, default_value_t = 0, value_parser = crate::seed::parse)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::seed::parse)]
     pub seed: u64,
     #[command(flatten)]
     #[allow(missing_docs)]

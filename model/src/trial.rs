@@ -1,4 +1,4 @@
-//! What a run in the real world (`baton-real real`, live etcd and processes) adds to its
+//! What a run in the real world (`baton-real real`, a live backend and processes) adds to its
 //! report. The simulator's runs have none of it, and their reports do not change.
 //!
 //! A real run is checked by the same checkers as a simulated one, from a timeline of the

@@ -8,7 +8,10 @@ use baton_real::trial::smoke::{clean_kill, CleanKillOptions, CleanKillReport};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 
-/// Baton's real-network mode: the etcd-lease protocol against a live etcd, as processes.
+/// Baton's real-network mode: a protocol against its live backend, as processes.
+///
+/// etcd-lease against etcd, redis-naive and redis-fenced against Redis, zk-sequential
+/// against ZooKeeper, db-row against PostgreSQL, and raft among its node processes.
 #[derive(Parser)]
 #[command(name = "baton-real", version)]
 struct Cli {
@@ -18,14 +21,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a scenario file against a live etcd, as processes, and write the same report
-    /// a simulated run writes, once per trial.
+    /// Run a scenario file against its live backend, as processes, and write the same
+    /// report a simulated run writes, once per trial.
     ///
     /// Trial k (seed S+k-1) writes scenario.toml, timeline.jsonl, summary.txt,
     /// report.json, leaders_acting.svg and timeline.html to DIR/trial-<k>/, with the
     /// processes' logs and the SQLite ledger in DIR/trial-<k>/run/; DIR/trials.json lists
-    /// every trial. Runs etcd-lease only; a fault real mode cannot apply is refused
-    /// before anything starts.
+    /// every trial. Runs etcd-lease, redis-naive, redis-fenced, zk-sequential, db-row and
+    /// raft; a protocol or a fault real mode cannot apply is refused before anything
+    /// starts.
     #[command(after_help = baton_model::flags::exit_codes::REAL)]
     Real(baton_model::flags::RealArgs),
     /// Run the spec's experiments against a node of your own (`--node-cmd`) on a live

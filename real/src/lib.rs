@@ -1,4 +1,5 @@
-//! Baton's real-network mode: the same protocol code against a live etcd, as processes.
+//! Baton's real-network mode: the same protocol code against its live backend (etcd,
+//! Redis, ZooKeeper or PostgreSQL; raft's node processes are their own), as processes.
 //!
 //! Built only without `--cfg madsim` (the real build: see docs/src/real-mode.md); under
 //! the simulation build this crate is empty. Pieces, one concept per module:

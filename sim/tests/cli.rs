@@ -57,6 +57,26 @@ fn exit_codes_pass_fail_and_report_files() {
         summary.trim_end().ends_with("--seed 42"),
         "summary ends with the reproduce command"
     );
+    // With the fence off nothing saved the run, and the summary says so in words a
+    // stranger reads (issue 34): the pause, its length, the limit, and where to look.
+    for said in [
+        "protocol safety: unsafe (a safety property failed: see violations)",
+        "with fencing off, nothing stopped that write",
+        "not the protocol's fault: n2 was paused for 3.5 s from 10004.5 ms, longer than etcd-lease tolerates (0 ms)",
+        "gap -1119.2 ms (negative: n2's last write came 1119.2 ms after n3's first;",
+        "see timeline.html in the report's directory",
+    ] {
+        assert!(summary.contains(said), "{said}:\n{summary}");
+    }
+    for unsaid in ["the fence saved it", "excused"] {
+        assert!(!summary.contains(unsaid), "{unsaid}:\n{summary}");
+    }
+    let fenced = std::fs::read_to_string(d.join("pass/summary.txt")).unwrap();
+    assert!(
+        fenced.contains("protocol safety: fence-saved")
+            && fenced.contains("the fence saved it, refusing what came too late"),
+        "{fenced}"
+    );
     // The resolved scenario runs as it is and gives the same report.
     let again = sim(
         &[

@@ -269,3 +269,35 @@ fn seeds_up_to_tomls_largest_integer_run_and_beyond_it_exit_2() {
     let o = sim(&["run", "scenarios/big.toml"], &d);
     assert_eq!(code(&o), Some(2), "{}", err(&o));
 }
+
+#[test]
+fn a_negative_seed_gets_the_seed_range_not_clap_tip() {
+    // clap reads `-1` after a flag as another flag and suggests `-- -1`; every seed flag
+    // must instead hand it to Baton's parser, which says what a seed may be (exit 2,
+    // before anything runs or builds).
+    let d = workdir("out-negative-seeds", &["gc-pause"]);
+    let s = "scenarios/gc-pause.toml";
+    for args in [
+        vec!["run", s, "--seed", "-1"],
+        vec!["check-determinism", s, "--seed", "-1"],
+        vec!["shrink", s, "--seed", "-1"],
+        vec![
+            "bisect", s, "--good", "HEAD", "--bad", "HEAD", "--seed", "-1",
+        ],
+        vec!["real", s, "--seed", "-1"],
+        vec!["conform", "--node-cmd", "true", "--seed", "-1"],
+        vec!["matrix", s, "--seeds", "-1..3"],
+        vec!["sweep", s, "--grid", "ttl_ms=1000", "--seeds", "-5..-1"],
+        vec!["search", s, "--seeds", "-3..2"],
+        vec!["compare", s, "--sim-seeds", "-1..3"],
+    ] {
+        let o = sim(&args, &d);
+        let e = err(&o);
+        assert_eq!(code(&o), Some(2), "{args:?}: {e}");
+        assert!(
+            e.contains("is not a seed") && e.contains("0 to 9223372036854775807"),
+            "{args:?}: {e}"
+        );
+        assert!(!e.contains("-- -1") && !e.contains("tip:"), "{args:?}: {e}");
+    }
+}

@@ -91,6 +91,10 @@ pub struct ProtocolSafetySummary {
     pub writes_past_grant: u64,
     /// Each fence-saved leadership: who, when, and the excuse.
     pub fence_saved: Vec<String>,
+    /// The same, in words for a stranger (summary.txt's): not in report.json, whose
+    /// `fence_saved` scripts read as it is.
+    #[serde(skip)]
+    pub fence_saved_plain: Vec<String>,
 }
 
 /// Why a leadership's grant ended.
@@ -140,12 +144,23 @@ impl Lead {
 }
 
 /// An excuse: from `start_us`, for a node (`None`: every node), while its cause lasted
-/// over `[start_us, end_us]` (`None`: for good).
+/// over `[start_us, end_us]` (`None`: for good). `what` is report.json's terse form,
+/// `plain` the summary's, which says the cause and the limit it went beyond.
 struct Excuse {
     node: Option<String>,
     start_us: i64,
     end_us: Option<i64>,
     what: String,
+    plain: String,
+}
+
+/// A length of time as a person reads it: `3.5 s`, `9 s`, `120.4 ms`.
+fn plain_ms(ms: f64) -> String {
+    if ms.abs() >= 1000.0 {
+        format!("{} s", (ms / 100.0).round() / 10.0)
+    } else {
+        format!("{ms:.1} ms")
+    }
 }
 
 /// The checker, read one event at a time.
@@ -242,6 +257,13 @@ impl ProtocolSafety {
                     start_us: start,
                     end_us: Some(at_us),
                     what: format!("paused {ms} ms from {} ms", us_to_ms(start)),
+                    plain: format!(
+                        "{node} was paused for {} from {:.1} ms, longer than {} tolerates ({} ms)",
+                        plain_ms(ms),
+                        us_to_ms(start),
+                        self.protocol,
+                        self.bounds.pause_ms
+                    ),
                 });
             }
         }
@@ -264,6 +286,38 @@ impl ProtocolSafety {
         };
         let b = &self.bounds;
         if jump_us.unsigned_abs() > b.offset_ms * 1000 || drift_ppm.unsigned_abs() > b.drift_ppm {
+            let limit = match change {
+                ClockChange::Drift(_) => format!("{} ppm drift", b.drift_ppm),
+                _ => format!("{} ms jump", b.offset_ms),
+            };
+            let plain = match change {
+                ClockChange::Drift(_) => {
+                    format!("drifted {drift_ppm} ppm from {:.1} ms", us_to_ms(t))
+                }
+                ClockChange::Offset(ms) if jump_us != ms * 1000 => format!(
+                    "was set {ms} ms off at {:.1} ms, a jump of {}",
+                    us_to_ms(t),
+                    plain_ms(us_to_ms(jump_us))
+                ),
+                _ => format!(
+                    "jumped {} at {:.1} ms",
+                    plain_ms(us_to_ms(jump_us)),
+                    us_to_ms(t)
+                ),
+            };
+            // Where the peers' clocks judge the grant, any node's clock counts.
+            let whose = if b.peers_judge && self.nodes.iter().any(|n| n == target) {
+                format!(
+                    ", and {}'s peers time a leader's grant on their own clocks",
+                    self.protocol
+                )
+            } else {
+                String::new()
+            };
+            let plain = format!(
+                "{target}'s clock {plain}, beyond the {limit} {} tolerates{whose}",
+                self.protocol
+            );
             let what = match change {
                 ClockChange::Drift(_) => {
                     format!("its clock drifting {drift_ppm} ppm from {} ms", us_to_ms(t))
@@ -288,6 +342,7 @@ impl ProtocolSafety {
                     Some(_) => what,
                     None => format!("{target}: {}", what.replacen("its", "the", 1)),
                 },
+                plain,
                 node,
                 start_us: t,
                 end_us: None,
@@ -383,6 +438,10 @@ impl ProtocolSafety {
                         "backend: restarted without its data at {} ms (its locks and token counter gone)",
                         us_to_ms(t)
                     ),
+                    plain: format!(
+                        "the backend restarted without its data at {:.1} ms, forgetting its locks and its token counter, which no protocol on top of it can survive",
+                        us_to_ms(t)
+                    ),
                 });
             }
             _ => {}
@@ -425,16 +484,18 @@ impl ProtocolSafety {
             };
             s.writes_past_grant += l.writes_past;
             let excuse = match self.excuse(l, act) {
-                Some(x) => Some(x.what.clone()),
-                None if !b.self_safe => Some(format!(
-                    "{} promises nothing without the fence",
-                    self.protocol
-                )),
+                Some(x) => Some((x.what.clone(), x.plain.clone())),
+                None if !b.self_safe => {
+                    let why = format!("{} promises nothing without the fence", self.protocol);
+                    Some((why.clone(), why))
+                }
                 None => None,
             };
-            if let Some(why) = excuse {
+            if let Some((why, plain)) = excuse {
                 s.past_grant_fence_saved += 1;
                 s.fence_saved.push(format!("{}; excused: {why}", l.acts(g)));
+                s.fence_saved_plain
+                    .push(format!("{}; not the protocol's fault: {plain}", l.acts(g)));
                 continue;
             }
             s.past_grant_in_bounds += 1;
@@ -593,6 +654,14 @@ mod tests {
             s.fence_saved[0].contains("paused 1100 ms"),
             "{:?}",
             s.fence_saved
+        );
+        // The summary's words for it: the cause, its length, and the limit it passed.
+        assert!(
+            s.fence_saved_plain[0].ends_with(
+                "; not the protocol's fault: n1 was paused for 1.1 s from 2000.0 ms, longer than etcd-lease tolerates (0 ms)"
+            ),
+            "{:?}",
+            s.fence_saved_plain
         );
         // A drift fault (fault 0 of a scenario that has one) on n1's clock.
         let mut r = resolved();

@@ -1,5 +1,6 @@
-//! The `real` command: trials of a scenario against a live etcd, each with the report a
-//! simulated run has, and `trials.json` over them.
+//! The `real` command: trials of a scenario against its live backend (etcd, Redis,
+//! ZooKeeper, PostgreSQL, or raft's own node processes), each with the report a simulated
+//! run has, and `trials.json` over them.
 //!
 //! `baton-real real <scenario.toml> [--trials N] [--seed S] [--out DIR] [--set K=V]...
 //! [--force] [--quiet]`. Trial k runs with seed S + k - 1 (S: `--seed`, else the file's

@@ -45,9 +45,10 @@ pub(super) fn bisect(args: BisectArgs) -> Result {
         profile: args.profile.clone(),
     };
     let quiet = args.quiet.quiet;
-    let found = bisect::bisect(&plan, |line| {
+    let spinner = crate::cmd::progress::Spinner::new(quiet);
+    let found = bisect::bisect(&plan, &spinner, |line| {
         if !quiet {
-            eprintln!("bisect: {line}");
+            spinner.say(&format!("bisect: {line}"));
         }
     })?;
     sayln(format!(

@@ -93,17 +93,22 @@ enum Command {
     /// the first bad commit and the properties that failed there.
     #[command(after_help = exit_codes::BISECT)]
     Bisect(BisectArgs),
-    /// Run a scenario against a live etcd: real processes, real network, a real ledger.
+    /// Run a scenario against its live backend: real processes, real network, a real ledger.
     ///
-    /// Builds the real-mode binary (the same protocol code without `--cfg madsim`, in
-    /// target/real; only when its sources changed) and runs it. Trial k (seed S+k-1)
-    /// writes the same artefacts as `sim run` to DIR/trial-<k>/, with the processes' logs
-    /// and the SQLite ledger in DIR/trial-<k>/run/; DIR/trials.json lists every trial
-    /// (DIR: reports/<scenario>/real/, or --out). Needs etcd-server, protobuf-compiler
-    /// and libprotobuf-dev (apt).
+    /// The backend is the protocol's own, started on loopback for each trial: etcd
+    /// (etcd-lease), Redis (redis-naive, redis-fenced), ZooKeeper (zk-sequential) or
+    /// PostgreSQL (db-row); raft's node processes are their own service. Builds the
+    /// real-mode binary (the same protocol code without `--cfg madsim`, in target/real;
+    /// only when its sources changed: the first build takes about 12 minutes on 2 cores,
+    /// later ones seconds) and runs it. Trial k (seed S+k-1) writes the same artefacts as
+    /// `sim run` to DIR/trial-<k>/, with the processes' logs and the SQLite ledger in
+    /// DIR/trial-<k>/run/; DIR/trials.json lists every trial (DIR:
+    /// reports/<scenario>/real/, or --out). Needs protobuf-compiler and libprotobuf-dev
+    /// to build, and the backend's server (apt: etcd-server, redis-server, zookeeper,
+    /// postgresql).
     #[command(after_help = exit_codes::REAL)]
     Real(RealArgs),
-    /// Run the spec's experiments against a node of your own, on a live etcd.
+    /// Run the spec's experiments against a node of your own, on a live etcd cluster.
     ///
     /// Starts your node from --node-cmd (the node contract: docs/src/node-contract.md) for
     /// ten experiments: clean kill under load, the leader partitioned from etcd, a
@@ -138,8 +143,10 @@ enum Command {
     /// list gives each of its numbers) and prints one line: count, sum, mean, min, max,
     /// pN (nearest-rank percentile), per_s (the sum per simulated second), nonzero (how
     /// many reports hold a value that is not 0 or empty), eq=VALUE (how many hold
-    /// VALUE), or each (`SEED: VALUES` of every report holding one). DIGITS rounds. A
-    /// KEY that no report holds is an error that lists the keys they hold.
+    /// VALUE), or each (`LABEL: VALUES` of every report holding one; LABEL is the
+    /// report's scenario and seed, `gc-pause seed 42`, or its path when two reports given
+    /// share both). DIGITS rounds. A KEY that no report holds is an error that lists the
+    /// keys they hold.
     /// Example: sim stats reports/x/*/report.json --get verdict:eq=pass
     /// --get election_latencies_ms:p99:1
     #[command(after_help = exit_codes::STATS)]
@@ -241,7 +248,7 @@ struct ShrinkArgs {
     /// The scenario file (a swarm's, or any scenario with faults).
     scenario: PathBuf,
     /// The failing seed (0 to 9223372036854775807).
-    #[arg(long, value_parser = baton_model::seed::parse)]
+    #[arg(long, allow_negative_numbers = true, value_parser = baton_model::seed::parse)]
     seed: u64,
     #[command(flatten)]
     set: SetFlags,
@@ -294,7 +301,7 @@ struct CompareArgs {
     /// The scenario file (TOML).
     scenario: PathBuf,
     /// Seeds of the simulated side, as A..B (B excluded).
-    #[arg(long, default_value = "0..100", value_parser = baton_model::seed::parse_range)]
+    #[arg(long, default_value = "0..100", allow_hyphen_values = true, value_parser = baton_model::seed::parse_range)]
     sim_seeds: std::ops::Range<u64>,
     /// Trials of the live side.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]

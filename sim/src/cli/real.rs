@@ -14,10 +14,12 @@ impl From<RealBuildError> for Error {
     }
 }
 
-/// The real-mode binary, built if its sources changed (a line on stderr says so unless
-/// `quiet`).
+/// The real-mode binary, built if its sources changed. Unless `quiet`, a line on stderr
+/// says so and how long it takes, before the wait; on a terminal a spinner then shows
+/// cargo's progress and the time elapsed until the build ends.
 pub(super) fn binary(quiet: bool) -> Result<PathBuf> {
-    Ok(crate::cmd::real::build(|line| {
+    let spinner = crate::cmd::progress::Spinner::new(quiet);
+    Ok(crate::cmd::real::build(&spinner, |line| {
         if !quiet {
             eprintln!("real: {line}");
         }

@@ -69,3 +69,73 @@ impl Progress for Bar {
         self.bar.inc(1);
     }
 }
+
+/// A spinner on stderr with the time elapsed and a message, for one long wait (a build):
+/// drawn only when stderr is a terminal and `--quiet` was not given, and only from
+/// [`Spinner::start`] on, so that a wait that never comes (nothing to build) shows
+/// nothing. Piped or redirected, the command prints nothing extra.
+pub struct Spinner {
+    bar: indicatif::ProgressBar,
+    shown: bool,
+}
+
+impl Spinner {
+    /// A spinner, hidden for good when `quiet` or when stderr is not a terminal.
+    pub fn new(quiet: bool) -> Spinner {
+        use std::io::IsTerminal;
+        let shown = !quiet && std::io::stderr().is_terminal();
+        let bar = indicatif::ProgressBar::hidden();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} [{elapsed}] {wide_msg}")
+                .expect("a valid template"),
+        );
+        Spinner { bar, shown }
+    }
+
+    /// True when it will be drawn (a terminal, no `--quiet`).
+    pub fn shown(&self) -> bool {
+        self.shown
+    }
+
+    /// Starts a step of the wait: draws `message` with the time elapsed counting from now
+    /// (redrawn four times a second, so that a long step does not look like a hang);
+    /// nothing when hidden.
+    pub fn start(&self, message: &str) {
+        if !self.shown {
+            return;
+        }
+        self.bar.set_message(message.to_string());
+        self.bar.reset_elapsed();
+        if self.bar.is_hidden() {
+            self.bar
+                .set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            self.bar
+                .enable_steady_tick(std::time::Duration::from_millis(250));
+        }
+    }
+
+    /// What the wait is at now.
+    pub fn set(&self, message: String) {
+        self.bar.set_message(message);
+    }
+
+    /// Prints a line on stderr above the spinner (or plainly when it is not drawn).
+    pub fn say(&self, line: &str) {
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.suspend(|| eprintln!("{line}"));
+        }
+    }
+
+    /// Clears it.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}

@@ -10,8 +10,11 @@
 //! - `per_s`: the sum divided by the reports' simulated seconds (`simulated_ms`);
 //! - `nonzero`: how many reports hold a value that is not 0, false, empty or absent;
 //! - `eq=V`: how many reports hold exactly V there (`verdict:eq=pass`);
-//! - `each`: `SEED: VALUES` for each report whose value is not zero or empty, joined by
-//!   `, ` (`5: n3, 11: n4`).
+//! - `each`: `LABEL: VALUES` for each report whose value is not zero or empty, joined by
+//!   `, ` (`election-storm seed 5: n3, election-storm seed 11: n4`). LABEL is the report's
+//!   scenario and seed when no two reports given share both; otherwise (a scenario run
+//!   with and without an override, under one seed) it is each report's path as given,
+//!   so that a label always names one report.
 //!
 //! DIGITS rounds to that many decimals (half away from zero). Numbers print in their
 //! shortest form (`12`, `18.047`). An aggregate of no numbers prints `--empty` (`none`).
@@ -51,7 +54,8 @@ pub enum Agg {
     Nonzero,
     /// Reports whose value equals this text.
     Equals(String),
-    /// `SEED: VALUES` of each report with a value that is not zero or empty.
+    /// `LABEL: VALUES` of each report with a value that is not zero or empty (see
+    /// [`labels`]).
     Each,
 }
 
@@ -241,8 +245,29 @@ fn number(x: f64, digits: Option<u32>) -> String {
     format!("{}", if x == 0.0 { 0.0 } else { x })
 }
 
-/// One `--get` over `reports`, as its printed line.
-pub fn compute(get: &Get, reports: &[Value], empty: &str) -> String {
+/// What `each` calls every report: `SCENARIO seed SEED` from the report itself when that
+/// names one report among `reports`, else each report's path as given (`paths[i]` is
+/// where `reports[i]` came from), which always does.
+pub fn labels(reports: &[Value], paths: &[PathBuf]) -> Vec<String> {
+    let named: Vec<String> = reports
+        .iter()
+        .map(|r| {
+            let scenario = r.get("scenario").map_or_else(|| "?".into(), text);
+            let seed = r.get("seed").map_or_else(|| "?".into(), text);
+            format!("{scenario} seed {seed}")
+        })
+        .collect();
+    let distinct: std::collections::BTreeSet<&String> = named.iter().collect();
+    if distinct.len() == named.len() {
+        named
+    } else {
+        paths.iter().map(|p| p.display().to_string()).collect()
+    }
+}
+
+/// One `--get` over `reports` (each called by its label in `labels`, for `each`), as its
+/// printed line.
+pub fn compute(get: &Get, reports: &[Value], labels: &[String], empty: &str) -> String {
     let values: Vec<Option<&Value>> = reports.iter().map(|r| lookup(r, &get.key)).collect();
     let mut pooled = vec![];
     for v in values.iter().flatten() {
@@ -278,14 +303,11 @@ pub fn compute(get: &Get, reports: &[Value], empty: &str) -> String {
             .filter(|v| v.is_some_and(|v| text(v) == *want))
             .count()
             .to_string(),
-        Agg::Each => reports
+        Agg::Each => labels
             .iter()
             .zip(&values)
             .filter(|(_, v)| is_nonzero(**v))
-            .map(|(r, v)| {
-                let seed = r.get("seed").map_or_else(|| "?".into(), text);
-                format!("{seed}: {}", v.map(text).unwrap_or_default())
-            })
+            .map(|(label, v)| format!("{label}: {}", v.map(text).unwrap_or_default()))
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -327,9 +349,10 @@ pub fn run(paths: &[PathBuf], gets: &[Get], empty: &str) -> Result<String, Stats
             keys: keys(&reports),
         });
     }
+    let labels = labels(&reports, paths);
     Ok(gets
         .iter()
-        .map(|g| compute(g, &reports, empty) + "\n")
+        .map(|g| compute(g, &reports, &labels, empty) + "\n")
         .collect())
 }
 
@@ -342,17 +365,23 @@ mod tests {
 
     fn reports() -> Vec<Value> {
         vec![
-            json!({"seed": 0, "verdict": "pass", "simulated_ms": 1000, "backend_requests": 10,
+            json!({"scenario": "s", "seed": 0, "verdict": "pass", "simulated_ms": 1000, "backend_requests": 10,
                    "lat": [3.0, 1.0], "elections": {"starved": []}, "reads": {"stale": 0}}),
-            json!({"seed": 5, "verdict": "fail", "simulated_ms": 1000, "backend_requests": 20,
+            json!({"scenario": "s", "seed": 5, "verdict": "fail", "simulated_ms": 1000, "backend_requests": 20,
                    "lat": [2.0], "elections": {"starved": ["n3"]}, "reads": {"stale": 4}}),
-            json!({"seed": 11, "verdict": "pass", "simulated_ms": 2000, "backend_requests": 3,
+            json!({"scenario": "s", "seed": 11, "verdict": "pass", "simulated_ms": 2000, "backend_requests": 3,
                    "lat": [], "elections": {"starved": ["n4", "n1"]}}),
         ]
     }
 
     fn get(s: &str) -> String {
-        compute(&parse_get(s).unwrap(), &reports(), "none")
+        let paths: Vec<PathBuf> = (0..3).map(|i| format!("r{i}/report.json").into()).collect();
+        compute(
+            &parse_get(s).unwrap(),
+            &reports(),
+            &labels(&reports(), &paths),
+            "none",
+        )
     }
 
     #[test]
@@ -367,13 +396,38 @@ mod tests {
         assert_eq!(get("backend_requests:per_s:2"), "8.25");
         assert_eq!(get("verdict:eq=pass"), "2");
         assert_eq!(get("elections.starved:nonzero"), "2");
-        assert_eq!(get("elections.starved:each"), "5: n3, 11: n4 n1");
+        assert_eq!(
+            get("elections.starved:each"),
+            "s seed 5: n3, s seed 11: n4 n1"
+        );
         assert_eq!(get("reads.stale:nonzero"), "1");
         assert_eq!(get("reads.stale:sum"), "4");
         assert_eq!(get("missing:max"), "none");
         assert_eq!(get("missing:sum"), "0");
         assert_eq!(number(2.0 / 3.0, Some(1)), "0.7");
         assert_eq!(number(18.047, None), "18.047");
+    }
+
+    #[test]
+    fn each_labels_a_report_by_scenario_and_seed_or_by_path_when_two_share_them() {
+        let paths: Vec<PathBuf> = ["a/1/report.json", "b/1/report.json"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let fenced = json!({"scenario": "x", "seed": 1, "verdict": "pass"});
+        let unfenced = json!({"scenario": "x", "seed": 1, "verdict": "fail"});
+        let both = [fenced.clone(), unfenced];
+        let each = parse_get("verdict:each").unwrap();
+        assert_eq!(
+            compute(&each, &both, &labels(&both, &paths), "none"),
+            "a/1/report.json: pass, b/1/report.json: fail"
+        );
+        let other = json!({"scenario": "y", "seed": 1, "verdict": "fail"});
+        let two = [fenced, other];
+        assert_eq!(
+            compute(&each, &two, &labels(&two, &paths), "none"),
+            "x seed 1: pass, y seed 1: fail"
+        );
     }
 
     #[test]

@@ -1,16 +1,15 @@
-//! Reading a run's timeline into lanes, one event at a time: each kind of event updates
-//! what its lane shows (a span of belief, a faulty window, a mark, a bucket of writes, a
-//! rejection, or a kept event). Items carry their lane's name while building;
-//! [`LaneBuilder::finish`] (in `order.rs`) orders the lanes and turns names into
-//! indices.
+//! Reading a run's timeline into lanes, one event at a time: each kind of event goes to
+//! the step that updates what its lane shows. This file holds the builder, the steps for
+//! leadership (a span of belief per win) and for the events kept as dots; what hit a lane
+//! (windows and marks) is `windows.rs`, what the resource did with the writes is
+//! `writes.rs`. Items carry their lane's name while building; [`LaneBuilder::finish`] (in
+//! `order.rs`) orders the lanes and turns names into indices.
 
 use super::clock::{ClockChange, Clocks};
 use super::{
-    Mark, OpCounts, Rejection, Span, Window, WriteBucket, MAX_EVENTS_PER_KIND, MAX_ITEMS,
-    WRITE_BUCKETS_PER_RUN,
+    Mark, Rejection, Span, Window, WriteBucket, MAX_EVENTS_PER_KIND, WRITE_BUCKETS_PER_RUN,
 };
-use crate::fault::FaultKind;
-use crate::timeline::{Entry, Event, Role, WriteOp};
+use crate::timeline::{Entry, Event, Role};
 use std::collections::{BTreeMap, VecDeque};
 
 /// Builds [`super::Lanes`] from a timeline read one event at a time. Items name their lane
@@ -22,15 +21,16 @@ pub struct LaneBuilder {
     open_span: BTreeMap<String, usize>,
     pub(super) windows: Vec<(String, Window)>,
     /// Open windows by (lane, kind), oldest first.
-    open_state: BTreeMap<(String, String), VecDeque<usize>>,
+    pub(super) open_state: BTreeMap<(String, String), VecDeque<usize>>,
     /// Open fault windows by fault index, oldest application first (each application's
     /// windows: one per lane it hit).
-    open_fault: BTreeMap<usize, VecDeque<Vec<usize>>>,
+    pub(super) open_fault: BTreeMap<usize, VecDeque<Vec<usize>>>,
     pub(super) global_windows: Vec<Window>,
-    open_global: BTreeMap<usize, VecDeque<usize>>,
+    pub(super) open_global: BTreeMap<usize, VecDeque<usize>>,
     pub(super) marks: Vec<(String, Mark)>,
     pub(super) writes: Vec<(String, WriteBucket)>,
-    last_bucket: BTreeMap<String, usize>,
+    /// Each lane's latest bucket of writes, which the next write joins if it fits.
+    pub(super) last_bucket: BTreeMap<String, usize>,
     pub(super) writes_accepted: u64,
     pub(super) rejections: Vec<(String, Rejection)>,
     pub(super) events: Vec<(Option<String>, Entry)>,
@@ -93,11 +93,6 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::LeaseRenewed { .. } => "lease_renewed",
         Event::ContractBroken { .. } => "contract_broken",
     }
-}
-
-/// The two ends of a link fault's target (`a<->b` or `a->b`).
-fn link_ends(target: &str) -> Option<(&str, &str)> {
-    target.split_once("<->").or_else(|| target.split_once("->"))
 }
 
 impl LaneBuilder {
@@ -234,92 +229,6 @@ impl LaneBuilder {
         }
     }
 
-    /// A scripted fault fired: a mark for an instant, a window per end for a link, a window
-    /// over every lane for the network.
-    fn fault_applied(&mut self, index: usize, kind: FaultKind, target: &str, at_us: i64) {
-        let name = kind.name();
-        match kind {
-            FaultKind::Kill | FaultKind::Resign | FaultKind::Transfer => {
-                self.mark(target, name, at_us, name.to_string(), Some(index))
-            }
-            FaultKind::ClockOffset | FaultKind::ClockDrift | FaultKind::ClockStep => {
-                let label = self.clocks.fault(target, index, name, at_us);
-                self.mark(target, name, at_us, label, Some(index));
-            }
-            FaultKind::Partition | FaultKind::SlowLink => {
-                self.link_fault(index, name, target, at_us)
-            }
-            FaultKind::Network => self.network_fault(index, name, at_us),
-            FaultKind::SlowDisk => {
-                let opened = self.open_window(target, name, at_us, target, Some(index));
-                self.open_fault
-                    .entry(index)
-                    .or_default()
-                    .push_back(opened.into_iter().collect());
-            }
-            // A pause is drawn from the node's own `node_paused` (an armed pause strikes
-            // later than its fault fires), a restart from `node_restarted`, and a heal by
-            // the windows it closes.
-            FaultKind::Pause | FaultKind::Restart | FaultKind::Heal => {}
-        }
-    }
-
-    /// A link fault opens a window on both of its ends, closed together by its heal.
-    fn link_fault(&mut self, index: usize, kind: &str, target: &str, at_us: i64) {
-        let Some((a, b)) = link_ends(target) else {
-            return;
-        };
-        let mut opened = vec![];
-        for end in [a, b] {
-            if let Some(i) = self.open_window(end, kind, at_us, target, Some(index)) {
-                opened.push(i);
-            }
-        }
-        self.open_fault.entry(index).or_default().push_back(opened);
-    }
-
-    /// A network fault hits every message, so its window covers every lane.
-    fn network_fault(&mut self, index: usize, kind: &str, at_us: i64) {
-        if self.global_windows.len() < MAX_ITEMS {
-            self.open_global
-                .entry(index)
-                .or_default()
-                .push_back(self.global_windows.len());
-            self.global_windows.push(Window {
-                lane: 0,
-                kind: kind.to_string(),
-                from_us: at_us,
-                to_us: at_us,
-                open_at_end: true,
-                label: "every message".into(),
-                fault: Some(index),
-            });
-        } else {
-            self.capped(kind);
-        }
-    }
-
-    fn fault_healed(&mut self, index: usize, at_us: i64) {
-        if let Some(opened) = self
-            .open_fault
-            .get_mut(&index)
-            .and_then(VecDeque::pop_front)
-        {
-            for i in opened {
-                self.close_window(i, at_us);
-            }
-        }
-        if let Some(i) = self
-            .open_global
-            .get_mut(&index)
-            .and_then(VecDeque::pop_front)
-        {
-            let w = &mut self.global_windows[i];
-            w.to_us = at_us;
-            w.open_at_end = false;
-        }
-    }
-
     /// A node won: its span opens (ending the one it held, if any, as a new token).
     fn won(&mut self, node: &str, token: Option<u64>, at_us: i64) {
         self.close_span(node, at_us, "new token");
@@ -379,18 +288,6 @@ impl LaneBuilder {
         self.mark(node, "restart", at_us, "restart".into(), None);
     }
 
-    /// A batch the Raft log committed counts as an accepted sequencer write.
-    fn committed(&mut self, node: &str, at_us: i64, token: u64, (first, last): (u64, u64)) {
-        self.accepted(node, at_us, token, WriteOp::Seq { first, last });
-    }
-
-    /// A write the resource or the log refused.
-    fn refused(&mut self, e: &Entry) {
-        if let Some((node, r)) = rejection(e) {
-            self.rejected(node, r);
-        }
-    }
-
     /// An event drawn as its outcome instead, only counted.
     fn not_drawn(&mut self, e: &Event) {
         *self.not_drawn.entry(event_kind(e).to_string()).or_default() += 1;
@@ -422,76 +319,9 @@ impl LaneBuilder {
         self.keep_event(lane, e);
     }
 
-    fn capped(&mut self, kind: &str) {
+    /// One more item of `kind` left out beyond its cap.
+    pub(super) fn capped(&mut self, kind: &str) {
         *self.capped.entry(kind.to_string()).or_default() += 1;
-    }
-
-    fn open_window(
-        &mut self,
-        lane: &str,
-        kind: &str,
-        at_us: i64,
-        label: &str,
-        fault: Option<usize>,
-    ) -> Option<usize> {
-        if self.windows.len() >= MAX_ITEMS {
-            self.capped(kind);
-            return None;
-        }
-        let i = self.windows.len();
-        self.windows.push((
-            lane.to_string(),
-            Window {
-                lane: 0,
-                kind: kind.to_string(),
-                from_us: at_us,
-                to_us: at_us,
-                open_at_end: true,
-                label: label.to_string(),
-                fault,
-            },
-        ));
-        Some(i)
-    }
-
-    fn close_window(&mut self, i: usize, at_us: i64) {
-        let w = &mut self.windows[i].1;
-        w.to_us = at_us;
-        w.open_at_end = false;
-    }
-
-    /// A node state that opens with one event and closes with another (down, paused).
-    fn open_state(&mut self, lane: &str, kind: &str, at_us: i64, label: &str) {
-        if let Some(i) = self.open_window(lane, kind, at_us, label, None) {
-            self.open_state
-                .entry((lane.to_string(), kind.to_string()))
-                .or_default()
-                .push_back(i);
-        }
-    }
-
-    fn close_state(&mut self, lane: &str, kind: &str, at_us: i64) {
-        let key = (lane.to_string(), kind.to_string());
-        if let Some(i) = self.open_state.get_mut(&key).and_then(VecDeque::pop_front) {
-            self.close_window(i, at_us);
-        }
-    }
-
-    fn mark(&mut self, lane: &str, kind: &str, at_us: i64, label: String, fault: Option<usize>) {
-        if self.marks.len() >= MAX_ITEMS {
-            self.capped(kind);
-            return;
-        }
-        self.marks.push((
-            lane.to_string(),
-            Mark {
-                lane: 0,
-                kind: kind.to_string(),
-                at_us,
-                label,
-                fault,
-            },
-        ));
     }
 
     fn close_span(&mut self, lane: &str, at_us: i64, end: &str) {
@@ -500,53 +330,6 @@ impl LaneBuilder {
             s.to_us = at_us;
             s.end = end.to_string();
         }
-    }
-
-    fn accepted(&mut self, lane: &str, at_us: i64, token: u64, op: WriteOp) {
-        self.writes_accepted += 1;
-        let fits = self.last_bucket.get(lane).is_some_and(|&i| {
-            let b = &self.writes[i].1;
-            b.token == token && at_us - b.from_us < self.bucket_us
-        });
-        if !fits {
-            self.last_bucket.insert(lane.to_string(), self.writes.len());
-            self.writes.push((
-                lane.to_string(),
-                WriteBucket {
-                    lane: 0,
-                    token,
-                    from_us: at_us,
-                    to_us: at_us,
-                    count: 0,
-                    ops: OpCounts::default(),
-                    seq: None,
-                },
-            ));
-        }
-        let i = self.last_bucket[lane];
-        let b = &mut self.writes[i].1;
-        b.to_us = at_us;
-        b.count += 1;
-        match op {
-            WriteOp::Claim => b.ops.claim += 1,
-            WriteOp::Tick { .. } => b.ops.tick += 1,
-            WriteOp::Checkpoint { .. } => b.ops.checkpoint += 1,
-            WriteOp::Seq { first, last } => {
-                b.ops.seq += 1;
-                b.seq = Some(match b.seq {
-                    Some((lo, hi)) => (lo.min(first), hi.max(last)),
-                    None => (first, last),
-                });
-            }
-        }
-    }
-
-    fn rejected(&mut self, lane: &str, r: Rejection) {
-        if self.rejections.len() >= MAX_ITEMS {
-            self.capped(&r.kind.clone());
-            return;
-        }
-        self.rejections.push((lane.to_string(), r));
     }
 
     fn keep_event(&mut self, lane: Option<String>, e: &Entry) {
@@ -559,67 +342,6 @@ impl LaneBuilder {
         *kept += 1;
         self.events.push((lane, e.clone()));
     }
-}
-
-/// The refused write an event records, with the node that sent it: a token below
-/// `max_token`, a deposed leader's batch the log refused, or a late batch below the
-/// sequence row's `last_seq`. `None` for any other event.
-fn rejection(e: &Entry) -> Option<(&str, Rejection)> {
-    let at_us = e.at_us;
-    let refused = match &e.event {
-        Event::WriteRejected {
-            node,
-            token,
-            max_token,
-            op,
-        } => (
-            node,
-            Rejection {
-                lane: 0,
-                at_us,
-                kind: "write_rejected".into(),
-                token: *token,
-                max_token: Some(*max_token),
-                op: Some(*op),
-                detail: String::new(),
-            },
-        ),
-        Event::BatchRefused { node, token } => (
-            node,
-            Rejection {
-                lane: 0,
-                at_us,
-                kind: "batch_refused".into(),
-                token: *token,
-                max_token: None,
-                op: None,
-                detail: "the log refused a deposed leader's batch".into(),
-            },
-        ),
-        Event::SeqRefused {
-            node,
-            token,
-            first,
-            last,
-            last_seq,
-        } => (
-            node,
-            Rejection {
-                lane: 0,
-                at_us,
-                kind: "seq_refused".into(),
-                token: *token,
-                max_token: None,
-                op: Some(WriteOp::Seq {
-                    first: *first,
-                    last: *last,
-                }),
-                detail: format!("late batch {first}..{last}, not above last_seq {last_seq}"),
-            },
-        ),
-        _ => return None,
-    };
-    Some((refused.0.as_str(), refused.1))
 }
 
 #[cfg(test)]

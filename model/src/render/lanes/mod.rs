@@ -14,13 +14,16 @@
 //! lanes.
 //!
 //! This file is the data model: what a lane shows. Reading events into it is
-//! `builder.rs`, ordering the lanes and placing each item on its lane at the run's end is
+//! `builder.rs` (with `windows.rs` for what hit a lane and `writes.rs` for what the
+//! resource did with the writes), ordering the lanes and placing each item on its lane at the run's end is
 //! `order.rs`, and the clock view (clock faults' values and each faulted clock's offset
 //! over the run) is `clock.rs`.
 
 mod builder;
 mod clock;
 mod order;
+mod windows;
+mod writes;
 
 pub use builder::{event_kind, LaneBuilder};
 pub use clock::{ClockChange, ClockSeries};

@@ -17,6 +17,8 @@ const DOWN_COLOR: RGBColor = RGBColor(60, 60, 60);
 const PAUSE_COLOR: RGBColor = RGBColor(148, 103, 189);
 const PARTITION_COLOR: RGBColor = RGBColor(140, 86, 75);
 const SLOW_COLOR: RGBColor = RGBColor(188, 189, 34);
+/// Leading the etcd cluster: a healthy state, pale green, so that it never reads as down.
+const ETCD_LEADER_COLOR: RGBColor = RGBColor(44, 160, 44);
 const RESTART_COLOR: RGBColor = RGBColor(44, 160, 44);
 const RESIGN_COLOR: RGBColor = RGBColor(127, 127, 127);
 const TRANSFER_COLOR: RGBColor = RGBColor(227, 119, 194);
@@ -133,7 +135,8 @@ pub(crate) fn draw_lanes(
     Ok(())
 }
 
-/// Faulty stretches fill their lane's height; network faults fill every lane.
+/// Faulty stretches fill their lane's height; network faults fill every lane. An etcd
+/// member's lane also shows when it led the cluster, labelled with its term where it fits.
 fn draw_windows(
     root: &Area,
     lanes: &Lanes,
@@ -151,6 +154,11 @@ fn draw_windows(
             "partition" => (
                 PARTITION_COLOR.mix(0.3).filled(),
                 "partitioned (label: the cut)",
+            ),
+            "slow-disk" => (SLOW_COLOR.mix(0.35).filled(), "slow disk (fsync)"),
+            "etcd-leader" => (
+                ETCD_LEADER_COLOR.mix(0.22).filled(),
+                "leads the etcd cluster (term)",
             ),
             _ => (SLOW_COLOR.mix(0.35).filled(), "slow link"),
         }
@@ -173,7 +181,15 @@ fn draw_windows(
         ));
     }
     let label_font = ("sans-serif", 11).into_font().color(&BLACK.mix(0.8));
-    for kind in ["down", "pause", "gc-pause", "partition", "slow-link"] {
+    for kind in [
+        "etcd-leader",
+        "down",
+        "pause",
+        "gc-pause",
+        "partition",
+        "slow-link",
+        "slow-disk",
+    ] {
         let (fill, name) = style(kind);
         let mut any = false;
         for w in lanes.windows.iter().filter(|w| w.kind == kind) {
@@ -183,13 +199,13 @@ fn draw_windows(
                 [(x0, g.y(w.lane, 0.04)), (x1, g.y(w.lane, 0.96))],
                 fill,
             ))?;
-            // A link's window says which cut it is, where it fits.
-            if matches!(kind, "partition" | "slow-link") {
-                let label = format!(
-                    "{} {}",
-                    if kind == "partition" { "cut" } else { "slow" },
-                    w.label
-                );
+            // A link's window says which cut it is, an etcd leader's its term, where it fits.
+            if matches!(kind, "partition" | "slow-link" | "etcd-leader") {
+                let label = match kind {
+                    "partition" => format!("cut {}", w.label),
+                    "slow-link" => format!("slow {}", w.label),
+                    _ => w.label.clone(),
+                };
                 if text_px(&label, 11) + 4 <= x1 - x0 {
                     root.draw(&Text::new(
                         label,

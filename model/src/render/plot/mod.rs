@@ -490,6 +490,44 @@ mod tests {
     }
 
     #[test]
+    fn the_etcd_leader_and_a_slow_disk_are_drawn_with_their_legend() {
+        // An etcd member's lane: it leads the lease service until killed, and another
+        // member's disk is slowed. Both were left undrawn before (issue 34).
+        let entries = vec![
+            at(
+                0,
+                Event::EtcdLeaderElected {
+                    member: "etcd-1".into(),
+                    term: 2,
+                },
+            ),
+            fault(5_000, 0, "slow-disk"),
+            at(
+                8_000,
+                Event::EtcdLeaderLost {
+                    member: "etcd-1".into(),
+                    term: 2,
+                },
+            ),
+        ];
+        let nodes = vec!["n1".into(), "etcd-1".into()];
+        let l = crate::render::lanes::build(
+            crate::render::lanes::LaneBuilder::new(nodes, 20_000_000, vec![]),
+            &entries,
+            20_000_000,
+        );
+        let svg =
+            leaders_acting_svg(&findings(&entries, 20_000_000), &l, 20_000_000, "etcd").unwrap();
+        for text in [
+            "leads the etcd cluster (term)",
+            "etcd leader, term 2",
+            "slow disk (fsync)",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
     fn empty_run_renders() {
         let f = findings(&[], 0);
         let svg = leaders_acting_svg(&f, &lanes(&[], 0), 0, "empty").unwrap();

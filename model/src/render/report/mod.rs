@@ -1,8 +1,12 @@
 //! The report of one run: `report.json` (stable keys for scripts), `summary.txt` (for a
 //! person), and the reproduce command both end with. This file is report.json; each
-//! section of summary.txt is a function of `summary.rs`.
+//! section of summary.txt is a function of `summary.rs` (those on safety, of
+//! `safety_sections.rs`; those of the features a scenario turns on, of
+//! `feature_sections.rs`), and what every section reads is `section.rs`.
 
-mod stretch;
+mod feature_sections;
+mod safety_sections;
+mod section;
 mod summary;
 
 pub use summary::{summary, summary_with};

@@ -3,8 +3,9 @@
 //! nothing to say for this run (a job's section without a job, a real run's SQL check in
 //! a simulated one).
 
-use super::stretch;
+use super::section::{ms, Run, Section};
 use super::{backend_load, failover_bound, reproduce_command};
+use super::{feature_sections, safety_sections};
 use crate::checker::{us_to_ms, Findings};
 use crate::run_output::RunOutput;
 use crate::scenario::Resolved;
@@ -34,36 +35,23 @@ pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&Real
     t
 }
 
-/// What every section reads: the resolved scenario and seed, the run's output and its
-/// findings, and what a real run adds.
-pub(super) struct Run<'a> {
-    pub(super) r: &'a Resolved,
-    seed: u64,
-    out: &'a RunOutput,
-    pub(super) f: &'a Findings,
-    real: Option<&'a RealRun>,
-}
-
-/// One section of summary.txt: appends its lines.
-type Section = fn(&mut String, &Run);
-
 /// The sections of summary.txt, in the order they are written.
-const SECTIONS: [Section; 25] = [
+const SECTIONS: [Section; 26] = [
     header,
     faults,
-    leaders_acting,
-    protocol_safety,
-    fencing,
-    sequence,
-    reads,
+    safety_sections::leaders_acting,
+    safety_sections::protocol_safety,
+    safety_sections::fencing,
+    safety_sections::sequence,
+    safety_sections::reads,
     failover,
     election_latency,
     step_down,
     elections,
     handoffs,
-    stretch::transfers,
-    stretch::swim,
-    stretch::partitions,
+    feature_sections::transfers,
+    feature_sections::swim,
+    feature_sections::partitions,
     false_failovers,
     job,
     gc_noise,
@@ -72,13 +60,10 @@ const SECTIONS: [Section; 25] = [
     backend,
     client,
     violations,
+    see_timeline,
     real_notes,
     reproduce,
 ];
-
-pub(super) fn ms(v: f64) -> String {
-    format!("{v:.1} ms")
-}
 
 /// What ran (scenario, seed, protocol, nodes, fencing, length; a real run's trial), the
 /// verdict, then a blank line.
@@ -162,150 +147,6 @@ fn fault_lines(f: &Findings) -> Vec<String> {
         lines.push("faults: none fired".into());
     }
     lines
-}
-
-/// Leaders acting by belief (with each overlap) and by effect, and the double-leader
-/// incidents.
-fn leaders_acting(w: &mut String, run: &Run) {
-    let f = run.f;
-    let _ = writeln!(w, "leaders acting by belief: max {}", f.belief.max);
-    for o in &f.belief.overlaps {
-        let _ = writeln!(
-            w,
-            "  overlap {} .. {} ({}): {}",
-            ms(o.from_ms),
-            ms(o.to_ms),
-            ms(o.to_ms - o.from_ms),
-            o.nodes.join(", ")
-        );
-    }
-    let _ = writeln!(w, "leaders acting by effect: max {}", f.effect.max);
-    let _ = writeln!(
-        w,
-        "double-leader-acting incidents: {}",
-        f.double_leader_acting_incidents
-    );
-}
-
-/// Whether the protocol kept its leaders inside their grants by itself: the outcome, the
-/// declared bounds, and each fence-saved leadership.
-fn protocol_safety(w: &mut String, run: &Run) {
-    let p = &run.f.protocol_safety;
-    let bounds = p.bounds.map_or(String::new(), |b| {
-        if b.self_safe {
-            format!(
-                " (declared bounds: pause {} ms, drift {} ppm, offset {} ms{})",
-                b.pause_ms,
-                b.drift_ppm,
-                b.offset_ms,
-                if b.peers_judge {
-                    "; clocks: every node's"
-                } else {
-                    ""
-                }
-            )
-        } else {
-            " (the protocol declares no safety of its own: the fence is all)".to_string()
-        }
-    });
-    let _ = writeln!(w, "protocol safety: {}{bounds}", p.outcome.name());
-    if p.past_grant_in_bounds > 0 {
-        let _ = writeln!(
-            w,
-            "  leaderships acting past their grant inside the bounds: {} (a protocol bug, see violations)",
-            p.past_grant_in_bounds
-        );
-    }
-    if p.past_grant_fence_saved > 0 {
-        let _ = writeln!(
-            w,
-            "  the fence saved it: {} acted past {} grant beyond the bounds, {} after",
-            match p.past_grant_fence_saved {
-                1 => "1 leadership".to_string(),
-                n => format!("{n} leaderships"),
-            },
-            if p.past_grant_fence_saved == 1 {
-                "its"
-            } else {
-                "their"
-            },
-            match p.writes_past_grant {
-                1 => "1 write started".to_string(),
-                n => format!("{n} writes started"),
-            }
-        );
-        for line in p.fence_saved.iter().take(5) {
-            let _ = writeln!(w, "    {line}");
-        }
-        if p.fence_saved.len() > 5 {
-            let _ = writeln!(w, "    ... {} more in report.json", p.fence_saved.len() - 5);
-        }
-    }
-}
-
-/// Stale-token writes accepted, and the fence's rejections (the first ten).
-fn fencing(w: &mut String, run: &Run) {
-    let f = run.f;
-    let _ = writeln!(w, "stale-token writes accepted: {}", f.stale_accepts);
-    let _ = writeln!(w, "fencing rejections: {}", f.rejections.len());
-    for rej in f.rejections.iter().take(10) {
-        let _ = writeln!(
-            w,
-            "  at {}: {} wrote with token {} < max_token {} -> rejected",
-            ms(rej.at_ms),
-            rej.node,
-            rej.token,
-            rej.max_token
-        );
-    }
-    if f.rejections.len() > 10 {
-        let _ = writeln!(w, "  ... {} more in report.json", f.rejections.len() - 10);
-    }
-}
-
-/// The sequence's steps and reuses, its late batches refused, and a real run's SQL check
-/// over the ledger.
-fn sequence(w: &mut String, run: &Run) {
-    let f = run.f;
-    let _ = writeln!(
-        w,
-        "sequence: {} non-increasing steps, {} numbers accepted twice (at the resource, or committed in the log); client saw {} reused of {} handed out",
-        f.sequence.non_increasing_steps, f.sequence.reused, f.sequence.client_reused, run.out.client.ok
-    );
-    if f.sequence.refused_late > 0 {
-        let _ = writeln!(
-            w,
-            "  the sequence row refused {} late batches (a leader's own batch, timed out, then overtaken by its next one)",
-            f.sequence.refused_late
-        );
-    }
-    if let Some(x) = run.real {
-        let l = &x.ledger;
-        let _ = writeln!(
-            w,
-            "SQL check (lag() over the ledger's sequence): {} non-increasing steps; ledger.db holds {} sequencer batches, {} ticks, {} rejected writes, max_token {}, last_seq {}",
-            l.non_increasing_steps, l.seq_batches, l.ticks, l.rejections, l.max_token, l.last_seq
-        );
-    }
-}
-
-/// Reads from leader leases, when the scenario reads or a read was served.
-fn reads(w: &mut String, run: &Run) {
-    let (f, out) = (run.f, run.out);
-    if run.r.scenario.work.read_rate_per_s > 0 || f.reads.served > 0 {
-        let _ = writeln!(
-            w,
-            "reads: {} answered from leader leases, {} stale (up to {} numbers behind); client sent {}, {} answered",
-            f.reads.served,
-            f.reads.stale,
-            f.reads.max_numbers_behind,
-            out.client.reads_sent,
-            out.client.reads_ok
-        );
-        if let Some(b) = run.r.protocol.read_lease_bound() {
-            let _ = writeln!(w, "  bound: {b}");
-        }
-    }
 }
 
 /// Each failover, the protocol's bound, and the scenario's expectation if it set one.
@@ -397,6 +238,19 @@ fn elections(w: &mut String, run: &Run) {
 /// Each handoff between leaders, with its gap.
 fn handoffs(w: &mut String, run: &Run) {
     for g in &run.f.handoff_gaps {
+        let mut notes = vec![];
+        // A negative gap reads as a typo unless it says what it means.
+        if g.gap_ms < 0.0 {
+            notes.push(format!(
+                "negative: {}'s last write came {} after {}'s first",
+                g.old_node,
+                ms(-g.gap_ms),
+                g.new_node
+            ));
+        }
+        if g.overlap {
+            notes.push("the old leader had not stopped by then: it still believed it led".into());
+        }
         let _ = writeln!(
             w,
             "handoff {} (token {}) -> {} (token {}): gap {}{}",
@@ -405,10 +259,10 @@ fn handoffs(w: &mut String, run: &Run) {
             g.new_node,
             g.new_token,
             ms(g.gap_ms),
-            if g.overlap {
-                " (the old leader had not stopped by then: it still believed it led)"
+            if notes.is_empty() {
+                String::new()
             } else {
-                ""
+                format!(" ({})", notes.join("; "))
             }
         );
     }
@@ -629,6 +483,24 @@ fn violations(w: &mut String, run: &Run) {
     }
     if v.len() > 20 {
         let _ = writeln!(w, "  ... {} more in report.json", v.len() - 20);
+    }
+}
+
+/// Where to look next, when the run has something a picture shows better than lines: a
+/// belief overlap, a leadership past its grant, a refused write or a violation. Every
+/// report directory that holds summary.txt holds timeline.html beside it.
+fn see_timeline(w: &mut String, run: &Run) {
+    let f = run.f;
+    let p = &f.protocol_safety;
+    let worth = !f.belief.overlaps.is_empty()
+        || p.past_grant_in_bounds + p.past_grant_fence_saved > 0
+        || !f.rejections.is_empty()
+        || !f.passed();
+    if worth {
+        let _ = writeln!(
+            w,
+            "see timeline.html in the report's directory: a lane per node shows when it believed it led, its writes and what hit it (pauses, kills, cuts); the violations and overlaps are links to their moments"
+        );
     }
 }
 

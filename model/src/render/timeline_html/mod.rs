@@ -371,6 +371,33 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_of_window_has_a_colour_and_a_legend_label() {
+        // A kind the script has no colour for is drawn opaque black, and reads as a
+        // node down: the etcd leader's lane once did (issue 34).
+        for kind in [
+            "down",
+            "pause",
+            "gc-pause",
+            "partition",
+            "slow-link",
+            "slow-disk",
+            "etcd-leader",
+        ] {
+            let key = if kind.contains('-') {
+                format!("\"{kind}\": ")
+            } else {
+                format!("{kind}: ")
+            };
+            assert!(
+                SCRIPT.contains(&format!("{key}\"#")),
+                "no colour for {kind}"
+            );
+            assert!(SCRIPT.matches(&key).count() >= 2, "no opacity for {kind}");
+        }
+        assert!(SCRIPT.contains("\"etcd-leader\": \"leads the etcd cluster (lease service)\""));
+    }
+
+    #[test]
     fn counts_read_with_separators() {
         assert_eq!(count(0), "0");
         assert_eq!(count(999), "999");

@@ -38,10 +38,18 @@
     const COLORS = {
       span: "#1f77b4", write: "#ff7f0e", rejection: "#d62728",
       down: "#3c3c3c", pause: "#9467bd", "gc-pause": "#9467bd", partition: "#8c564b",
-      "slow-link": "#bcbd22", network: "#000000",
+      "slow-link": "#bcbd22", "slow-disk": "#bcbd22", network: "#000000",
+      // Leading the etcd cluster is a healthy state, not a fault: green and pale, so that
+      // it never reads as a member being down.
+      "etcd-leader": "#2ca02c",
       kill: "#000000", restart: "#2ca02c", resign: "#7f7f7f", transfer: "#e377c2", clock: "#17becf",
     };
-    const WINDOW_OPACITY = { down: 0.45, pause: 0.4, "gc-pause": 0.2, partition: 0.3, "slow-link": 0.35, network: 0.07 };
+    const WINDOW_OPACITY = { down: 0.45, pause: 0.4, "gc-pause": 0.2, partition: 0.3, "slow-link": 0.35, "slow-disk": 0.35, network: 0.07, "etcd-leader": 0.22 };
+    // What each kind of window means, for the legend (the filter's boxes).
+    const WINDOW_LABELS = {
+      down: "down (killed)", "slow-disk": "slow disk (fsync)",
+      "etcd-leader": "leads the etcd cluster (lease service)",
+    };
     const EVENT_COLORS = {
       campaign_started: "#7f7f7f", campaign_failed: "#bcbd22", role_changed: "#1f77b4",
       stopped_acting: "#d62728", released: "#9467bd", handed_over: "#e377c2", transfer_aborted: "#d62728", swim_suspected: "#bcbd22", swim_down: "#d62728", swim_evicted: "#e377c2", lease_granted: "#2ca02c",
@@ -64,7 +72,7 @@
     }
     for (const w of L.windows) {
       items.push({ type: "window", k: w.kind, lane: w.lane, from: w.from_us, to: w.to_us, ref: w });
-      kind(w.kind, w.kind === "down" ? "down (killed)" : w.kind, COLORS[w.kind]);
+      kind(w.kind, WINDOW_LABELS[w.kind] || w.kind, COLORS[w.kind] || "#999999");
     }
     for (const s of L.spans) {
       items.push({ type: "span", k: "leadership", lane: s.lane, from: s.from_us, to: s.to_us, ref: s });
@@ -190,7 +198,7 @@
         }
         case "window":
         case "gwindow": {
-          const f = [["what", r.kind], ["lane", lane], ["from", fmtT(r.from_us)],
+          const f = [["what", WINDOW_LABELS[r.kind] || r.kind], ["lane", lane], ["from", fmtT(r.from_us)],
             ["to", r.open_at_end ? fmtT(r.to_us) + " (still so at the end)" : fmtT(r.to_us)],
             ["for", ((r.to_us - r.from_us) / 1000).toFixed(1) + " ms"], ["target", r.label]];
           if (r.fault !== undefined) f.push(["fault", "#" + r.fault]);
@@ -297,9 +305,9 @@
             out.push('<rect data-i="' + i + '" class="gwindow' + sel(i) + '" x="' + x0 + '" y="' + lanesTop + '" width="' + (x1 - x0) + '" height="' + lanesH + '" fill="#000" fill-opacity="0.07"/>');
             break;
           case "window": {
-            out.push('<rect data-i="' + i + '" class="window ' + r.kind + sel(i) + '" x="' + x0 + '" y="' + Y(it.lane, 0.04) + '" width="' + (x1 - x0) + '" height="' + laneH * 0.92 + '" fill="' + COLORS[r.kind] + '" fill-opacity="' + WINDOW_OPACITY[r.kind] + '"/>');
-            if (r.kind === "partition" || r.kind === "slow-link") {
-              const label = (r.kind === "partition" ? "cut " : "slow ") + r.label;
+            out.push('<rect data-i="' + i + '" class="window ' + r.kind + sel(i) + '" x="' + x0 + '" y="' + Y(it.lane, 0.04) + '" width="' + (x1 - x0) + '" height="' + laneH * 0.92 + '" fill="' + (COLORS[r.kind] || "#999999") + '" fill-opacity="' + (WINDOW_OPACITY[r.kind] || 0.3) + '"/>');
+            if (r.kind === "partition" || r.kind === "slow-link" || r.kind === "etcd-leader") {
+              const label = r.kind === "etcd-leader" ? r.label : (r.kind === "partition" ? "cut " : "slow ") + r.label;
               if (textW(label, 11) + 4 < x1 - x0) out.push('<text x="' + (x0 + 3) + '" y="' + Y(it.lane, 0.26) + '" font-size="11" fill="#333" pointer-events="none">' + esc(label) + "</text>");
             }
             break;

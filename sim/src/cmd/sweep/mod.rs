@@ -9,9 +9,11 @@
 //! first run, so bad input exits 2 with nothing written.
 //!
 //! Outputs: `sweep.json` (every cell), `sweep.md` (a table and the findings against the
-//! scenario's `[slo]`) and four SVG plots (see [`crate::cmd::sweep::plot`]).
+//! scenario's `[slo]`: [`crate::cmd::sweep::markdown`]) and four SVG plots (see
+//! [`crate::cmd::sweep::plot`]).
 
 mod grid_error;
+pub mod markdown;
 pub mod output;
 pub mod plot;
 
@@ -21,7 +23,6 @@ use crate::run::{self, RunError};
 use crate::world::protocol::ProtocolName;
 use baton_model::scenario::{self, Resolved, Slo};
 use serde::Serialize;
-use std::fmt::Write;
 use std::ops::Range;
 use std::path::PathBuf;
 
@@ -335,6 +336,11 @@ pub struct Cell {
     /// raises a TTL below its minimum).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The TTL the backend ran when it was not the point's (etcd raised it to its
+    /// minimum): what the findings name instead of the point's, so that they never
+    /// recommend a TTL that was not measured. Not in sweep.json, which `note` covers.
+    #[serde(skip)]
+    pub ttl_run_ms: Option<u64>,
 }
 
 fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
@@ -357,6 +363,10 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
     let deaths_per_hour = slo.leader_deaths_per_day / 24.0;
     let unavailability =
         deaths_per_hour * failover.mean / 1000.0 + false_per_hour * false_ms.mean / 1000.0;
+    let raised = s
+        .etcd_lease
+        .as_ref()
+        .filter(|e| t.protocol == ProtocolName::EtcdLease && e.lease_ttl_ms < e.min_lease_ttl_ms);
     Cell {
         point: vec![],
         ttl_ms: None,
@@ -377,14 +387,13 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
         seeds_with_incidents: runs.iter().filter(|x| x.incidents > 0 || x.reused > 0).count() as u64,
         unavailability_s_per_hour: unavailability,
         meets_slo: unavailability <= slo.budget_s_per_hour(),
-        note: s.etcd_lease.as_ref().filter(|_| t.protocol == ProtocolName::EtcdLease).and_then(|e| {
-            (e.lease_ttl_ms < e.min_lease_ttl_ms).then(|| {
-                format!(
-                    "etcd raised the {} ms TTL to its minimum, {} ms (min_lease_ttl_ms), as a real etcd at default settings does",
-                    e.lease_ttl_ms, e.min_lease_ttl_ms
-                )
-            })
+        note: raised.map(|e| {
+            format!(
+                "etcd raised the {} ms TTL to its minimum, {} ms (min_lease_ttl_ms), as a real etcd at default settings does",
+                e.lease_ttl_ms, e.min_lease_ttl_ms
+            )
         }),
+        ttl_run_ms: raised.map(|e| e.min_lease_ttl_ms),
     }
 }
 
@@ -441,192 +450,6 @@ pub fn run(
         cells.push(c);
     }
     Ok((cells, done))
-}
-
-fn secs(ms: f64) -> String {
-    if ms >= 10_000.0 {
-        format!("{:.0} s", ms / 1000.0)
-    } else {
-        format!("{:.2} s", ms / 1000.0)
-    }
-}
-
-fn point_label(c: &Cell) -> String {
-    c.point
-        .iter()
-        .map(|a| format!("{}={}", a.key, a.value))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// sweep.md: the table, then the findings against the SLO.
-pub fn markdown(
-    plan: &Plan,
-    command: &str,
-    scenario_name: &str,
-    slo: &Slo,
-    slo_given: bool,
-    cells: &[Cell],
-) -> String {
-    let mut t = String::new();
-    let w = &mut t;
-    let _ = writeln!(w, "# TTL sweep: {scenario_name}\n");
-    let _ = writeln!(w, "Made by `{command}`.\n");
-    let _ = writeln!(
-        w,
-        "Each cell runs seeds {}..{} of `{}` at one grid point. Failover is the time the resource went without a leader's write across a leadership change the scenario's scripted faults caused (p5 / p50 / p95 / p99 over every such change of every seed). A false failover is a leadership change with the old leader alive and no scripted fault in force (GC noise, for one); its rate is per simulated hour. Election latency runs from the seat falling vacant (or the campaign's start) to the win. Dark time is defined under Findings.\n",
-        plan.seeds.start,
-        plan.seeds.end,
-        baton_model::scenario::display_path(&plan.scenario)
-    );
-    let _ = writeln!(
-        w,
-        "| point | protocol | pass | failover p5 / p50 / p95 / p99 | bound | false failovers / h | election p99 | incidents | dark s / h |"
-    );
-    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|");
-    for c in cells {
-        let f = &c.failover_ms;
-        let _ = writeln!(
-            w,
-            "| {} | {} | {}/{} | {} | {} | {:.1} ({} in {:.1} h) | {} | {} | {:.2} |",
-            point_label(c),
-            c.protocol,
-            c.passed,
-            c.passed + c.failed,
-            if f.count == 0 {
-                "none".to_string()
-            } else {
-                format!(
-                    "{} / {} / {} / {}",
-                    secs(f.p5),
-                    secs(f.p50),
-                    secs(f.p95),
-                    secs(f.p99)
-                )
-            },
-            secs(c.failover_bound_ms as f64),
-            c.false_failovers_per_hour,
-            c.false_failovers,
-            c.simulated_hours,
-            secs(c.election_latency_ms.p99),
-            c.incidents,
-            c.unavailability_s_per_hour
-        );
-    }
-    for c in cells {
-        if let Some(n) = &c.note {
-            let _ = writeln!(w, "\nNote, {} {}: {n}.", point_label(c), c.protocol);
-        }
-    }
-    let failing: Vec<&Cell> = cells.iter().filter(|c| c.failed > 0).collect();
-    if !failing.is_empty() {
-        let _ = writeln!(w, "\nCells with failing seeds:\n");
-        for c in failing {
-            let props: Vec<String> = c
-                .failed_properties
-                .iter()
-                .map(|(p, n)| format!("{p} in {n}"))
-                .collect();
-            let _ = writeln!(
-                w,
-                "- {} {}: {}",
-                point_label(c),
-                c.protocol,
-                props.join(", ")
-            );
-        }
-    }
-    findings(w, slo, slo_given, cells);
-    t
-}
-
-fn findings(w: &mut String, slo: &Slo, slo_given: bool, cells: &[Cell]) {
-    let budget = slo.budget_s_per_hour();
-    let deaths_h = slo.leader_deaths_per_day / 24.0;
-    let _ = writeln!(w, "\n## Findings\n");
-    let _ = writeln!(
-        w,
-        "The objective{}: the singleton work is done {}% of the time over {} days, with the leader's process dying for real (a crash, a deploy, a lost host) {} times a day. The error budget is {:.3}% of each hour, {:.2} s per hour ({:.0} s over the window).\n",
-        if slo_given { " (the scenario's `[slo]`)" } else { " (Baton's default; the scenario has no `[slo]` table)" },
-        slo.availability_pct,
-        slo.window_days,
-        slo.leader_deaths_per_day,
-        100.0 - slo.availability_pct,
-        budget,
-        budget * 24.0 * slo.window_days as f64
-    );
-    let _ = writeln!(
-        w,
-        "Dark seconds per hour = leader deaths per hour x mean failover + false failovers per hour x their mean length, both measured by the sweep under the scenario's GC noise. Leader deaths per hour = {} / 24 = {:.4}.\n",
-        slo.leader_deaths_per_day, deaths_h
-    );
-    let mut protocols: Vec<&'static str> = vec![];
-    for c in cells {
-        if !protocols.contains(&c.protocol) {
-            protocols.push(c.protocol);
-        }
-    }
-    for p in protocols {
-        let series: Vec<&Cell> = cells.iter().filter(|c| c.protocol == p).collect();
-        let _ = writeln!(w, "### {p}\n");
-        for c in &series {
-            let false_part = if c.false_failovers == 0 {
-                format!(
-                    "0 false failovers (none in {:.1} simulated h)",
-                    c.simulated_hours
-                )
-            } else {
-                format!(
-                    "{:.2} false failovers/h x {:.2} s",
-                    c.false_failovers_per_hour,
-                    c.false_failover_ms.mean / 1000.0
-                )
-            };
-            let _ = writeln!(
-                w,
-                "- {}: {:.4} deaths/h x {:.2} s + {false_part} = {:.3} s/h {} {:.2} s/h: {}",
-                point_label(c),
-                deaths_h,
-                c.failover_ms.mean / 1000.0,
-                c.unavailability_s_per_hour,
-                if c.meets_slo { "<=" } else { ">" },
-                budget,
-                if c.meets_slo {
-                    "meets the SLO"
-                } else {
-                    "misses the SLO"
-                }
-            );
-        }
-        let meets: Vec<String> = series
-            .iter()
-            .filter(|c| c.meets_slo)
-            .map(|c| point_label(c))
-            .collect();
-        let knee = series.iter().min_by(|a, b| {
-            a.unavailability_s_per_hour
-                .total_cmp(&b.unavailability_s_per_hour)
-        });
-        if let Some(k) = knee {
-            // A knee at either end of the grid may not be one: the curve may go on
-            // falling beyond it.
-            let at_edge = series.len() > 1
-                && (std::ptr::eq(*k, series[0]) || std::ptr::eq(*k, series[series.len() - 1]));
-            let _ = writeln!(
-                w,
-                "\nMeets the SLO at: {}. The knee (least dark time: below it false failovers dominate, above it the failover itself) is at {} ({:.3} s/h){}.{}\n",
-                if meets.is_empty() { "none of the swept points".to_string() } else { meets.join(", ") },
-                point_label(k),
-                k.unavailability_s_per_hour,
-                if at_edge { ", at the edge of the grid: the least dark time may lie beyond it" } else { "" },
-                if k.meets_slo {
-                    format!(" Pick {}.", point_label(k))
-                } else {
-                    " No swept point meets the SLO: widen the sweep, lower the GC tail or the death rate.".to_string()
-                }
-            );
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! What a sweep writes: sweep.md (the table and the findings), sweep.json and the four
 //! plots, assembled from the finished cells.
 
+use crate::cmd::sweep::markdown::markdown;
 use crate::cmd::sweep::plot;
-use crate::cmd::sweep::{markdown, Cell, Plan};
+use crate::cmd::sweep::{Cell, Plan};
 use baton_model::scenario::Slo;
 
 /// A sweep that finished, or was interrupted after `done` of `total` runs.

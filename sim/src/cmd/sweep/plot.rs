@@ -610,6 +610,7 @@ mod tests {
                 + failover_ms / 24_000.0,
             meets_slo: true,
             note: None,
+            ttl_run_ms: None,
         }
     }
 

@@ -1,8 +1,8 @@
-//! summary.txt's sections for the spec's stretch goals (section 13): leadership
-//! transfer, the SWIM failure detector and sharded leadership. Each writes nothing for a
-//! run that does not use its feature.
+//! summary.txt's sections for the features a scenario turns on: leadership transfer,
+//! the SWIM failure detector and sharded leadership (partitions). Each writes nothing
+//! for a run that does not use its feature.
 
-use super::summary::{ms, Run};
+use super::section::{ms, Run};
 use std::fmt::Write;
 
 /// Leadership transfers, when the scenario asks for any: how the protocol hands over,
