@@ -9,6 +9,14 @@
 //! - wrapped in a [`ManagedChild`] that kills its group and reaps it on drop (the normal
 //!   path, panics included).
 //!
+//! A signal reaches the child's whole **process tree**, not only its group: PostgreSQL's
+//! postmaster puts every backend it forks in a session of its own (`setsid` in
+//! `InitPostmasterChild`), so a group signal would stop or kill the postmaster and leave
+//! its backends answering queries, or holding the shared memory that a restart on the
+//! same data then refuses ("pre-existing shared memory block is still in use"). A kill is
+//! a crash of everything the server ran, and waits until every process of the tree is
+//! gone.
+//!
 //! The death signal fires when the *thread* that forked the child exits, not the process.
 //! So every child is forked by one spawner thread that lives as long as the process:
 //! spawning from a tokio blocking thread, which exits after idling, would kill the child.
@@ -103,15 +111,25 @@ impl ManagedChild {
         if self.reaped {
             return Ok(());
         }
-        // SAFETY: plain syscall; the group id is the child's pid (process_group(0)).
-        if unsafe { libc::killpg(self.child.id() as libc::pid_t, sig) } != 0 {
-            let e = io::Error::last_os_error();
-            // ESRCH: the group is gone already.
-            if e.raw_os_error() != Some(libc::ESRCH) {
-                return Err(e);
-            }
+        self.signal_tree(sig).map(|_| ())
+    }
+
+    /// Sends `sig` to the child's group and to every descendant that left it, and
+    /// returns the descendants. The group is stopped first, so that nothing in it forks
+    /// while the tree is read, and continued after unless `sig` stops or kills it.
+    fn signal_tree(&self, sig: libc::c_int) -> io::Result<Vec<u32>> {
+        let group = self.child.id();
+        killpg(group, libc::SIGSTOP)?;
+        let tree = descendants(group);
+        for &pid in &tree {
+            // SAFETY: plain syscall. A pid that exited since the scan gives ESRCH.
+            unsafe { libc::kill(pid as libc::pid_t, sig) };
         }
-        Ok(())
+        killpg(group, sig)?;
+        if sig != libc::SIGSTOP && sig != libc::SIGKILL {
+            killpg(group, libc::SIGCONT)?;
+        }
+        Ok(tree)
     }
 
     /// True while the child has exited (or been killed) and not been reaped yet, or runs.
@@ -143,9 +161,15 @@ impl ManagedChild {
         if self.reaped {
             return;
         }
-        let _ = self.signal(libc::SIGKILL);
+        let tree = self.signal_tree(libc::SIGKILL).unwrap_or_default();
         let _ = self.child.wait();
         self.reaped = true;
+        // The descendants that left the group are someone else's to reap; wait until each
+        // is gone or a zombie (it holds nothing then), for at most 5 s.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while tree.iter().any(|&p| process_alive(p)) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     /// Asks the child to stop with `sig` (SIGTERM), waits up to `grace` for it to exit,
@@ -172,6 +196,49 @@ impl Drop for ManagedChild {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `killpg`, with a group that is gone already (ESRCH) as success.
+fn killpg(group: u32, sig: libc::c_int) -> io::Result<()> {
+    // SAFETY: plain syscall; the group id is the child's pid (process_group(0)).
+    if unsafe { libc::killpg(group as libc::pid_t, sig) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ESRCH) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The parent pid of process `pid`, from `/proc/<pid>/stat`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name's closing ')': the state, then the parent pid.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Every live descendant of `root` (children, their children, ...), read from `/proc`.
+fn descendants(root: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return vec![];
+    };
+    let parents: Vec<(u32, u32)> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, parent_of(pid)?)))
+        .collect();
+    let mut out = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(child, parent) in &parents {
+            if parent == p && process_alive(child) {
+                out.push(child);
+                frontier.push(child);
+            }
+        }
+    }
+    out
 }
 
 /// The state letter of process `pid` from `/proc/<pid>/stat` (`R`, `S`, `T`, `Z`, ...),
@@ -303,6 +370,46 @@ mod tests {
         assert!(process_alive(pid));
         drop(c);
         assert!(!process_alive(pid));
+    }
+
+    #[test]
+    fn a_kill_reaches_a_descendant_that_left_the_group() {
+        // The shell's child calls setsid, as PostgreSQL's backends do, so a group signal
+        // alone would miss it.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "setsid sh -c 'echo $$ > {}; exec sleep 30' & wait",
+            pidfile.display()
+        ));
+        let mut c = ManagedChild::spawn("sh", cmd).unwrap();
+        let t0 = std::time::Instant::now();
+        let grandchild = loop {
+            let s = std::fs::read_to_string(&pidfile).unwrap_or_default();
+            if let Ok(p) = s.trim().parse::<u32>() {
+                break p;
+            }
+            assert!(t0.elapsed().as_secs() < 5, "the grandchild never started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        // SAFETY: plain syscalls.
+        let (group, session) = unsafe {
+            (
+                libc::getpgid(grandchild as i32),
+                libc::getsid(grandchild as i32),
+            )
+        };
+        assert_eq!(group, session, "the grandchild leads a session of its own");
+        assert_ne!(group as u32, c.pid());
+        c.signal(libc::SIGSTOP).unwrap();
+        let t0 = std::time::Instant::now();
+        while process_state(grandchild) != Some('T') && t0.elapsed().as_secs() < 5 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert_eq!(process_state(grandchild), Some('T'), "SIGSTOP reached it");
+        c.kill();
+        assert!(!process_alive(grandchild), "the kill reached it and waited");
     }
 
     #[test]
