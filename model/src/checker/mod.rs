@@ -2,8 +2,8 @@
 //!
 //! Each property lives in its own file as a checker that reads one event at a time (and,
 //! from the accepted-write tracker, one accepted write at a time), so that a run is checked as it
-//! goes and never holds its timeline in memory. A broken property is a [`Violation`],
-//! which is data: checkers collect, they never panic, so one run reports every broken
+//! goes and never holds its timeline in memory. A broken property is a [`Violation`]
+//! (of one [`Property`]), which is data: checkers collect, they never panic, so one run reports every broken
 //! property at once. [`Checks`] runs them all and gathers the summaries into
 //! [`Findings`], from which the report writer and the plot draw; [`check`] does the same
 //! over a timeline held in memory ([`CheckInput`], as the unit tests build them).
@@ -39,6 +39,7 @@ pub mod stale_read;
 pub mod stale_token;
 pub mod swim;
 pub mod transfer;
+mod violation;
 pub mod wins;
 
 use crate::scenario::Resolved;
@@ -46,9 +47,10 @@ use crate::timeline::Entry;
 pub(crate) use accepted::{
     accepted_writes, Accepted, AcceptedTracker, LeadershipKey, Step, Succession,
 };
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 pub use crate::checker::client_stats::ClientStats;
+pub use violation::{Property, Violation};
 
 /// Everything the checkers read about one finished run.
 pub struct CheckInput<'a> {
@@ -67,266 +69,6 @@ impl CheckInput<'_> {
     pub fn end_ms(&self) -> f64 {
         us_to_ms(self.end_us)
     }
-}
-
-/// A broken property. Each variant names the property it defends.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Violation {
-    /// Defends "one leader acts at a time, by effect" (see [`double_leader`]): the
-    /// resource accepted a stale leader's writes after a newer token's, or two nodes'
-    /// writes under one token. One per incident, not per write.
-    DoubleLeaderActing {
-        /// When the incident began.
-        at_ms: f64,
-        /// Who and which tokens.
-        detail: String,
-    },
-    /// Defends fencing (see [`stale_token`]): every accepted write carries a token at
-    /// least as high as every token accepted before it. One per write.
-    StaleTokenAccepted {
-        /// When the stale write was accepted.
-        at_ms: f64,
-        /// Node, token and the higher token already accepted.
-        detail: String,
-    },
-    /// Defends sequence continuity (see [`sequence`]): each batch handed out starts above
-    /// every sequence number handed out before it.
-    SequenceNotIncreasing {
-        /// When the batch was accepted.
-        at_ms: f64,
-        /// The batch and the highest number before it.
-        detail: String,
-    },
-    /// Defends "zero reuse" (see [`sequence`]): the client never receives a sequence
-    /// number twice.
-    SequenceReused {
-        /// The end of the run: the client's count has no time of its own.
-        at_ms: f64,
-        /// How many replies reused a number.
-        detail: String,
-    },
-    /// Defends liveness (see [`liveness`]): after the last fault ends, a leader's write
-    /// is accepted within the scenario's bound.
-    NoProgress {
-        /// The deadline that passed (or the end of the run).
-        at_ms: f64,
-        /// Which bound, and why it could not be met or shown.
-        detail: String,
-    },
-    /// Defends the scenario's "sometimes" expectations (see [`sometimes`]): a run that
-    /// never reached its trap proves nothing, so it fails.
-    ExpectationNeverMet {
-        /// The end of the run: only then is "never" known.
-        at_ms: f64,
-        /// The expectation's name, as in the scenario file.
-        name: String,
-    },
-    /// Defends `expect.failover_ms_max` (see [`failover`]).
-    FailoverTooSlow {
-        /// When the new leader's first write was accepted.
-        at_ms: f64,
-        /// Tokens, the failover time and the bound.
-        detail: String,
-    },
-    /// Defends bounded handoff (see [`failover`]): the old leader stops its writes before
-    /// the new one starts. Fires only when both leaders' writes were accepted interleaved.
-    NegativeHandoffGap {
-        /// When the old leader's write after the handoff was accepted.
-        at_ms: f64,
-        /// Both leaders and the overlap.
-        detail: String,
-    },
-    /// Defends "stop, then release" (see [`failover`]): a leader that gave leadership up
-    /// on purpose was still acting when the next leader first wrote.
-    ActedAfterRelease {
-        /// When the new leader first wrote.
-        at_ms: f64,
-        /// Both leaders and the release.
-        detail: String,
-    },
-    /// Defends election safety (see [`election_safety`]): at most one leader per term,
-    /// for protocols whose token is a term.
-    TwoLeadersInOneTerm {
-        /// When the second node won the term.
-        at_ms: f64,
-        /// The term and both nodes.
-        detail: String,
-    },
-    /// Defends "one leader acts at a time, by the protocol alone" (see
-    /// [`protocol_safety`]): a leader stops acting before the backend's grant to it ends,
-    /// unless a pause or clock fault beyond the protocol's declared bounds explains it.
-    /// One per leadership, whether or not the fence stopped its writes.
-    ActedPastGrant {
-        /// When it first acted past the grant.
-        at_ms: f64,
-        /// Node, token, the grant's end and the bounds.
-        detail: String,
-    },
-    /// Defends "a transfer hands leadership to its designated successor" (see
-    /// [`transfer`]): the first newer leadership to write after a handover is the
-    /// successor's, unless the successor died first.
-    TransferMissed {
-        /// When the old leader handed over.
-        at_ms: f64,
-        /// Both leaders and the successor named.
-        detail: String,
-    },
-    /// Defends `expect.transfer_gap_ms_max` (see [`transfer`]): a handover's gap, old
-    /// leader's last accepted write to the successor's first, is at most the bound.
-    TransferTooSlow {
-        /// When the old leader handed over.
-        at_ms: f64,
-        /// The handover, its gap and the bound.
-        detail: String,
-    },
-    /// Defends `expect.swim_detection_ms_max` (see [`swim`]): a killed node that stays
-    /// down is declared down by the SWIM detector within the bound.
-    DeathUndetected {
-        /// When the bound ran out.
-        at_ms: f64,
-        /// The node, its kill and the bound.
-        detail: String,
-    },
-    /// Defends linearizable reads (see [`stale_read`]): a read answered from a leader's
-    /// lease reflects every batch committed before it was sent. One per leadership.
-    StaleRead {
-        /// When the leadership's first stale read was answered.
-        at_ms: f64,
-        /// Node, term, how many reads and how far behind.
-        detail: String,
-    },
-    /// Defends the node contract (see [`node_contract`]): a node run by `--node-cmd`
-    /// kept its rules during the run. One per recorded breach.
-    NodeContract {
-        /// When the supervisor saw it.
-        at_ms: f64,
-        /// The node, the rule and what it did.
-        detail: String,
-    },
-}
-
-impl Violation {
-    /// The same violation, found in partition `p` of a sharded fleet: its detail names
-    /// the partition.
-    pub fn in_partition(mut self, p: u32) -> Violation {
-        match &mut self {
-            Violation::ExpectationNeverMet { name, .. } => *name = format!("partition {p}: {name}"),
-            Violation::DoubleLeaderActing { detail, .. }
-            | Violation::StaleTokenAccepted { detail, .. }
-            | Violation::SequenceNotIncreasing { detail, .. }
-            | Violation::SequenceReused { detail, .. }
-            | Violation::NoProgress { detail, .. }
-            | Violation::FailoverTooSlow { detail, .. }
-            | Violation::NegativeHandoffGap { detail, .. }
-            | Violation::ActedAfterRelease { detail, .. }
-            | Violation::TwoLeadersInOneTerm { detail, .. }
-            | Violation::StaleRead { detail, .. }
-            | Violation::ActedPastGrant { detail, .. }
-            | Violation::TransferMissed { detail, .. }
-            | Violation::TransferTooSlow { detail, .. }
-            | Violation::DeathUndetected { detail, .. }
-            | Violation::NodeContract { detail, .. } => {
-                *detail = format!("partition {p}: {detail}")
-            }
-        }
-        self
-    }
-
-    /// The property's stable snake_case name, as written in `report.json`.
-    pub fn property(&self) -> &'static str {
-        match self {
-            Violation::DoubleLeaderActing { .. } => "double_leader_acting",
-            Violation::StaleTokenAccepted { .. } => "stale_token_accepted",
-            Violation::SequenceNotIncreasing { .. } => "sequence_not_increasing",
-            Violation::SequenceReused { .. } => "sequence_reused",
-            Violation::NoProgress { .. } => "no_progress",
-            Violation::ExpectationNeverMet { .. } => "expectation_never_met",
-            Violation::FailoverTooSlow { .. } => "failover_too_slow",
-            Violation::NegativeHandoffGap { .. } => "negative_handoff_gap",
-            Violation::ActedAfterRelease { .. } => "acted_after_release",
-            Violation::TwoLeadersInOneTerm { .. } => "election_safety",
-            Violation::StaleRead { .. } => "stale_read",
-            Violation::ActedPastGrant { .. } => "acted_past_grant",
-            Violation::TransferMissed { .. } => "transfer_missed",
-            Violation::TransferTooSlow { .. } => "transfer_too_slow",
-            Violation::DeathUndetected { .. } => "death_undetected",
-            Violation::NodeContract { .. } => "node_contract",
-        }
-    }
-
-    /// When it happened, in simulated milliseconds.
-    pub fn at_ms(&self) -> f64 {
-        match self {
-            Violation::DoubleLeaderActing { at_ms, .. }
-            | Violation::StaleTokenAccepted { at_ms, .. }
-            | Violation::SequenceNotIncreasing { at_ms, .. }
-            | Violation::SequenceReused { at_ms, .. }
-            | Violation::NoProgress { at_ms, .. }
-            | Violation::ExpectationNeverMet { at_ms, .. }
-            | Violation::FailoverTooSlow { at_ms, .. }
-            | Violation::NegativeHandoffGap { at_ms, .. }
-            | Violation::ActedAfterRelease { at_ms, .. }
-            | Violation::TwoLeadersInOneTerm { at_ms, .. }
-            | Violation::StaleRead { at_ms, .. }
-            | Violation::ActedPastGrant { at_ms, .. }
-            | Violation::TransferMissed { at_ms, .. }
-            | Violation::TransferTooSlow { at_ms, .. }
-            | Violation::DeathUndetected { at_ms, .. }
-            | Violation::NodeContract { at_ms, .. } => *at_ms,
-        }
-    }
-
-    /// What happened, for a human.
-    pub fn detail(&self) -> String {
-        match self {
-            Violation::DoubleLeaderActing { detail, .. }
-            | Violation::StaleTokenAccepted { detail, .. }
-            | Violation::SequenceNotIncreasing { detail, .. }
-            | Violation::SequenceReused { detail, .. }
-            | Violation::NoProgress { detail, .. }
-            | Violation::FailoverTooSlow { detail, .. }
-            | Violation::NegativeHandoffGap { detail, .. }
-            | Violation::ActedAfterRelease { detail, .. }
-            | Violation::TwoLeadersInOneTerm { detail, .. }
-            | Violation::StaleRead { detail, .. }
-            | Violation::ActedPastGrant { detail, .. }
-            | Violation::TransferMissed { detail, .. }
-            | Violation::TransferTooSlow { detail, .. }
-            | Violation::DeathUndetected { detail, .. }
-            | Violation::NodeContract { detail, .. } => detail.clone(),
-            Violation::ExpectationNeverMet { name, .. } => {
-                format!("expectation `{name}` never held during the run")
-            }
-        }
-    }
-
-    /// The flat form written to reports.
-    pub fn record(&self) -> ViolationRecord {
-        ViolationRecord {
-            property: self.property(),
-            at_ms: self.at_ms(),
-            detail: self.detail(),
-        }
-    }
-}
-
-/// Violations serialize in their flat, stable report form so that `Findings` can be
-/// written as-is without a second, hand-kept copy of the list.
-impl Serialize for Violation {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.record().serialize(serializer)
-    }
-}
-
-/// One violation as written in `report.json`: `{property, at_ms, detail}`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ViolationRecord {
-    /// The property's stable snake_case name.
-    pub property: &'static str,
-    /// When, in simulated milliseconds.
-    pub at_ms: f64,
-    /// What happened.
-    pub detail: String,
 }
 
 /// Everything the checkers found in one run.
@@ -401,22 +143,13 @@ impl Findings {
         self.violations.is_empty()
     }
 
-    /// The properties that failed, sorted, each once: a failure's signature (what
-    /// `sim search` groups by and `sim shrink` must keep).
-    pub fn signature(&self) -> Vec<String> {
-        let mut s: Vec<String> = self
-            .violations
-            .iter()
-            .map(|v| v.property().to_string())
-            .collect();
+    /// The properties that failed, sorted by name, each once: a failure's signature
+    /// (what `sim search` groups by and `sim shrink` must keep).
+    pub fn signature(&self) -> Vec<Property> {
+        let mut s: Vec<Property> = self.violations.iter().map(|v| v.property).collect();
         s.sort();
         s.dedup();
         s
-    }
-
-    /// The violations in their flat report form.
-    pub fn violation_records(&self) -> Vec<ViolationRecord> {
-        self.violations.iter().map(Violation::record).collect()
     }
 }
 
@@ -573,10 +306,7 @@ impl Checks {
             Some(s) => {
                 let summary = s.finish(end_us, client, &mut sometimes, &mut violations);
                 for s in sometimes.iter().filter(|s| !s.met) {
-                    violations.push(Violation::ExpectationNeverMet {
-                        at_ms: end_ms,
-                        name: s.name.to_string(),
-                    });
+                    violations.push(Violation::expectation_never_met(end_ms, s.name));
                 }
                 summary
             }
@@ -590,9 +320,9 @@ impl Checks {
         let mut protocol_safety = self.protocol_safety.finish(end_us, &mut violations);
         self.node_contract.finish(&mut violations);
         violations.sort_by(|a, b| {
-            a.at_ms()
-                .total_cmp(&b.at_ms())
-                .then_with(|| a.property().cmp(b.property()))
+            a.at_ms
+                .total_cmp(&b.at_ms)
+                .then_with(|| a.property.cmp(&b.property))
         });
         protocol_safety.judge(&violations);
         let fault_windows = self.faults.windows(r, end_us);
@@ -693,13 +423,13 @@ mod tests {
         entries.push(at(5150, Event::NodeResumed { node: "n1".into() }));
         entries.push(accepted(5200, "n1", 1, 2, WriteOp::Tick { n: 2 }));
         let f = check(&input(&r, &entries, 12_000));
-        let props: Vec<&str> = f.violations.iter().map(|v| v.property()).collect();
+        let props: Vec<Property> = f.violations.iter().map(|v| v.property).collect();
         assert_eq!(
             props,
             vec![
-                "double_leader_acting",
-                "negative_handoff_gap",
-                "stale_token_accepted"
+                Property::DoubleLeaderActing,
+                Property::NegativeHandoffGap,
+                Property::StaleTokenAccepted
             ]
         );
         assert_eq!(f.effect.max, 2);

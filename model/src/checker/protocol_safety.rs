@@ -21,7 +21,7 @@
 //! had drifted far moves it far (the checker keeps each clock's [`Skew`]). Excused acts are the fence's to
 //! stop: they are counted ("fence-saved"), and the run passes as the other checkers
 //! say. An act that is not excused is a bug in the protocol: one
-//! [`Violation::ActedPastGrant`] per leadership, whatever the fence did. A protocol that
+//! [`Property::ActedPastGrant`] per leadership, whatever the fence did. A protocol that
 //! promises nothing (`self_safe: false`: bully, ring) has every act excused.
 //!
 //! The run's outcome: **unsafe** when any safety property failed (this one, or what the
@@ -29,7 +29,7 @@
 //! reads), else **fence-saved** when some leadership acted past its grant, else
 //! **protocol-safe**.
 
-use super::{us_to_ms, Violation};
+use super::{us_to_ms, Property, Violation};
 use crate::clock_model::{ClockChange, Skew};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
@@ -61,20 +61,6 @@ impl Outcome {
         }
     }
 }
-
-/// The properties whose failure makes a run unsafe (the others are liveness and
-/// expectations).
-pub const SAFETY_PROPERTIES: &[&str] = &[
-    "acted_past_grant",
-    "double_leader_acting",
-    "stale_token_accepted",
-    "sequence_not_increasing",
-    "sequence_reused",
-    "negative_handoff_gap",
-    "acted_after_release",
-    "election_safety",
-    "stale_read",
-];
 
 /// What `report.json` says under `protocol_safety`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -438,7 +424,8 @@ impl ProtocolSafety {
                 continue;
             }
             s.past_grant_in_bounds += 1;
-            out.push(Violation::ActedPastGrant {
+            out.push(Violation {
+property: Property::ActedPastGrant,
                 at_ms: us_to_ms(act),
                 detail: format!(
                     "{}, with no pause or clock fault beyond {}'s bounds (pause {} ms, drift {} ppm, offset {} ms)",
@@ -457,10 +444,7 @@ impl ProtocolSafety {
 impl ProtocolSafetySummary {
     /// Sets the outcome from every violation of the run.
     pub fn judge(&mut self, violations: &[Violation]) {
-        self.outcome = if violations
-            .iter()
-            .any(|v| SAFETY_PROPERTIES.contains(&v.property()))
-        {
+        self.outcome = if violations.iter().any(|v| v.property.is_safety()) {
             Outcome::Unsafe
         } else if self.past_grant_fence_saved > 0 {
             Outcome::FenceSaved
@@ -522,13 +506,13 @@ mod tests {
     fn acting_past_the_grant_inside_the_bounds_fails() {
         let (s, v) = judge(&overrun(vec![]));
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].property(), "acted_past_grant");
-        assert_eq!(v[0].at_ms(), 3000.0);
+        assert_eq!(v[0].property, Property::ActedPastGrant);
+        assert_eq!(v[0].at_ms, 3000.0);
         assert!(
-            v[0].detail()
+            v[0].detail
                 .contains("believed it led 400 ms longer and started 1 protected write after it"),
             "{}",
-            v[0].detail()
+            v[0].detail
         );
         assert_eq!(
             (s.outcome, s.past_grant_in_bounds, s.writes_past_grant),

@@ -273,7 +273,7 @@ impl Shards {
         let mut fleet = Fleet::default();
         for (p, c) in std::mem::take(&mut self.per) {
             let f: Findings = c.finish(end_us, client);
-            let failed = f.signature();
+            let failed = f.signature().iter().map(|p| p.name().to_string()).collect();
             for v in &f.violations {
                 out.push(v.clone().in_partition(p));
             }

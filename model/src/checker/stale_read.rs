@@ -14,7 +14,7 @@
 //! happens (Raft thesis, section 6.4.1: lease reads "rely on bounded clock drift").
 //! One violation per leadership (node and term) that served stale reads.
 
-use super::{us_to_ms, CheckInput, Violation};
+use super::{us_to_ms, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -123,7 +123,8 @@ impl StaleRead {
     /// summary.
     pub fn finish(self, out: &mut Vec<Violation>) -> StaleReadSummary {
         for ((node, term), s) in self.streaks {
-            out.push(Violation::StaleRead {
+            out.push(Violation {
+property: Property::StaleRead,
                 at_ms: us_to_ms(s.first_at_us),
                 detail: format!(
                     "{node} (term {term}) answered {} reads from its lease between {} and {} ms that missed batches already committed, up to {} numbers behind; the first missed batch was {}'s in term {}",
@@ -192,11 +193,11 @@ mod tests {
         assert_eq!(s.stale, 2);
         assert_eq!(s.max_numbers_behind, 10);
         assert_eq!(out.len(), 1, "one violation for n1's term 1: {out:?}");
-        assert_eq!(out[0].property(), "stale_read");
+        assert_eq!(out[0].property, Property::StaleRead);
         assert!(
-            out[0].detail().contains("n2's in term 2"),
+            out[0].detail.contains("n2's in term 2"),
             "{}",
-            out[0].detail()
+            out[0].detail
         );
     }
 

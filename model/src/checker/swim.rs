@@ -15,10 +15,10 @@
 //!
 //! Property: with `expect.swim_detection_ms_max` and the detector running, every killed
 //! process that stays down for the bound must be declared down within it
-//! ([`Violation::DeathUndetected`]).
+//! ([`Property::DeathUndetected`]).
 
 use super::failover::LatencyStats;
-use super::{us_to_ms, Violation};
+use super::{us_to_ms, Property, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
 use serde::Serialize;
@@ -173,7 +173,8 @@ impl Swim {
                 let due = at + bound as i64 * 1000;
                 let late = k.detected_ms.is_none_or(|d| d > bound as f64);
                 if late && down_until >= due {
-                    out.push(Violation::DeathUndetected {
+                    out.push(Violation {
+property: Property::DeathUndetected,
                         at_ms: us_to_ms(due),
                         detail: format!(
                             "{} killed at {} ms: not declared down within expect.swim_detection_ms_max {bound} ms{}",
@@ -209,7 +210,7 @@ mod tests {
     //! a paused follower falsely suspected and declared down; then the same with no
     //! detection and a bound, which must fire.
     use super::super::testing::*;
-    use super::super::{check, Violation};
+    use super::super::{check, Property, Violation};
     use crate::timeline::{Entry, Event};
 
     fn swim(at_ms: i64, down: bool, member: &str) -> Entry {
@@ -254,7 +255,7 @@ mod tests {
         assert!(!f
             .violations
             .iter()
-            .any(|v| v.property() == "death_undetected"));
+            .any(|v| v.property == Property::DeathUndetected));
     }
 
     #[test]
@@ -266,9 +267,9 @@ mod tests {
         let v: Vec<&Violation> = f
             .violations
             .iter()
-            .filter(|v| v.property() == "death_undetected")
+            .filter(|v| v.property == Property::DeathUndetected)
             .collect();
         assert_eq!(v.len(), 1, "{:?}", f.violations);
-        assert_eq!(v[0].at_ms(), 3000.0);
+        assert_eq!(v[0].at_ms, 3000.0);
     }
 }
