@@ -3,7 +3,7 @@
 //! A fencing scenario whose paused leader never woke up to write passes every safety
 //! check without testing anything. So each scenario names what must happen at least
 //! once (stateright's `sometimes`), and an unmet one is a
-//! [`Property::ExpectationNeverMet`], dated at the end of the run, when "never" is known.
+//! [`Property::ExpectationNeverMet`](super::Property::ExpectationNeverMet), dated at the end of the run, when "never" is known.
 //!
 //! - `stale-write-rejected`: some `WriteRejected` exists.
 //! - `leader-changed`: writes from at least two leaderships were accepted.
