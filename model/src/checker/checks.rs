@@ -55,9 +55,6 @@ pub struct Checks {
 impl Checks {
     /// Checkers for a run of `resolved`.
     pub fn new(resolved: &Resolved) -> Self {
-        let nodes: Vec<String> = (1..=resolved.scenario.nodes)
-            .map(|i| format!("n{i}"))
-            .collect();
         Checks {
             resolved: resolved.clone(),
             next_idx: 0,
@@ -77,7 +74,7 @@ impl Checks {
             ),
             stale_read: stale_read::StaleRead::default(),
             load: load::Load::default(),
-            wins: wins::Wins::new(&nodes),
+            wins: wins::Wins::new(&resolved.node_names()),
             faults: faults::Faults::default(),
             lease_ttl: lease_ttl::LeaseTtl::default(),
             lease_service: lease_service::LeaseService::default(),

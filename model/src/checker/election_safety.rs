@@ -15,6 +15,7 @@
 
 use super::{us_to_ms, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Adds a violation for every second leader of a term; returns how many there were.
@@ -39,8 +40,8 @@ pub(crate) struct ElectionSafety {
     /// Only protocols whose token is a term are judged.
     applies: bool,
     /// term -> the first node that won it
-    owner: BTreeMap<u64, String>,
-    reported: BTreeSet<(u64, String)>,
+    owner: BTreeMap<u64, NodeId>,
+    reported: BTreeSet<(u64, NodeId)>,
     violations: Vec<Violation>,
 }
 

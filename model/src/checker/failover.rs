@@ -35,6 +35,7 @@
 use super::{us_to_ms, Accepted, CheckInput, Property, Step, Succession, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -94,11 +95,11 @@ pub struct ElectionsByStart {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HandoffGap {
     /// The old leader.
-    pub old_node: String,
+    pub old_node: NodeId,
     /// Its token.
     pub old_token: u64,
     /// The new leader.
-    pub new_node: String,
+    pub new_node: NodeId,
     /// Its token.
     pub new_token: u64,
     /// New leader's first accepted write minus old leader's stop (or last accepted
@@ -127,7 +128,7 @@ pub struct FailoverSummary {
 struct Win {
     idx: usize,
     at_us: i64,
-    node: String,
+    node: NodeId,
     token: u64,
     /// Its leadership's first accepted write: (timeline position, time).
     first_write: Option<(usize, i64)>,
@@ -144,7 +145,7 @@ struct Win {
 impl Win {
     /// Whether `w` was written under this win's leadership.
     fn owns(&self, w: &Accepted) -> bool {
-        *w.node == *self.node
+        self.node == *w.node
             && w.token == self.token
             // Hand-built timelines may lack the win a write belongs to.
             && w.leadership.win_idx.is_none_or(|i| i == self.idx)
@@ -182,8 +183,8 @@ pub(crate) struct Failover {
     by_start: ElectionsByStart,
     /// node -> token of the leadership it currently believes in: a repeated belief is
     /// not a new win, but winning again later (even under the same token) is.
-    leading: BTreeMap<String, u64>,
-    campaign_at: BTreeMap<String, i64>,
+    leading: BTreeMap<NodeId, u64>,
+    campaign_at: BTreeMap<NodeId, i64>,
     deleted_at: BTreeMap<i64, i64>,
 }
 

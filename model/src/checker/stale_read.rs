@@ -16,6 +16,7 @@
 
 use super::{us_to_ms, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -43,7 +44,7 @@ struct Streak {
     count: u64,
     max_behind: u64,
     /// The batch the first stale read missed: its proposer and term.
-    missed: (String, u64),
+    missed: (NodeId, u64),
 }
 
 /// As [`check`], over a bare timeline.
@@ -64,8 +65,8 @@ pub(crate) struct StaleRead {
     /// (Kept whole: a read may have been sent long before a paused leader answers it.)
     effective: Vec<(i64, u64, usize)>,
     /// Proposers and terms of the batches, by index into `names`.
-    names: Vec<(String, u64)>,
-    streaks: BTreeMap<(String, u64), Streak>,
+    names: Vec<(NodeId, u64)>,
+    streaks: BTreeMap<(NodeId, u64), Streak>,
 }
 
 impl StaleRead {

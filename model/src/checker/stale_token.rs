@@ -9,6 +9,7 @@
 
 use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 
 /// A write the fenced resource rejected, as written in `fencing.rejections`.
@@ -17,7 +18,7 @@ pub struct Rejection {
     /// When.
     pub at_ms: f64,
     /// The writer.
-    pub node: String,
+    pub node: NodeId,
     /// The token it carried.
     pub token: u64,
     /// The resource's highest accepted token at the time.

@@ -24,6 +24,7 @@ use super::failover::LatencyStats;
 use super::{us_to_ms, Accepted, Property, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -33,13 +34,13 @@ pub struct Handover {
     /// When the old leader handed over.
     pub at_ms: f64,
     /// The old leader.
-    pub from: String,
+    pub from: NodeId,
     /// Its token.
     pub old_token: u64,
     /// The designated successor.
-    pub to: String,
+    pub to: NodeId,
     /// Who wrote first under a newer token, if anyone did.
-    pub winner: Option<String>,
+    pub winner: Option<NodeId>,
     /// Its token.
     pub new_token: Option<u64>,
     /// The old leadership's last accepted write to the winner's first (negative: they
@@ -70,7 +71,7 @@ pub struct TransferSummary {
 pub(crate) struct Transfer {
     /// Each leadership's last accepted write (µs), by (node, token): grows with
     /// leaderships, not writes.
-    last_write: BTreeMap<(String, u64), i64>,
+    last_write: BTreeMap<(NodeId, u64), i64>,
     handovers: Vec<Handover>,
     /// Per handover: (old leadership's last write µs, the winner's first write µs).
     times: Vec<(Option<i64>, Option<i64>)>,
@@ -109,15 +110,15 @@ impl Transfer {
 
     /// Reads the next accepted write.
     pub fn write(&mut self, w: &Accepted) {
-        let key = (w.node.to_string(), w.token);
+        let key = (NodeId::from(&*w.node), w.token);
         self.last_write.insert(key, w.at_us);
         for (h, (old_last, new_first)) in self.handovers.iter_mut().zip(&mut self.times) {
-            let old = *w.node == *h.from && w.token == h.old_token;
+            let old = h.from == *w.node && w.token == h.old_token;
             if old {
                 // A write of the old leadership landing after its handover.
                 *old_last = Some(old_last.map_or(w.at_us, |t| t.max(w.at_us)));
             } else if h.winner.is_none() && w.token > h.old_token {
-                h.winner = Some(w.node.to_string());
+                h.winner = Some(NodeId::from(&*w.node));
                 h.new_token = Some(w.token);
                 *new_first = Some(w.at_us);
             }

@@ -9,6 +9,7 @@
 
 use crate::events::Role;
 use crate::node::StatusBody;
+use baton_model::NodeId;
 use serde_json::Value;
 use std::fmt;
 
@@ -77,7 +78,7 @@ pub fn rule(name: &str) -> &'static Rule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Breach {
     /// The node (`n2`).
-    pub node: String,
+    pub node: NodeId,
     /// The rule's name.
     pub rule: &'static str,
     /// What it did, one line.
@@ -88,7 +89,7 @@ impl Breach {
     /// Node `node` broke rule `rule`: `detail`.
     pub fn new(node: &str, rule_name: &str, detail: impl Into<String>) -> Breach {
         Breach {
-            node: node.to_string(),
+            node: node.into(),
             rule: rule(rule_name).name,
             detail: detail.into(),
         }
@@ -179,7 +180,7 @@ pub fn check_status(id: &str, body: &str) -> Result<StatusBody, String> {
     }
     let lease_ttl_remaining_ms = int_or_null(o, "lease_ttl_remaining_ms")?;
     Ok(StatusBody {
-        node_id,
+        node_id: node_id.into(),
         role,
         fence_token: if role == Role::Leader {
             fence_token

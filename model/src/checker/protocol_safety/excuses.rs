@@ -6,13 +6,14 @@
 use crate::checker::us_to_ms;
 use crate::clock_model::{ClockChange, Skew};
 use crate::scenario::Resolved;
+use crate::NodeId;
 use baton_protocols::safety::SafetyBounds;
 use std::collections::BTreeMap;
 
 /// An excuse: from `start_us`, for a node (`None`: every node), while its cause lasted
 /// over `[start_us, end_us]` (`None`: for good).
 pub(super) struct Excuse {
-    node: Option<String>,
+    node: Option<NodeId>,
     start_us: i64,
     end_us: Option<i64>,
     /// What it was, for a human.
@@ -22,7 +23,7 @@ pub(super) struct Excuse {
 /// The excuses of a run, gathered one event at a time.
 pub(super) struct Excuses {
     bounds: SafetyBounds,
-    nodes: Vec<String>,
+    nodes: Vec<NodeId>,
     /// Clock faults by fault index.
     clock_faults: BTreeMap<usize, ClockChange>,
     /// Every clock a clock fault touched, by target, as the world keeps it.
@@ -33,7 +34,7 @@ pub(super) struct Excuses {
     /// Pauses under way: node -> (start of the first, pauses in force). A pause may
     /// land on a node already paused (two scripted pauses, or GC during one); the node
     /// runs again only when the last ends, and the whole stretch is one pause.
-    paused: BTreeMap<String, (i64, u32)>,
+    paused: BTreeMap<NodeId, (i64, u32)>,
 }
 
 impl Excuses {
@@ -47,7 +48,7 @@ impl Excuses {
             .collect();
         Excuses {
             bounds: r.protocol.safety_bounds(),
-            nodes: (1..=r.scenario.nodes).map(|i| format!("n{i}")).collect(),
+            nodes: r.node_names(),
             clock_faults,
             clocks: BTreeMap::new(),
             server_forgets: r
@@ -61,12 +62,12 @@ impl Excuses {
     }
 
     /// A pause began on `node` (scripted or GC noise).
-    pub fn paused(&mut self, node: &str, at_us: i64) {
-        self.paused.entry(node.to_string()).or_insert((at_us, 0)).1 += 1;
+    pub fn paused(&mut self, node: &NodeId, at_us: i64) {
+        self.paused.entry(node.clone()).or_insert((at_us, 0)).1 += 1;
     }
 
     /// One pause on `node` ended: the node runs again when it was the last in force.
-    pub fn resumed(&mut self, node: &str, at_us: i64) {
+    pub fn resumed(&mut self, node: &NodeId, at_us: i64) {
         if let Some((_, depth)) = self.paused.get_mut(node) {
             *depth = depth.saturating_sub(1);
             if *depth == 0 {
@@ -77,12 +78,12 @@ impl Excuses {
 
     /// Every pause on `node` ended at `at_us` (the last one, or the node was killed):
     /// an excuse if the whole stretch was longer than the protocol's bound.
-    pub fn pause_ended(&mut self, node: &str, at_us: i64) {
+    pub fn pause_ended(&mut self, node: &NodeId, at_us: i64) {
         if let Some((start, _)) = self.paused.remove(node) {
             let ms = us_to_ms(at_us - start);
             if ms > self.bounds.pause_ms as f64 {
                 self.list.push(Excuse {
-                    node: Some(node.to_string()),
+                    node: Some(node.clone()),
                     start_us: start,
                     end_us: Some(at_us),
                     what: format!("paused {ms} ms from {} ms", us_to_ms(start)),
@@ -93,7 +94,7 @@ impl Excuses {
 
     /// `node`'s role changed to something other than leader: it runs, so a pause under
     /// way is forgotten without excusing anything.
-    pub fn forget_pause(&mut self, node: &str) {
+    pub fn forget_pause(&mut self, node: &NodeId) {
         self.paused.remove(node);
     }
 
@@ -132,7 +133,7 @@ impl Excuses {
             // A node's own clock excuses that node, unless the peers' clocks judge the
             // grant (raft): then, like the backend's clock, it excuses every node.
             let node = (self.nodes.iter().any(|n| n == target) && !b.peers_judge)
-                .then(|| target.to_string());
+                .then(|| NodeId::from(target));
             self.list.push(Excuse {
                 what: match &node {
                     Some(_) => what,
@@ -163,7 +164,7 @@ impl Excuses {
 
     /// The run ended at `end_us`: every pause still under way ends there.
     pub fn finish(&mut self, end_us: i64) {
-        let open: Vec<String> = self.paused.keys().cloned().collect();
+        let open: Vec<NodeId> = self.paused.keys().cloned().collect();
         for node in open {
             self.pause_ended(&node, end_us);
         }
@@ -171,9 +172,9 @@ impl Excuses {
 
     /// The excuse for an act at `act_us` of `node`'s leadership won at `win_us`, if there
     /// is one.
-    pub fn of(&self, node: &str, win_us: i64, act_us: i64) -> Option<&Excuse> {
+    pub fn of(&self, node: &NodeId, win_us: i64, act_us: i64) -> Option<&Excuse> {
         self.list.iter().find(|x| {
-            x.node.as_deref().is_none_or(|n| n == node)
+            x.node.as_ref().is_none_or(|n| n == node)
                 && x.start_us <= act_us
                 && x.end_us.is_none_or(|end| end >= win_us)
         })

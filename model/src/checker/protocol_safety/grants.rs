@@ -8,6 +8,7 @@ use super::ProtocolSafetySummary;
 use crate::checker::{us_to_ms, Property, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use baton_protocols::safety::SafetyBounds;
 
 /// Why a leadership's grant ended.
@@ -18,7 +19,7 @@ struct GrantEnd {
 }
 
 struct Lead {
-    node: String,
+    node: NodeId,
     token: u64,
     win_us: i64,
     grant_end: Option<GrantEnd>,
@@ -199,7 +200,7 @@ impl ProtocolSafety {
     /// returns the summary (its outcome judged later, by [`ProtocolSafetySummary::judge`]).
     pub fn finish(mut self, end_us: i64, out: &mut Vec<Violation>) -> ProtocolSafetySummary {
         self.excuses.finish(end_us);
-        let nodes: Vec<String> = self
+        let nodes: Vec<NodeId> = self
             .leads
             .iter()
             .filter(|l| l.open)
