@@ -20,3 +20,5 @@ pub mod seed;
 pub mod swarm;
 pub mod timeline;
 pub mod trial;
+
+pub use baton_protocols::NodeId;

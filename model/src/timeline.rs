@@ -5,6 +5,7 @@
 //! the global simulated time, so a timeline is a pure function of scenario, seed and code.
 
 use crate::fault::FaultKind;
+use crate::NodeId;
 use serde::{Deserialize, Serialize};
 
 /// A node's role, by its own belief.
@@ -76,19 +77,19 @@ pub enum Event {
     /// A node started a campaign.
     CampaignStarted {
         /// The node.
-        node: String,
+        node: NodeId,
     },
     /// A campaign ended without winning.
     CampaignFailed {
         /// The node.
-        node: String,
+        node: NodeId,
         /// Why.
         error: String,
     },
     /// A node's belief about its role changed.
     RoleChanged {
         /// The node.
-        node: String,
+        node: NodeId,
         /// The new role.
         role: Role,
         /// The fencing token, when it became leader.
@@ -97,7 +98,7 @@ pub enum Event {
     /// A leader stopped its protected writes.
     StoppedActing {
         /// The node.
-        node: String,
+        node: NodeId,
         /// The token it had acted under.
         token: u64,
         /// Why it stopped.
@@ -111,40 +112,40 @@ pub enum Event {
     /// A node was killed (its tasks dropped).
     NodeKilled {
         /// The node.
-        node: String,
+        node: NodeId,
     },
     /// A killed node was started again from scratch.
     NodeRestarted {
         /// The node.
-        node: String,
+        node: NodeId,
     },
     /// A node stopped the world (a GC pause).
     NodePaused {
         /// The node.
-        node: String,
+        node: NodeId,
     },
     /// A paused node runs again.
     NodeResumed {
         /// The node.
-        node: String,
+        node: NodeId,
     },
     /// Background GC noise (`[noise.gc]`) stopped the world on a node: not a scripted
     /// fault. Its end is a `GcResumed`.
     GcPaused {
         /// The node.
-        node: String,
+        node: NodeId,
         /// How long the pause lasts.
         duration_ms: u64,
     },
     /// A GC-noise pause ended.
     GcResumed {
         /// The node.
-        node: String,
+        node: NodeId,
     },
     /// A leader started a step of the job (`[work.job]`): compacting one segment.
     JobStepStarted {
         /// The leader.
-        node: String,
+        node: NodeId,
         /// Its token.
         token: u64,
         /// The segment (the cursor it resumed from, or its previous step's + 1).
@@ -153,7 +154,7 @@ pub enum Event {
     /// A job step's work finished; its checkpoint write comes next.
     JobStepDone {
         /// The leader.
-        node: String,
+        node: NodeId,
         /// Its token.
         token: u64,
         /// The segment.
@@ -165,7 +166,7 @@ pub enum Event {
     /// lost and the next leader does the segment again.
     JobStepAbandoned {
         /// The leader.
-        node: String,
+        node: NodeId,
         /// Its token.
         token: u64,
         /// The segment.
@@ -176,7 +177,7 @@ pub enum Event {
     /// A leader gave its leadership up on purpose (a step-down), telling the backend.
     Released {
         /// The node.
-        node: String,
+        node: NodeId,
         /// The token it gave up.
         token: u64,
     },
@@ -185,11 +186,11 @@ pub enum Event {
     /// designated successor by the backend's primitive (its `Released` follows).
     HandedOver {
         /// The old leader.
-        node: String,
+        node: NodeId,
         /// The token it gave up.
         token: u64,
         /// The designated successor.
-        to: String,
+        to: NodeId,
         /// The job's cursor it published (the first segment not yet checkpointed; 0
         /// without a job).
         cursor: u64,
@@ -199,11 +200,11 @@ pub enum Event {
     /// has already stopped for another reason).
     TransferAborted {
         /// The leader.
-        node: String,
+        node: NodeId,
         /// Its token.
         token: u64,
         /// The designated successor.
-        to: String,
+        to: NodeId,
         /// Why.
         reason: String,
     },
@@ -211,18 +212,18 @@ pub enum Event {
     /// and every indirect probe of one period.
     SwimSuspected {
         /// The observer.
-        node: String,
+        node: NodeId,
         /// The member suspected.
-        member: String,
+        member: NodeId,
         /// Which start of its process (1 at first; a restart is a new process).
         start: u64,
     },
     /// A node's SWIM detector declared a member down: its suspicion went unrefuted.
     SwimDown {
         /// The observer.
-        node: String,
+        node: NodeId,
         /// The member declared down.
-        member: String,
+        member: NodeId,
         /// Which start of its process.
         start: u64,
     },
@@ -230,15 +231,15 @@ pub enum Event {
     /// (etcd-lease: its lease revoked), before the lease would have expired.
     SwimEvicted {
         /// The node that asked.
-        node: String,
+        node: NodeId,
         /// The leader evicted.
-        member: String,
+        member: NodeId,
     },
     /// The SWIM messages a node sent over the last second of its clock (recorded each
     /// second, so that a report counts the detector's traffic).
     SwimTraffic {
         /// The node.
-        node: String,
+        node: NodeId,
         /// Messages sent.
         messages: u64,
     },
@@ -255,7 +256,7 @@ pub enum Event {
     /// The lease service granted a lease.
     LeaseGranted {
         /// The node that asked.
-        node: String,
+        node: NodeId,
         /// The lease id.
         lease_id: i64,
         /// The TTL asked for.
@@ -296,7 +297,7 @@ pub enum Event {
     /// A node sent a protected write.
     WriteAttempted {
         /// The node.
-        node: String,
+        node: NodeId,
         /// The token it carried.
         token: u64,
         /// What it writes.
@@ -305,7 +306,7 @@ pub enum Event {
     /// The fenced resource accepted a write.
     WriteAccepted {
         /// The writer.
-        node: String,
+        node: NodeId,
         /// The token it carried.
         token: u64,
         /// The highest token accepted before this write.
@@ -318,7 +319,7 @@ pub enum Event {
     /// before anyone could be told of it. Checkers read it as an accepted `seq` write.
     BatchCommitted {
         /// The node that proposed it (the leader of its term).
-        node: String,
+        node: NodeId,
         /// The term it was proposed in: its token.
         token: u64,
         /// Its position in the log.
@@ -334,7 +335,7 @@ pub enum Event {
     /// nobody received, and is no leader's act.
     BatchHandedOut {
         /// The leader.
-        node: String,
+        node: NodeId,
         /// Its term.
         token: u64,
         /// First sequence number of the batch.
@@ -347,7 +348,7 @@ pub enum Event {
     /// own fencing, the counterpart of a resource's `WriteRejected`.
     BatchRefused {
         /// The leader.
-        node: String,
+        node: NodeId,
         /// The term it acted under.
         token: u64,
     },
@@ -355,7 +356,7 @@ pub enum Event {
     /// because its leader lease held on its clock.
     ReadServed {
         /// The node that answered.
-        node: String,
+        node: NodeId,
         /// Its term.
         token: u64,
         /// The value it read: the last sequence number its state machine had applied.
@@ -372,7 +373,7 @@ pub enum Event {
     /// leader's next batch. The row only moves forward.
     SeqRefused {
         /// The writer.
-        node: String,
+        node: NodeId,
         /// Its token.
         token: u64,
         /// The batch's first number.
@@ -385,7 +386,7 @@ pub enum Event {
     /// The fenced resource rejected a write whose token was below its `max_token`.
     WriteRejected {
         /// The writer.
-        node: String,
+        node: NodeId,
         /// The token it carried.
         token: u64,
         /// The highest token accepted so far.
@@ -448,7 +449,7 @@ pub enum Event {
     /// supervisor polling it.
     ContractBroken {
         /// The node.
-        node: String,
+        node: NodeId,
         /// The rule's name, as the contract's heading has it (`status`).
         rule: String,
         /// What it did.

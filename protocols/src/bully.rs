@@ -35,6 +35,7 @@ use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::Leadership;
 use crate::peer::{self, Coord, Core, ElectionLog, PeerNet, View};
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -122,7 +123,7 @@ impl BullyElector {
     /// its failure detector at once; messages from peers go to [`BullyElector::handle`].
     pub fn new(
         me: usize,
-        names: Vec<String>,
+        names: Vec<NodeId>,
         net: Arc<dyn PeerNet<BullyMsg, BullyReply>>,
         clock: Arc<dyn Clock>,
         cfg: BullyConfig,

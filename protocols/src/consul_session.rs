@@ -43,6 +43,7 @@ use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -200,7 +201,7 @@ pub struct ConsulSessionElector {
     api: Arc<dyn ConsulApi>,
     clock: Arc<dyn Clock>,
     cfg: ConsulSessionConfig,
-    node: String,
+    node: NodeId,
     /// The session of the current campaign or leadership.
     session: Mutex<Option<Session>>,
 }
@@ -218,7 +219,7 @@ fn unavailable(e: ConsulError) -> ElectorError {
 impl ConsulSessionElector {
     /// An elector for `node` talking to Consul through `api`, reading time on `clock`.
     pub fn new(
-        node: &str,
+        node: &NodeId,
         api: Arc<dyn ConsulApi>,
         clock: Arc<dyn Clock>,
         cfg: ConsulSessionConfig,
@@ -227,7 +228,7 @@ impl ConsulSessionElector {
             api,
             clock,
             cfg,
-            node: node.to_string(),
+            node: node.clone(),
             session: Mutex::new(None),
         }
     }
@@ -290,7 +291,7 @@ impl ConsulSessionElector {
             if !held {
                 let locked = self
                     .api
-                    .kv_acquire(key, &self.node, &s.id)
+                    .kv_acquire(key, self.node.as_str(), &s.id)
                     .await
                     .map_err(unavailable)?;
                 if !locked {
@@ -453,7 +454,7 @@ impl Elector for ConsulSessionElector {
             .pair
             .filter(|p| !p.session.is_empty())
             .map(|p| LeaderInfo {
-                node: p.value,
+                node: NodeId::from(p.value),
                 token: p.modify_index,
             }))
     }

@@ -34,6 +34,7 @@ use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -57,7 +58,7 @@ impl std::fmt::Display for DbError {
 /// The `leader` row as a `SELECT` sees it while a lease is live.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaderRow {
-    /// The holder.
+    /// The holder's name, as the row stores it.
     pub node: String,
     /// Its generation (the fencing token).
     pub generation: u64,
@@ -184,7 +185,7 @@ pub struct DbRowElector {
     api: Arc<dyn DbApi>,
     clock: Arc<dyn Clock>,
     cfg: DbRowConfig,
-    node: String,
+    node: NodeId,
     held: Mutex<Option<Held>>,
 }
 
@@ -195,12 +196,17 @@ fn unavailable(e: DbError) -> ElectorError {
 impl DbRowElector {
     /// An elector for `node` talking to the database through `api`, reading time on
     /// `clock`.
-    pub fn new(node: &str, api: Arc<dyn DbApi>, clock: Arc<dyn Clock>, cfg: DbRowConfig) -> Self {
+    pub fn new(
+        node: &NodeId,
+        api: Arc<dyn DbApi>,
+        clock: Arc<dyn Clock>,
+        cfg: DbRowConfig,
+    ) -> Self {
         DbRowElector {
             api,
             clock,
             cfg,
-            node: node.to_string(),
+            node: node.clone(),
             held: Mutex::new(None),
         }
     }
@@ -214,7 +220,7 @@ impl DbRowElector {
 fn spawn_renewals(
     api: Arc<dyn DbApi>,
     clock: Arc<dyn Clock>,
-    node: String,
+    node: NodeId,
     held: Held,
     cfg: DbRowConfig,
 ) {
@@ -247,7 +253,7 @@ fn spawn_renewals(
                 }
                 let sent_us = clock.now_us();
                 let now = cfg.statement_now(sent_us);
-                match api.renew(&node, generation, ttl_ms, now).await {
+                match api.renew(node.as_str(), generation, ttl_ms, now).await {
                     Ok(true) => lease.extend_to(sent_us + ttl_ms as i64 * 1000),
                     Ok(false) => lease.end(LossReason::Revoked),
                     Err(_) => {}
@@ -266,7 +272,7 @@ impl Elector for DbRowElector {
             let sent_us = self.clock.now_us();
             match self
                 .api
-                .acquire(&self.node, ttl_ms, self.cfg.statement_now(sent_us))
+                .acquire(self.node.as_str(), ttl_ms, self.cfg.statement_now(sent_us))
                 .await
                 .map_err(unavailable)?
             {
@@ -299,7 +305,7 @@ impl Elector for DbRowElector {
             // Wait for renewals in flight; later ones see the lease ended and send nothing.
             let _no_renewal_in_flight = h.statements.write().await;
             self.api
-                .release(&self.node, h.generation)
+                .release(self.node.as_str(), h.generation)
                 .await
                 .map_err(unavailable)?;
         }
@@ -309,7 +315,7 @@ impl Elector for DbRowElector {
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
         let row = self.api.select().await.map_err(unavailable)?;
         Ok(row.map(|r| LeaderInfo {
-            node: r.node,
+            node: NodeId::from(r.node),
             token: r.generation,
         }))
     }

@@ -1,14 +1,15 @@
 //! The one interface every election protocol implements.
 
 use crate::leadership::Leadership;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 /// Who leads, as a backend reports it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaderInfo {
-    /// The leader's node name.
-    pub node: String,
+    /// The leader's node.
+    pub node: NodeId,
     /// The leader's fencing token.
     pub token: u64,
 }
@@ -55,14 +56,13 @@ pub trait Elector: Send + Sync {
     /// Who leads now, as the backend sees it.
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError>;
 
-    /// How far the backend is from handing this leadership to `successor` (a node
-    /// name), asked over and over by a leader preparing a transfer while it still
+    /// How far the backend is from handing this leadership to `successor`, asked over and over by a leader preparing a transfer while it still
     /// works. The default, for a backend with no queue and no log to catch up, is
     /// [`TransferReadiness::Ready`].
     async fn transfer_readiness(
         &self,
         leadership: &Leadership,
-        successor: &str,
+        successor: &NodeId,
     ) -> Result<TransferReadiness, ElectorError> {
         let _ = (leadership, successor);
         Ok(TransferReadiness::Ready)
@@ -71,7 +71,11 @@ pub trait Elector: Send + Sync {
     /// Hands the leadership to `successor` by the backend's own primitive, once the
     /// node has stopped its protected writes (and readiness said `Ready`). The default
     /// resigns: in a queue whose head is the successor, that is the handover.
-    async fn transfer(&self, leadership: &Leadership, successor: &str) -> Result<(), ElectorError> {
+    async fn transfer(
+        &self,
+        leadership: &Leadership,
+        successor: &NodeId,
+    ) -> Result<(), ElectorError> {
         let _ = successor;
         self.resign(leadership).await
     }
@@ -94,7 +98,7 @@ pub trait Elector: Send + Sync {
     /// candidate need not wait for its lease to expire. True when it did. The backend
     /// still decides who leads next, and the fence still guards the resource. No-op by
     /// default (a backend with no way to end another's grant).
-    async fn evict(&self, node: &str) -> Result<bool, ElectorError> {
+    async fn evict(&self, node: &NodeId) -> Result<bool, ElectorError> {
         let _ = node;
         Ok(false)
     }
@@ -113,9 +117,9 @@ pub enum TransferReadiness {
     /// The backend will give the seat to the successor once this leadership is handed
     /// over.
     Ready,
-    /// These candidates (node names, in queue order) are queued ahead of the successor:
-    /// ask each to requeue ([`Elector::requeue`]).
-    Behind(Vec<String>),
+    /// These candidates (in queue order) are queued ahead of the successor: ask each to
+    /// requeue ([`Elector::requeue`]).
+    Behind(Vec<NodeId>),
     /// Not yet, for this reason (the successor is not queued yet, its log lags).
     Waiting(String),
 }

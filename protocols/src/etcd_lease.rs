@@ -26,6 +26,7 @@ use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::mailbox::Mailbox;
 use crate::requeue::Waited;
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -125,7 +126,7 @@ pub struct EtcdLeaseElector {
     api: Arc<dyn EtcdApi>,
     clock: Arc<dyn Clock>,
     cfg: EtcdLeaseConfig,
-    node: String,
+    node: NodeId,
     /// The session of the current campaign or leadership: lease id, key, lease handle.
     session: Mutex<Option<Session>>,
     /// A transferring leader's request that this waiter queue again at the back.
@@ -146,7 +147,7 @@ fn unavailable(e: EtcdError) -> ElectorError {
 impl EtcdLeaseElector {
     /// An elector for `node` talking to the service through `api`, reading time on `clock`.
     pub fn new(
-        node: &str,
+        node: &NodeId,
         api: Arc<dyn EtcdApi>,
         clock: Arc<dyn Clock>,
         cfg: EtcdLeaseConfig,
@@ -155,7 +156,7 @@ impl EtcdLeaseElector {
             api,
             clock,
             cfg,
-            node: node.to_string(),
+            node: node.clone(),
             session: Mutex::new(None),
             requeue: Mailbox::default(),
         }
@@ -172,7 +173,7 @@ impl EtcdLeaseElector {
             }],
             success: vec![TxnOp::Put {
                 key: s.key.clone(),
-                value: self.node.clone(),
+                value: self.node.to_string(),
                 lease: s.lease_id,
             }],
             failure: vec![TxnOp::Get { key: s.key.clone() }],
@@ -404,7 +405,7 @@ impl Elector for EtcdLeaseElector {
     async fn transfer_readiness(
         &self,
         _leadership: &Leadership,
-        successor: &str,
+        successor: &NodeId,
     ) -> Result<TransferReadiness, ElectorError> {
         if self.cfg.canary == Canary::TransferWithoutRequeue {
             return Ok(TransferReadiness::Ready);
@@ -434,9 +435,9 @@ impl Elector for EtcdLeaseElector {
     /// Revokes the lease of the key at the head of the queue if `node` put it: etcd's
     /// `LeaseRevoke` takes any lease id, and the revocation deletes the key, which wakes
     /// the next waiter's watch.
-    async fn evict(&self, node: &str) -> Result<bool, ElectorError> {
+    async fn evict(&self, node: &NodeId) -> Result<bool, ElectorError> {
         let resp = self.queue(1).await?;
-        let Some(kv) = resp.kvs.first().filter(|kv| kv.value == node) else {
+        let Some(kv) = resp.kvs.first().filter(|kv| kv.value == node.as_str()) else {
             return Ok(false);
         };
         // The key is `<prefix>/<lease id in hex>` (see `open_session`).
@@ -454,7 +455,7 @@ impl Elector for EtcdLeaseElector {
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
         let resp = self.queue(1).await?;
         Ok(resp.kvs.first().map(|kv| LeaderInfo {
-            node: kv.value.clone(),
+            node: NodeId::from(&kv.value),
             token: kv.create_revision as u64,
         }))
     }

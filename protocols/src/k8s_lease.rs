@@ -48,6 +48,7 @@ use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -239,8 +240,8 @@ struct Inner {
     cfg: K8sLeaseConfig,
     /// `holderIdentity`: `<node>_<instance>`.
     identity: String,
-    /// The node's name (what a `preferredHolder` names).
-    node: String,
+    /// The node (what a `preferredHolder` names).
+    node: NodeId,
     /// A transferring leader's word that this node is its successor: try now.
     nudge: crate::mailbox::Mailbox,
     /// The jitter source (seeded by the caller).
@@ -264,7 +265,7 @@ impl K8sLeaseElector {
     /// use `<hostname>_<uuid>`: a restarted process (a new `instance`) is a new candidate,
     /// not the holder of its predecessor's Lease.
     pub fn new(
-        node: &str,
+        node: &NodeId,
         instance: &str,
         api: Arc<dyn LeaseApi>,
         clock: Arc<dyn Clock>,
@@ -277,7 +278,7 @@ impl K8sLeaseElector {
                 clock,
                 cfg,
                 identity: format!("{node}_{instance}"),
-                node: node.to_string(),
+                node: node.clone(),
                 nudge: crate::mailbox::Mailbox::default(),
                 rng: Mutex::new(rng),
                 observed: Mutex::new(Observed::default()),
@@ -384,7 +385,7 @@ impl Inner {
     /// second) or, with a `successor`, a release to it as `preferredHolder` for a whole
     /// lease duration (retried once on a conflict, over a fresh read, if the Lease still
     /// names this node).
-    async fn release(&self, successor: Option<&str>) -> Result<(), ElectorError> {
+    async fn release(&self, successor: Option<&NodeId>) -> Result<(), ElectorError> {
         let cached = self.observed.lock().unwrap().lease.clone();
         let Some(mut lease) = cached.filter(|l| l.spec.holder_identity == self.identity) else {
             return Ok(());
@@ -396,7 +397,7 @@ impl Inner {
             acquire_time_us: now,
             renew_time_us: now,
             lease_transitions: lease.spec.lease_transitions,
-            preferred_holder: successor.unwrap_or_default().to_string(),
+            preferred_holder: successor.map(NodeId::to_string).unwrap_or_default(),
         };
         lease.spec = spec.clone();
         let mut written = self.api.update(lease).await;
@@ -445,7 +446,7 @@ impl Inner {
         let unexpired = judged_from_us + old.spec.lease_duration_ms as i64 * 1000 > judged_now_us;
         // Released to another node (a transfer): leave it to that node for its duration.
         let preferred = &old.spec.preferred_holder;
-        let released_to_other = !preferred.is_empty() && *preferred != self.node;
+        let released_to_other = !preferred.is_empty() && *preferred != self.node.as_str();
         let vacant = old.spec.holder_identity.is_empty();
         unexpired && ((!vacant && !ours) || (vacant && released_to_other))
     }
@@ -519,7 +520,11 @@ impl Elector for K8sLeaseElector {
     /// A release naming `successor` as the Lease's `preferredHolder`: the successor
     /// takes the vacant Lease when told (see [`Elector::take_over_now`]); the others
     /// leave it to it for a whole `leaseDuration`, then take it as any lapsed Lease.
-    async fn transfer(&self, leadership: &Leadership, successor: &str) -> Result<(), ElectorError> {
+    async fn transfer(
+        &self,
+        leadership: &Leadership,
+        successor: &NodeId,
+    ) -> Result<(), ElectorError> {
         leadership.end(LossReason::Transferred);
         self.inner.release(Some(successor)).await
     }
@@ -535,7 +540,7 @@ impl Elector for K8sLeaseElector {
                 // Host names hold no `_`: the node is what precedes the last one.
                 let node = id.rsplit_once('_').map_or(id.as_str(), |(n, _)| n);
                 Ok(Some(LeaderInfo {
-                    node: node.to_string(),
+                    node: NodeId::from(node),
                     token: l.spec.lease_transitions,
                 }))
             }

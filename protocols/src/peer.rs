@@ -16,6 +16,7 @@
 
 use crate::clock::{sleep_until_local, Clock};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -90,7 +91,7 @@ pub(crate) struct State {
 pub(crate) struct Core {
     pub me: usize,
     pub nodes: usize,
-    pub names: Vec<String>,
+    pub names: Vec<NodeId>,
     pub clock: Arc<dyn Clock>,
     pub state: Mutex<State>,
     pub changed: Notify,
@@ -461,7 +462,7 @@ pub(crate) async fn heartbeat_round<M, R>(
 /// A fresh core for node `me` of `names.len()`.
 pub(crate) fn core(
     me: usize,
-    names: Vec<String>,
+    names: Vec<NodeId>,
     clock: Arc<dyn Clock>,
     log: Arc<dyn ElectionLog>,
     heartbeat_interval_ms: u64,
@@ -519,7 +520,7 @@ mod tests {
         // node both won; the second replaced the first's leadership without ending it,
         // and the node kept acting under the old epoch after a higher coordinator
         // deposed the new one.
-        let names = vec!["n1".to_string(), "n2".into(), "n3".into()];
+        let names = NodeId::fleet(3);
         let core = core(
             3,
             names,

@@ -46,6 +46,7 @@ use crate::clock::{sleep_local, Clock};
 use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -200,7 +201,7 @@ pub struct RedisLockElector {
     clock: Arc<dyn Clock>,
     cfg: RedisLockConfig,
     fencing: Fencing,
-    node: String,
+    node: NodeId,
     rng: Mutex<Box<dyn RngCore + Send>>,
     held: Mutex<Option<Held>>,
 }
@@ -213,7 +214,7 @@ impl RedisLockElector {
     /// An elector for `node` talking to Redis through `api`, reading time on `clock`,
     /// drawing lock values from `rng`.
     pub fn new(
-        node: &str,
+        node: &NodeId,
         api: Arc<dyn RedisApi>,
         clock: Arc<dyn Clock>,
         cfg: RedisLockConfig,
@@ -225,7 +226,7 @@ impl RedisLockElector {
             clock,
             cfg,
             fencing,
-            node: node.to_string(),
+            node: node.clone(),
             rng: Mutex::new(rng),
             held: Mutex::new(None),
         }
@@ -375,10 +376,7 @@ impl Elector for RedisLockElector {
         let Some(value) = self.api.get(&self.cfg.key).await.map_err(unavailable)? else {
             return Ok(None);
         };
-        let node = value
-            .rsplit_once(':')
-            .map_or(value.as_str(), |(n, _)| n)
-            .to_string();
+        let node = NodeId::from(value.rsplit_once(':').map_or(value.as_str(), |(n, _)| n));
         let token = match self.fencing {
             Fencing::None => 0,
             Fencing::IncrCounter => self

@@ -11,6 +11,7 @@
 //! on its predecessor fires, as it would for any release.
 
 use crate::elector::TransferReadiness;
+use crate::NodeId;
 
 /// How a waiter's wait for its predecessors ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,11 +23,12 @@ pub enum Waited {
 }
 
 /// Where `successor` stands in `queue`, the node names of the waiters behind the leader
-/// in queue order: ready when it is first; else the other nodes ahead of it, to requeue.
+/// in queue order, as the backend stores them: ready when it is first; else the other nodes ahead of it, to requeue.
 /// A node's name appears twice when a session from before its restart has not expired
 /// yet; the newest entry is taken for its live one, and an older one of the successor's
 /// ahead of it cannot be requeued (nobody holds it): the transfer must wait it out.
-pub fn readiness(queue: &[&str], successor: &str) -> TransferReadiness {
+pub fn readiness(queue: &[&str], successor: &NodeId) -> TransferReadiness {
+    let successor = successor.as_str();
     let Some(at) = queue.iter().rposition(|n| *n == successor) else {
         return TransferReadiness::Waiting(format!("`{successor}` is not queued"));
     };
@@ -39,10 +41,10 @@ pub fn readiness(queue: &[&str], successor: &str) -> TransferReadiness {
     if ahead.is_empty() {
         return TransferReadiness::Ready;
     }
-    let mut names: Vec<String> = vec![];
+    let mut names: Vec<NodeId> = vec![];
     for n in ahead {
         if !names.iter().any(|m| m == n) {
-            names.push(n.to_string());
+            names.push(NodeId::from(*n));
         }
     }
     TransferReadiness::Behind(names)
@@ -55,18 +57,21 @@ mod tests {
 
     #[test]
     fn the_successor_first_is_ready_and_others_ahead_must_requeue() {
-        assert_eq!(readiness(&["n3", "n2"], "n3"), TransferReadiness::Ready);
         assert_eq!(
-            readiness(&["n2", "n4", "n2", "n3"], "n3"),
+            readiness(&["n3", "n2"], &"n3".into()),
+            TransferReadiness::Ready
+        );
+        assert_eq!(
+            readiness(&["n2", "n4", "n2", "n3"], &"n3".into()),
             TransferReadiness::Behind(vec!["n2".into(), "n4".into()])
         );
         assert!(matches!(
-            readiness(&["n2"], "n3"),
+            readiness(&["n2"], &"n3".into()),
             TransferReadiness::Waiting(_)
         ));
         // A stale key of the successor's ahead of its live one: wait for it to expire.
         assert!(matches!(
-            readiness(&["n3", "n2", "n3"], "n3"),
+            readiness(&["n3", "n2", "n3"], &"n3".into()),
             TransferReadiness::Waiting(_)
         ));
     }

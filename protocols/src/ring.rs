@@ -36,6 +36,7 @@ use crate::elector::{Elector, ElectorError, LeaderInfo};
 use crate::leadership::Leadership;
 use crate::peer::{self, Coord, Core, ElectionLog, PeerNet, View};
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -106,7 +107,7 @@ impl RingElector {
     /// its failure detector at once; messages from peers go to [`RingElector::handle`].
     pub fn new(
         me: usize,
-        names: Vec<String>,
+        names: Vec<NodeId>,
         net: Arc<dyn PeerNet<RingMsg, RingReply>>,
         clock: Arc<dyn Clock>,
         cfg: RingConfig,

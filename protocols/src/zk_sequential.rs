@@ -42,6 +42,7 @@ use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::mailbox::Mailbox;
 use crate::requeue::Waited;
 use crate::safety::SafetyBounds;
+use crate::NodeId;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
@@ -240,7 +241,7 @@ pub struct ZkSequentialElector {
     api: Arc<dyn ZkApi>,
     clock: Arc<dyn Clock>,
     cfg: ZkSequentialConfig,
-    node: String,
+    node: NodeId,
     /// The session of the current campaign or leadership.
     session: Mutex<Option<Session>>,
     /// This node's znode in the queue (its name under the election path), while queued.
@@ -271,7 +272,7 @@ fn sequence_of(name: &str) -> Option<u64> {
 impl ZkSequentialElector {
     /// An elector for `node` talking to the server through `api`, reading time on `clock`.
     pub fn new(
-        node: &str,
+        node: &NodeId,
         api: Arc<dyn ZkApi>,
         clock: Arc<dyn Clock>,
         cfg: ZkSequentialConfig,
@@ -280,7 +281,7 @@ impl ZkSequentialElector {
             api,
             clock,
             cfg,
-            node: node.to_string(),
+            node: node.clone(),
             session: Mutex::new(None),
             znode: Mutex::new(None),
             requeue: Mailbox::default(),
@@ -292,7 +293,12 @@ impl ZkSequentialElector {
         let prefix = format!("{}/n_", self.cfg.election_path);
         let (path, stat) = self
             .api
-            .create(s.id, &prefix, &self.node, CreateMode::EphemeralSequential)
+            .create(
+                s.id,
+                &prefix,
+                self.node.as_str(),
+                CreateMode::EphemeralSequential,
+            )
             .await
             .map_err(unavailable)?;
         let mine = path.rsplit('/').next().unwrap_or_default().to_string();
@@ -487,7 +493,7 @@ impl Elector for ZkSequentialElector {
     async fn transfer_readiness(
         &self,
         _leadership: &Leadership,
-        successor: &str,
+        successor: &NodeId,
     ) -> Result<TransferReadiness, ElectorError> {
         let session = self.session.lock().unwrap().as_ref().map(|s| s.id);
         let mine = self.znode.lock().unwrap().clone();
@@ -532,7 +538,7 @@ impl Elector for ZkSequentialElector {
         let path = format!("{}/{}", self.cfg.election_path, lowest);
         match self.api.get_data(0, &path).await {
             Ok((node, stat)) => Ok(Some(LeaderInfo {
-                node,
+                node: NodeId::from(node),
                 token: stat.czxid as u64,
             })),
             Err(ZkError::NoNode) => Ok(None),

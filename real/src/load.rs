@@ -9,6 +9,7 @@
 //! on SIGTERM ([`LoadStats`]).
 
 use crate::node::{NextBody, NotLeaderBody, Peer};
+use baton_model::NodeId;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -141,7 +142,7 @@ fn save(path: &Path, s: &LoadStats) {
 
 enum Answer {
     Ok(NextBody),
-    NotLeader(Option<String>),
+    NotLeader(Option<NodeId>),
     Unavailable,
     TimedOut,
     Error,

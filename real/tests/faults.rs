@@ -42,7 +42,7 @@ async fn sleep_ms(ms: u64) {
 /// The spec's experiment 4 in real mode: the leader stops the world just before a write,
 /// for longer than its lease; etcd elects another node; the woken leader sends its write
 /// with its old token.
-async fn gc_pause(fencing: bool) -> (tempfile::TempDir, String, RunOutput) {
+async fn gc_pause(fencing: bool) -> (tempfile::TempDir, baton_model::NodeId, RunOutput) {
     let dir = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::start(config(&dir, fencing)).await.unwrap();
     let old = sup

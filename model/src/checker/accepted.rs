@@ -3,6 +3,7 @@
 //! they show. Most checkers read these rather than the raw events.
 
 use crate::timeline::{Entry, Event, Role, WriteOp};
+use crate::NodeId;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
 
@@ -62,15 +63,15 @@ pub(crate) struct AcceptedTracker {
     names: BTreeSet<Arc<str>>,
     pending: VecDeque<Pending>,
     /// Hand-outs seen before their batch took effect (none in practice).
-    early: BTreeSet<(String, u64, u64)>,
+    early: BTreeSet<(NodeId, u64, u64)>,
 }
 
 impl AcceptedTracker {
-    fn name(&mut self, node: &str) -> Arc<str> {
-        if let Some(n) = self.names.get(node) {
+    fn name(&mut self, node: &NodeId) -> Arc<str> {
+        if let Some(n) = self.names.get(node.as_str()) {
             return n.clone();
         }
-        let n: Arc<str> = Arc::from(node);
+        let n: Arc<str> = Arc::from(node.as_str());
         self.names.insert(n.clone());
         n
     }
@@ -158,7 +159,7 @@ impl AcceptedTracker {
         &mut self,
         idx: usize,
         at_us: i64,
-        node: &str,
+        node: &NodeId,
         token: u64,
         op: WriteOp,
     ) -> Accepted {

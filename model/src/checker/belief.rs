@@ -11,6 +11,7 @@
 
 use super::{us_to_ms, CheckInput};
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -22,7 +23,7 @@ pub struct OverlapWindow {
     /// When fewer than two remained (or the run ended).
     pub to_ms: f64,
     /// Every node that believed it led at some point in the window, sorted.
-    pub nodes: Vec<String>,
+    pub nodes: Vec<NodeId>,
 }
 
 /// Leaders by belief over the run.
@@ -52,9 +53,9 @@ pub fn summarize(entries: &[Entry], end_us: i64) -> BeliefSummary {
 
 /// The belief series, read one event at a time.
 pub struct Belief {
-    believers: BTreeSet<String>,
+    believers: BTreeSet<NodeId>,
     out: BeliefSummary,
-    open: Option<(i64, BTreeSet<String>)>,
+    open: Option<(i64, BTreeSet<NodeId>)>,
 }
 
 impl Default for Belief {
@@ -108,7 +109,7 @@ impl Belief {
     }
 }
 
-fn window(from_us: i64, to_us: i64, nodes: BTreeSet<String>) -> OverlapWindow {
+fn window(from_us: i64, to_us: i64, nodes: BTreeSet<NodeId>) -> OverlapWindow {
     OverlapWindow {
         from_ms: us_to_ms(from_us),
         to_ms: us_to_ms(to_us),

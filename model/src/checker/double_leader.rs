@@ -14,13 +14,14 @@
 //! A woken leader usually sends a burst, so each maximal run of consecutive stale
 //! accepted writes (consecutive among accepted writes) from one leadership is ONE
 //! incident: the count says how many times the trap sprang, not how many writes went
-//! through (that is [`super::stale_token`]). Each is one [`Violation::DoubleLeaderActing`].
+//! through (that is [`super::stale_token`]). Each is one [`Property::DoubleLeaderActing`].
 //!
 //! The order is recomputed from the accepted writes rather than read from the resource's
 //! `max_token`, so the checker does not trust the code it checks.
 
 use super::{
-    accepted_writes, us_to_ms, Accepted, CheckInput, LeadershipKey, Step, Succession, Violation,
+    accepted_writes, us_to_ms, Accepted, CheckInput, LeadershipKey, Property, Step, Succession,
+    Violation,
 };
 
 /// Appends one violation per incident and returns the number of incidents.
@@ -60,7 +61,8 @@ impl DoubleLeader {
                             w.node, w.token, newest.node
                         )
                     };
-                    self.violations.push(Violation::DoubleLeaderActing {
+                    self.violations.push(Violation {
+                        property: Property::DoubleLeaderActing,
                         at_ms: us_to_ms(w.at_us),
                         detail,
                     });
@@ -106,9 +108,9 @@ mod tests {
         let (n, v) = run(&entries);
         assert_eq!(n, 2);
         assert_eq!(v.len(), 2);
-        assert_eq!(v[0].at_ms(), 300.0);
-        assert_eq!(v[1].at_ms(), 500.0);
-        assert!(v[0].detail().contains("stale token 1 after token 2"));
+        assert_eq!(v[0].at_ms, 300.0);
+        assert_eq!(v[1].at_ms, 500.0);
+        assert!(v[0].detail.contains("stale token 1 after token 2"));
     }
 
     #[test]
@@ -125,9 +127,9 @@ mod tests {
         let (n, v) = run(&interleaved);
         assert_eq!(n, 2, "{v:?}");
         assert!(v[0]
-            .detail()
+            .detail
             .contains("n1 acted under token 5 after n2 took over under the same token"));
-        assert_eq!(v[1].at_ms(), 600.0);
+        assert_eq!(v[1].at_ms, 600.0);
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! and [`super::stale_token`]; this file measures.
 
 use super::{accepted_writes, Accepted, CheckInput, LeadershipKey};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,7 +21,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TokenInterval {
     /// The leader.
-    pub node: String,
+    pub node: NodeId,
     /// The fencing token.
     pub token: u64,
     /// Its first accepted write.
@@ -92,7 +93,7 @@ impl Effect {
                 .iter()
                 .map(
                     |(key, &(_, first_at_us, _, last_at_us, writes))| TokenInterval {
-                        node: key.node.to_string(),
+                        node: NodeId::from(&*key.node),
                         token: key.token,
                         first_at_us,
                         last_at_us,

@@ -13,8 +13,9 @@
 //! violation per (term, intruding node). A node winning its own term again (its lease
 //! lapsed and was renewed) is the same leadership of the same election, not a second one.
 
-use super::{us_to_ms, CheckInput, Violation};
+use super::{us_to_ms, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Adds a violation for every second leader of a term; returns how many there were.
@@ -39,8 +40,8 @@ pub(crate) struct ElectionSafety {
     /// Only protocols whose token is a term are judged.
     applies: bool,
     /// term -> the first node that won it
-    owner: BTreeMap<u64, String>,
-    reported: BTreeSet<(u64, String)>,
+    owner: BTreeMap<u64, NodeId>,
+    reported: BTreeSet<(u64, NodeId)>,
     violations: Vec<Violation>,
 }
 
@@ -74,7 +75,8 @@ impl ElectionSafety {
             .or_insert_with(|| node.clone())
             .clone();
         if first != *node && self.reported.insert((*term, node.clone())) {
-            self.violations.push(Violation::TwoLeadersInOneTerm {
+            self.violations.push(Violation {
+                property: Property::ElectionSafety,
                 at_ms: us_to_ms(e.at_us),
                 detail: format!("{node} won term {term}, which {first} had already won"),
             });
@@ -111,10 +113,10 @@ mod tests {
             leader(300, "n2", 3),
         ]);
         assert_eq!(v.len(), 1, "{v:?}");
-        assert_eq!(v[0].property(), "election_safety");
-        assert_eq!(v[0].at_ms(), 200.0);
+        assert_eq!(v[0].property, Property::ElectionSafety);
+        assert_eq!(v[0].at_ms, 200.0);
         assert!(v[0]
-            .detail()
+            .detail
             .contains("n2 won term 3, which n1 had already won"));
     }
 

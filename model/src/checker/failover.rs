@@ -6,7 +6,7 @@
 //! accepted write just before it (the last write of the token that acted until then) to
 //! it. That is the time the protected resource went without work across a leadership
 //! change, as the resource saw it. With `expect.failover_ms_max` set, each failover above
-//! it is a [`Violation::FailoverTooSlow`].
+//! it is a [`Property::FailoverTooSlow`].
 //!
 //! **Election latency** (`election_latency_ms`). For each win (a node's first
 //! `RoleChanged` to leader with token T), the latency runs from the later of
@@ -25,16 +25,17 @@
 //! the old leader had not stopped by then, the gap is measured from the old leader's
 //! last accepted write (from its win if it never wrote) and marked `overlap`; it is
 //! negative when the old leader's writes went on being accepted. Only that last case is
-//! a [`Violation::NegativeHandoffGap`]: both leaders' writes took effect interleaved. An
+//! a [`Property::NegativeHandoffGap`]: both leaders' writes took effect interleaved. An
 //! old leader that merely believed too long, with its writes rejected, is the fence
 //! working, not a violation, unless it had given leadership up on purpose (`Released`)
 //! before the new leader first wrote: a leader that knows it stepped down has no excuse
-//! to act on, and that is a [`Violation::ActedAfterRelease`] (a long job step finished
+//! to act on, and that is a [`Property::ActedAfterRelease`] (a long job step finished
 //! after the release, for one).
 
-use super::{us_to_ms, Accepted, CheckInput, Step, Succession, Violation};
+use super::{us_to_ms, Accepted, CheckInput, Property, Step, Succession, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -94,11 +95,11 @@ pub struct ElectionsByStart {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HandoffGap {
     /// The old leader.
-    pub old_node: String,
+    pub old_node: NodeId,
     /// Its token.
     pub old_token: u64,
     /// The new leader.
-    pub new_node: String,
+    pub new_node: NodeId,
     /// Its token.
     pub new_token: u64,
     /// New leader's first accepted write minus old leader's stop (or last accepted
@@ -127,7 +128,7 @@ pub struct FailoverSummary {
 struct Win {
     idx: usize,
     at_us: i64,
-    node: String,
+    node: NodeId,
     token: u64,
     /// Its leadership's first accepted write: (timeline position, time).
     first_write: Option<(usize, i64)>,
@@ -144,7 +145,7 @@ struct Win {
 impl Win {
     /// Whether `w` was written under this win's leadership.
     fn owns(&self, w: &Accepted) -> bool {
-        *w.node == *self.node
+        self.node == *w.node
             && w.token == self.token
             // Hand-built timelines may lack the win a write belongs to.
             && w.leadership.win_idx.is_none_or(|i| i == self.idx)
@@ -182,8 +183,8 @@ pub(crate) struct Failover {
     by_start: ElectionsByStart,
     /// node -> token of the leadership it currently believes in: a repeated belief is
     /// not a new win, but winning again later (even under the same token) is.
-    leading: BTreeMap<String, u64>,
-    campaign_at: BTreeMap<String, i64>,
+    leading: BTreeMap<NodeId, u64>,
+    campaign_at: BTreeMap<NodeId, i64>,
     deleted_at: BTreeMap<i64, i64>,
 }
 
@@ -276,7 +277,8 @@ impl Failover {
             self.failover_ms.push(ms);
             let bound_ms = resolved.scenario.expect.failover_ms_max;
             if let Some(bound) = bound_ms.filter(|&b| ms > b as f64) {
-                self.too_slow.push(Violation::FailoverTooSlow {
+                self.too_slow.push(Violation {
+property: Property::FailoverTooSlow,
                     at_ms: us_to_ms(w.at_us),
                     detail: format!(
                         "failover from {} (token {}) to {} (token {}) took {ms} ms, above failover_ms_max {bound}",
@@ -326,7 +328,8 @@ impl Failover {
             // may still be acting when the next one starts.
             if let (true, Some((rel_idx, rel_us))) = (overlap, old.released) {
                 if rel_idx < new_first_idx {
-                    out.push(Violation::ActedAfterRelease {
+                    out.push(Violation {
+property: Property::ActedAfterRelease,
                         at_ms: us_to_ms(new_first_us),
                         detail: format!(
                             "{} (token {}) released leadership at {} ms and was still acting when {} (token {}) first wrote at {} ms",
@@ -342,7 +345,8 @@ impl Failover {
             }
             if overlap {
                 if let Some(late_us) = old.late_us {
-                    out.push(Violation::NegativeHandoffGap {
+                    out.push(Violation {
+                        property: Property::NegativeHandoffGap,
                         at_ms: us_to_ms(late_us),
                         detail: format!(
                             "{} (token {}) had a write accepted at {} ms, after {} (token {}) \
@@ -438,8 +442,8 @@ mod tests {
         let (s, v) = run(&r, &clean_failover());
         assert_eq!(s.failover_ms, vec![2900.0]);
         assert_eq!(v.len(), 1);
-        assert_eq!(v[0].property(), "failover_too_slow");
-        assert_eq!(v[0].at_ms(), 4100.0);
+        assert_eq!(v[0].property, Property::FailoverTooSlow);
+        assert_eq!(v[0].at_ms, 4100.0);
         r.scenario.expect.failover_ms_max = Some(2900);
         assert!(run(&r, &clean_failover()).1.is_empty());
     }
@@ -464,8 +468,8 @@ mod tests {
         let entries = paused_leader(accepted(3200, "n1", 1, 2, crate::timeline::WriteOp::Claim));
         let (s, v) = run(&r, &entries);
         assert_eq!(v.len(), 1);
-        assert_eq!(v[0].property(), "negative_handoff_gap");
-        assert_eq!(v[0].at_ms(), 3200.0);
+        assert_eq!(v[0].property, Property::NegativeHandoffGap);
+        assert_eq!(v[0].at_ms, 3200.0);
         assert_eq!(s.handoff_gaps[0].gap_ms, -100.0);
         assert!(s.handoff_gaps[0].overlap);
     }

@@ -21,6 +21,7 @@
 use super::{us_to_ms, Accepted, Step, Succession};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,11 +31,11 @@ pub struct FalseFailover {
     /// When the new leadership's first write was accepted.
     pub at_ms: f64,
     /// The old leader.
-    pub old_node: String,
+    pub old_node: NodeId,
     /// Its token.
     pub old_token: u64,
     /// The new leader.
-    pub new_node: String,
+    pub new_node: NodeId,
     /// Its token.
     pub new_token: u64,
     /// The failover: the old leadership's last accepted write to the new one's first.
@@ -66,9 +67,9 @@ pub(crate) struct FalseFailovers {
     /// The last time a scripted fault was applied, ended or skipped.
     last_scripted_us: Option<i64>,
     /// Nodes killed and not restarted.
-    dead: BTreeSet<String>,
+    dead: BTreeSet<NodeId>,
     /// Each node's latest GC-noise pause: (start µs, length ms).
-    gc: BTreeMap<String, (i64, u64)>,
+    gc: BTreeMap<NodeId, (i64, u64)>,
     each: Vec<FalseFailover>,
 }
 
@@ -142,9 +143,9 @@ impl FalseFailovers {
             .map(|(start, len_ms)| (us_to_ms(*start), *len_ms));
         self.each.push(FalseFailover {
             at_ms: us_to_ms(w.at_us),
-            old_node: old.node.to_string(),
+            old_node: NodeId::from(&*old.node),
             old_token: old.token,
-            new_node: w.node.to_string(),
+            new_node: NodeId::from(&*w.node),
             new_token: w.token,
             failover_ms: us_to_ms(w.at_us - last_old_us),
             gc_pause_ms,

@@ -15,6 +15,7 @@
 
 use super::{us_to_ms, Accepted};
 use crate::timeline::{Entry, Event, WriteOp};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,11 +23,11 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct JobHandoff {
     /// The leader whose checkpoint came before.
-    pub old_node: String,
+    pub old_node: NodeId,
     /// Its token.
     pub old_token: u64,
     /// The leader checkpointing now.
-    pub new_node: String,
+    pub new_node: NodeId,
     /// Its token.
     pub new_token: u64,
     /// When the new leader's first checkpoint was accepted.
@@ -63,11 +64,11 @@ pub(crate) struct Job {
     done: BTreeSet<u64>,
     summary: JobSummary,
     /// Abandoned work by leadership (node, token).
-    abandoned: BTreeMap<(String, u64), u64>,
+    abandoned: BTreeMap<(NodeId, u64), u64>,
     /// The last accepted checkpoint: (node, token, time).
-    last: Option<(String, u64, i64)>,
+    last: Option<(NodeId, u64, i64)>,
     /// Steps in progress by node: (token, start µs).
-    running: BTreeMap<String, (u64, i64)>,
+    running: BTreeMap<NodeId, (u64, i64)>,
 }
 
 impl Job {
@@ -123,7 +124,7 @@ impl Job {
                 self.summary.handoffs.push(JobHandoff {
                     old_node: node.clone(),
                     old_token: *token,
-                    new_node: w.node.to_string(),
+                    new_node: NodeId::from(&*w.node),
                     new_token: w.token,
                     at_ms: us_to_ms(w.at_us),
                     cursor_still_ms: us_to_ms(w.at_us - at_us),
@@ -135,7 +136,7 @@ impl Job {
                 });
             }
         }
-        self.last = Some((w.node.to_string(), w.token, w.at_us));
+        self.last = Some((NodeId::from(&*w.node), w.token, w.at_us));
     }
 
     /// The job's record.

@@ -11,7 +11,7 @@
 //! - a fault with a duration whose heal was never recorded ends when its duration would
 //!   have run out (the run stopped first);
 //! - a partition without a duration that is never healed lasts to the end of the run:
-//!   liveness cannot be shown after it, which is itself a [`Violation::NoProgress`],
+//!   liveness cannot be shown after it, which is itself a [`Property::NoProgress`],
 //!   because a scenario that never heals cannot prove the system recovers.
 //!
 //! With no faults the last end is 0. Then an accepted write (any op) must come in
@@ -24,7 +24,7 @@
 //! bound after the last fault ended, and no gap between accepted writes after it, nor
 //! from the last one to the end of the run, may exceed the bound.
 
-use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Violation};
+use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Property, Violation};
 use crate::fault::FaultKind;
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event};
@@ -45,7 +45,7 @@ pub struct LivenessSummary {
     pub longest_stall_after_ms: f64,
 }
 
-/// Appends a [`Violation::NoProgress`] if liveness failed or cannot be shown.
+/// Appends a [`Property::NoProgress`] if liveness failed or cannot be shown.
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> LivenessSummary {
     let mut l = Liveness::default();
     for e in input.entries {
@@ -140,7 +140,7 @@ impl Liveness {
         self.prev_us = Some(w.at_us);
     }
 
-    /// Appends a [`Violation::NoProgress`] if liveness failed or cannot be shown in a
+    /// Appends a [`Property::NoProgress`] if liveness failed or cannot be shown in a
     /// run that stopped at `end_us`.
     pub fn finish(
         self,
@@ -198,7 +198,8 @@ impl Liveness {
             .iter()
             .map(|(i, at_us)| format!("fault {i} (partition, applied at {} ms)", us_to_ms(*at_us)))
             .collect();
-        Some(Violation::NoProgress {
+        Some(Violation {
+            property: Property::NoProgress,
             at_ms: us_to_ms(end_us),
             detail: format!(
                 "{} never healed: liveness cannot be checked after it",
@@ -248,7 +249,8 @@ impl Window {
         if let Some(first) = first_in_time.filter(|_| self.end_us < deadline_us) {
             // One write right after recovery can be a write that was already in flight; only
             // a run that lasts the whole window can show progress was sustained through it.
-            Some(Violation::NoProgress {
+            Some(Violation {
+property: Property::NoProgress,
                 at_ms: end_ms,
                 detail: format!(
                     "run too short to show sustained progress: one write came at {} ms, but the run ended at {} ms, before the window (last fault end {} ms + bound {bound_ms} ms) closed",
@@ -258,7 +260,8 @@ impl Window {
                 ),
             })
         } else if first_in_time.is_some() && stall_us > bound_us {
-            Some(Violation::NoProgress {
+            Some(Violation {
+property: Property::NoProgress,
                 at_ms: us_to_ms(stall_from_us.saturating_add(bound_us)),
                 detail: format!(
                     "progress stalled after recovery: no accepted write for {} ms from {} ms (bound {bound_ms} ms)",
@@ -297,7 +300,8 @@ impl Window {
                  {last_end_ms} ms; {first}"
             )
         };
-        Some(Violation::NoProgress {
+        Some(Violation {
+            property: Property::NoProgress,
             at_ms: us_to_ms(deadline_us.min(self.end_us)),
             detail,
         })
@@ -352,7 +356,7 @@ mod tests {
         assert_eq!(s.last_fault_end_ms, 0.0);
         let (_, v) = run(&[tick(5001, "n1", 1)], 10_000);
         assert_eq!(v.len(), 1);
-        assert_eq!(v[0].at_ms(), 5000.0);
+        assert_eq!(v[0].at_ms, 5000.0);
     }
 
     #[test]
@@ -366,12 +370,12 @@ mod tests {
         let (s, v) = run(&entries, 20_000);
         assert_eq!(s.first_write_after_ms, Some(8001.0));
         assert_eq!(v.len(), 1);
-        assert_eq!(v[0].property(), "no_progress");
-        assert_eq!(v[0].at_ms(), 8000.0);
-        assert!(v[0].detail().contains("the first came at 8001 ms"));
+        assert_eq!(v[0].property, Property::NoProgress);
+        assert_eq!(v[0].at_ms, 8000.0);
+        assert!(v[0].detail.contains("the first came at 8001 ms"));
 
         let (_, v) = run(&entries[..3], 20_000);
-        assert!(v[0].detail().contains("none came"));
+        assert!(v[0].detail.contains("none came"));
     }
 
     #[test]
@@ -393,8 +397,8 @@ mod tests {
         let entries = vec![fault(1000, 0, "kill"), tick(900, "n1", 1)];
         let (_, v) = run(&entries, 3000);
         assert_eq!(v.len(), 1);
-        assert!(v[0].detail().starts_with("run too short"));
-        assert_eq!(v[0].at_ms(), 3000.0);
+        assert!(v[0].detail.starts_with("run too short"));
+        assert_eq!(v[0].at_ms, 3000.0);
     }
 
     #[test]
@@ -402,7 +406,7 @@ mod tests {
         let entries = vec![fault(1000, 0, "partition"), tick(1500, "n2", 2)];
         let (s, v) = run(&entries, 20_000);
         assert_eq!(v.len(), 1);
-        assert!(v[0].detail().contains("never healed"));
+        assert!(v[0].detail.contains("never healed"));
         assert_eq!(s.last_fault_end_ms, 20_000.0);
     }
 
@@ -433,7 +437,7 @@ mod tests {
         let (_, v) = run(&entries, 3000);
         assert_eq!(v.len(), 1, "{v:?}");
         assert!(v[0]
-            .detail()
+            .detail
             .starts_with("run too short to show sustained progress"));
     }
 
@@ -448,7 +452,7 @@ mod tests {
         ];
         let (s, v) = run(&entries, 9000);
         assert_eq!(v.len(), 1, "{v:?}");
-        assert!(v[0].detail().starts_with("progress stalled"));
+        assert!(v[0].detail.starts_with("progress stalled"));
         assert_eq!(s.longest_stall_after_ms, 7000.0);
         let steady: Vec<Entry> = (0..9).map(|i| tick(1002 + i * 1000, "n1", 1)).collect();
         let (_, v) = run(&[vec![fault(1000, 0, "kill")], steady].concat(), 9000);

@@ -5,10 +5,10 @@
 //! the wrong JSON, hands out numbers as a follower, or never elects a leader) stops the
 //! run before it starts. What breaks one during the run is seen by the supervisor,
 //! which polls each node, and recorded in the timeline as a `ContractBroken`; each is a
-//! [`Violation::NodeContract`] here, so the run fails with the rule named, as any other
+//! [`Property::NodeContract`] here, so the run fails with the rule named, as any other
 //! property does. Baton's own node never records one.
 
-use super::{us_to_ms, Violation};
+use super::{us_to_ms, Property, Violation};
 use crate::timeline::{Entry, Event};
 
 /// Gathers every recorded breach, one violation each.
@@ -21,7 +21,8 @@ impl NodeContract {
     /// Reads the next event.
     pub fn entry(&mut self, e: &Entry) {
         if let Event::ContractBroken { node, rule, detail } = &e.event {
-            self.violations.push(Violation::NodeContract {
+            self.violations.push(Violation {
+property: Property::NodeContract,
                 at_ms: us_to_ms(e.at_us),
                 detail: format!(
                     "{node} broke rule `{rule}` of the node contract (docs/src/node-contract.md#{rule}): {detail}"
@@ -50,7 +51,7 @@ mod tests {
         let mut entries = clean_failover();
         let quiet = check(&input(&r, &entries, 12_000));
         assert!(
-            !quiet.signature().contains(&"node_contract".to_string()),
+            !quiet.signature().contains(&Property::NodeContract),
             "{:?}",
             quiet.violations
         );
@@ -66,11 +67,11 @@ mod tests {
         let v: Vec<&Violation> = f
             .violations
             .iter()
-            .filter(|v| v.property() == "node_contract")
+            .filter(|v| v.property == Property::NodeContract)
             .collect();
         assert_eq!(v.len(), 1, "{:?}", f.violations);
-        assert_eq!(v[0].at_ms(), 6000.0);
-        assert!(v[0].detail().contains("rule `status`"), "{}", v[0].detail());
+        assert_eq!(v[0].at_ms, 6000.0);
+        assert!(v[0].detail.contains("rule `status`"), "{}", v[0].detail);
         assert!(!f.passed());
     }
 }

@@ -4,15 +4,15 @@
 //! Read over the accepted `Seq { first, last }` writes in timeline order:
 //!
 //! - a **non-increasing step** is a batch whose `first` is <= the highest sequence number
-//!   accepted before it; each one is a [`Violation::SequenceNotIncreasing`];
+//!   accepted before it; each one is a [`Property::SequenceNotIncreasing`];
 //! - **reused** counts the distinct sequence numbers accepted more than once.
 //!
 //! Batches can span huge ranges, so coverage is kept as merged intervals, never as a set
 //! of values. The client's own counts (what it actually received) are reported beside
 //! the resource's; a client that received a number twice is one summarizing
-//! [`Violation::SequenceReused`], because the client's counts carry no time.
+//! [`Property::SequenceReused`], because the client's counts carry no time.
 
-use super::{accepted_writes, Accepted, CheckInput, Violation};
+use super::{accepted_writes, Accepted, CheckInput, Property, Violation};
 use crate::timeline::WriteOp;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -66,7 +66,8 @@ impl Sequence {
         };
         if let Some(hi) = self.highest.filter(|&hi| first <= hi) {
             self.non_increasing_steps += 1;
-            self.violations.push(Violation::SequenceNotIncreasing {
+            self.violations.push(Violation {
+                property: Property::SequenceNotIncreasing,
                 at_ms: super::us_to_ms(w.at_us),
                 detail: format!(
                     "{} (token {}) handed out {first}..={last}, not above {hi}",
@@ -101,7 +102,8 @@ impl Sequence {
             client_reused: client.reused,
         };
         if client.reused > 0 {
-            out.push(Violation::SequenceReused {
+            out.push(Violation {
+                property: Property::SequenceReused,
                 at_ms: end_ms,
                 detail: format!(
                     "the client received {} replies with a sequence number handed out before",
@@ -202,8 +204,8 @@ mod tests {
         // 21..=25 (5) from the first overlap, 26..=30 (5) from the second.
         assert_eq!(s.reused, 10);
         assert_eq!(v.len(), 2);
-        assert_eq!(v[0].property(), "sequence_not_increasing");
-        assert_eq!(v[0].at_ms(), 301.0);
+        assert_eq!(v[0].property, Property::SequenceNotIncreasing);
+        assert_eq!(v[0].at_ms, 301.0);
     }
 
     #[test]
@@ -212,7 +214,7 @@ mod tests {
         let entries = vec![seq(100, "n1", 1, 1, 10), seq(200, "n2", 2, 10, 20)];
         let (s, v) = run(&r, &entries);
         assert_eq!((s.non_increasing_steps, s.reused), (1, 1));
-        assert!(v[0].detail().contains("10..=20, not above 10"), "{v:?}");
+        assert!(v[0].detail.contains("10..=20, not above 10"), "{v:?}");
     }
 
     #[test]
@@ -237,8 +239,8 @@ mod tests {
         let s = check(&inp, &mut v);
         assert_eq!(s.client_reused, 3);
         assert_eq!(v.len(), 1);
-        assert_eq!(v[0].property(), "sequence_reused");
-        assert_eq!(v[0].at_ms(), 8000.0);
+        assert_eq!(v[0].property, Property::SequenceReused);
+        assert_eq!(v[0].at_ms, 8000.0);
     }
 
     #[test]

@@ -21,6 +21,7 @@
 use super::{Checks, Findings, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,7 +48,7 @@ pub struct MembershipChange {
     /// When.
     pub at_ms: f64,
     /// The node that left (`kill`) or joined (`restart`).
-    pub node: String,
+    pub node: NodeId,
     /// `kill` or `restart`.
     pub kind: &'static str,
     /// Partitions whose leader changed between this change and the next.
@@ -76,7 +77,7 @@ pub struct ShardsSummary {
     /// The worst balance once settled (most partitions on one node over the mean).
     pub balance_max: f64,
     /// Partitions each node led, over time: (ms, node, count) at each change of a count.
-    pub led_over_time: Vec<(f64, String, u64)>,
+    pub led_over_time: Vec<(f64, NodeId, u64)>,
     /// The fleet's safety figures, folded from its partitions' (see [`Fleet`]).
     #[serde(skip)]
     pub fleet: Fleet,
@@ -128,16 +129,16 @@ impl Fleet {
 /// The partitions' checkers and the fleet's assignment, read one event at a time.
 pub(crate) struct Shards {
     count: u32,
-    nodes: Vec<String>,
+    nodes: Vec<NodeId>,
     per: BTreeMap<u32, Checks>,
     /// Partition -> the node that believes it leads it.
-    leader: BTreeMap<u32, String>,
+    leader: BTreeMap<u32, NodeId>,
     /// Nodes killed and not restarted.
-    dead: BTreeSet<String>,
+    dead: BTreeSet<NodeId>,
     /// The change in progress: its record, and the assignment just before it.
-    open: Option<(MembershipChange, BTreeMap<u32, String>)>,
+    open: Option<(MembershipChange, BTreeMap<u32, NodeId>)>,
     changes: Vec<MembershipChange>,
-    led_over_time: Vec<(f64, String, u64)>,
+    led_over_time: Vec<(f64, NodeId, u64)>,
 }
 
 impl Shards {
@@ -200,7 +201,7 @@ impl Shards {
             }
             _ => return,
         }
-        let touched: BTreeSet<String> = before.into_iter().chain([node.clone()]).collect();
+        let touched: BTreeSet<NodeId> = before.into_iter().chain([node.clone()]).collect();
         for n in touched {
             let led = self.leader.values().filter(|l| **l == n).count() as u64;
             self.led_over_time.push((e.at_us as f64 / 1000.0, n, led));
@@ -208,7 +209,7 @@ impl Shards {
     }
 
     /// A membership change at `at_us`: closes the one before (its assignment settled).
-    fn change(&mut self, at_us: i64, node: &str, kind: &'static str) {
+    fn change(&mut self, at_us: i64, node: &NodeId, kind: &'static str) {
         self.settle();
         // A node killed leads nothing from now on, whatever it last believed.
         let minimum = match kind {
@@ -216,13 +217,13 @@ impl Shards {
             _ => 0,
         };
         if kind == "kill" {
-            self.dead.insert(node.to_string());
+            self.dead.insert(node.clone());
         } else {
             self.dead.remove(node);
         }
         let record = MembershipChange {
             at_ms: at_us as f64 / 1000.0,
-            node: node.to_string(),
+            node: node.clone(),
             kind,
             moved: 0,
             minimum,
@@ -273,7 +274,7 @@ impl Shards {
         let mut fleet = Fleet::default();
         for (p, c) in std::mem::take(&mut self.per) {
             let f: Findings = c.finish(end_us, client);
-            let failed = f.signature();
+            let failed = f.signature().iter().map(|p| p.name().to_string()).collect();
             for v in &f.violations {
                 out.push(v.clone().in_partition(p));
             }

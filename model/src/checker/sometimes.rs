@@ -3,7 +3,7 @@
 //! A fencing scenario whose paused leader never woke up to write passes every safety
 //! check without testing anything. So each scenario names what must happen at least
 //! once (stateright's `sometimes`), and an unmet one is a
-//! [`Violation::ExpectationNeverMet`], dated at the end of the run, when "never" is known.
+//! [`Property::ExpectationNeverMet`](super::Property::ExpectationNeverMet), dated at the end of the run, when "never" is known.
 //!
 //! - `stale-write-rejected`: some `WriteRejected` exists.
 //! - `leader-changed`: writes from at least two leaderships were accepted.
@@ -96,10 +96,7 @@ impl Sometimes {
                 Expectation::DeadlineStop => self.deadline_stop,
             };
             if !met {
-                out.push(Violation::ExpectationNeverMet {
-                    at_ms: end_ms,
-                    name: expectation.name().to_string(),
-                });
+                out.push(Violation::expectation_never_met(end_ms, expectation.name()));
             }
             results.push(SometimesResult {
                 name: expectation.name(),
@@ -166,9 +163,10 @@ mod tests {
         assert_eq!(v.len(), 6);
         assert_eq!(
             v[3],
-            Violation::ExpectationNeverMet {
+            Violation {
+                property: crate::checker::Property::ExpectationNeverMet,
                 at_ms: 1000.0,
-                name: "leader-resigned".into()
+                detail: "expectation `leader-resigned` never held during the run".into()
             }
         );
     }

@@ -14,8 +14,9 @@
 //! happens (Raft thesis, section 6.4.1: lease reads "rely on bounded clock drift").
 //! One violation per leadership (node and term) that served stale reads.
 
-use super::{us_to_ms, CheckInput, Violation};
+use super::{us_to_ms, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -43,7 +44,7 @@ struct Streak {
     count: u64,
     max_behind: u64,
     /// The batch the first stale read missed: its proposer and term.
-    missed: (String, u64),
+    missed: (NodeId, u64),
 }
 
 /// As [`check`], over a bare timeline.
@@ -64,8 +65,8 @@ pub(crate) struct StaleRead {
     /// (Kept whole: a read may have been sent long before a paused leader answers it.)
     effective: Vec<(i64, u64, usize)>,
     /// Proposers and terms of the batches, by index into `names`.
-    names: Vec<(String, u64)>,
-    streaks: BTreeMap<(String, u64), Streak>,
+    names: Vec<(NodeId, u64)>,
+    streaks: BTreeMap<(NodeId, u64), Streak>,
 }
 
 impl StaleRead {
@@ -123,7 +124,8 @@ impl StaleRead {
     /// summary.
     pub fn finish(self, out: &mut Vec<Violation>) -> StaleReadSummary {
         for ((node, term), s) in self.streaks {
-            out.push(Violation::StaleRead {
+            out.push(Violation {
+property: Property::StaleRead,
                 at_ms: us_to_ms(s.first_at_us),
                 detail: format!(
                     "{node} (term {term}) answered {} reads from its lease between {} and {} ms that missed batches already committed, up to {} numbers behind; the first missed batch was {}'s in term {}",
@@ -192,11 +194,11 @@ mod tests {
         assert_eq!(s.stale, 2);
         assert_eq!(s.max_numbers_behind, 10);
         assert_eq!(out.len(), 1, "one violation for n1's term 1: {out:?}");
-        assert_eq!(out[0].property(), "stale_read");
+        assert_eq!(out[0].property, Property::StaleRead);
         assert!(
-            out[0].detail().contains("n2's in term 2"),
+            out[0].detail.contains("n2's in term 2"),
             "{}",
-            out[0].detail()
+            out[0].detail
         );
     }
 

@@ -1,14 +1,15 @@
 //! Fencing: no write with a stale token takes effect.
 //!
 //! Every accepted write whose token is below the highest token accepted before it is a
-//! [`Violation::StaleTokenAccepted`], one per write (the incident view, one per burst,
+//! [`Property::StaleTokenAccepted`], one per write (the incident view, one per burst,
 //! is [`super::double_leader`]). The highest token is recomputed from accepted writes.
 //!
 //! Rejections are the fence doing its job: each `WriteRejected` is gathered into
 //! `fencing.rejections` so a report shows the trap was reached and held.
 
-use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Violation};
+use super::{accepted_writes, us_to_ms, Accepted, CheckInput, Property, Violation};
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 
 /// A write the fenced resource rejected, as written in `fencing.rejections`.
@@ -17,7 +18,7 @@ pub struct Rejection {
     /// When.
     pub at_ms: f64,
     /// The writer.
-    pub node: String,
+    pub node: NodeId,
     /// The token it carried.
     pub token: u64,
     /// The resource's highest accepted token at the time.
@@ -69,7 +70,8 @@ impl StaleToken {
     pub fn write(&mut self, w: &Accepted) {
         if let Some(max) = self.max_before.filter(|&m| w.token < m) {
             self.stale += 1;
-            self.violations.push(Violation::StaleTokenAccepted {
+            self.violations.push(Violation {
+                property: Property::StaleTokenAccepted,
                 at_ms: us_to_ms(w.at_us),
                 detail: format!(
                     "write from {} with token {} accepted after token {}",
@@ -111,7 +113,8 @@ mod tests {
         assert!(rej.is_empty());
         assert_eq!(
             v[1],
-            Violation::StaleTokenAccepted {
+            Violation {
+                property: Property::StaleTokenAccepted,
                 at_ms: 301.0,
                 detail: "write from n3 with token 2 accepted after token 3".into(),
             }

@@ -15,12 +15,13 @@
 //!
 //! Property: with `expect.swim_detection_ms_max` and the detector running, every killed
 //! process that stays down for the bound must be declared down within it
-//! ([`Violation::DeathUndetected`]).
+//! ([`Property::DeathUndetected`]).
 
 use super::failover::LatencyStats;
-use super::{us_to_ms, Violation};
+use super::{us_to_ms, Property, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -28,7 +29,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Detection {
     /// The node killed.
-    pub node: String,
+    pub node: NodeId,
     /// When.
     pub killed_at_ms: f64,
     /// Its token, if it led when it was killed.
@@ -71,9 +72,9 @@ pub struct SwimSummary {
 #[derive(Default)]
 pub(crate) struct Swim {
     /// node -> (its process's start number, killed and not restarted).
-    processes: BTreeMap<String, (u64, bool)>,
+    processes: BTreeMap<NodeId, (u64, bool)>,
     /// node -> the token it leads under, while it believes it does.
-    leading: BTreeMap<String, u64>,
+    leading: BTreeMap<NodeId, u64>,
     kills: Vec<Detection>,
     kill_us: Vec<i64>,
     false_suspicions: u64,
@@ -84,7 +85,7 @@ pub(crate) struct Swim {
 
 impl Swim {
     /// Whether `member`'s process `start` was running when news of it came.
-    fn running(&self, member: &str, start: u64) -> bool {
+    fn running(&self, member: &NodeId, start: u64) -> bool {
         let (current, dead) = self.processes.get(member).copied().unwrap_or((1, false));
         start == current && !dead
     }
@@ -153,11 +154,11 @@ impl Swim {
 
     /// Dates the detection of the latest kill of `member` not restarted before `at_us`,
     /// if it has none yet.
-    fn note_detected(&mut self, member: &str, at_us: i64) {
+    fn note_detected(&mut self, member: &NodeId, at_us: i64) {
         let at = self
             .kills
             .iter()
-            .rposition(|k| k.node == member && k.restarted_us.is_none_or(|r| r >= at_us));
+            .rposition(|k| k.node == *member && k.restarted_us.is_none_or(|r| r >= at_us));
         if let Some(i) = at {
             let since = us_to_ms(at_us - self.kill_us[i]);
             self.kills[i].detected_ms.get_or_insert(since);
@@ -173,7 +174,8 @@ impl Swim {
                 let due = at + bound as i64 * 1000;
                 let late = k.detected_ms.is_none_or(|d| d > bound as f64);
                 if late && down_until >= due {
-                    out.push(Violation::DeathUndetected {
+                    out.push(Violation {
+property: Property::DeathUndetected,
                         at_ms: us_to_ms(due),
                         detail: format!(
                             "{} killed at {} ms: not declared down within expect.swim_detection_ms_max {bound} ms{}",
@@ -209,11 +211,12 @@ mod tests {
     //! a paused follower falsely suspected and declared down; then the same with no
     //! detection and a bound, which must fire.
     use super::super::testing::*;
-    use super::super::{check, Violation};
+    use super::super::{check, Property, Violation};
     use crate::timeline::{Entry, Event};
+    use crate::NodeId;
 
     fn swim(at_ms: i64, down: bool, member: &str) -> Entry {
-        let (node, member, start) = ("n2".to_string(), member.to_string(), 1);
+        let (node, member, start) = (NodeId::from("n2"), NodeId::from(member), 1);
         at(
             at_ms,
             if down {
@@ -254,7 +257,7 @@ mod tests {
         assert!(!f
             .violations
             .iter()
-            .any(|v| v.property() == "death_undetected"));
+            .any(|v| v.property == Property::DeathUndetected));
     }
 
     #[test]
@@ -266,9 +269,9 @@ mod tests {
         let v: Vec<&Violation> = f
             .violations
             .iter()
-            .filter(|v| v.property() == "death_undetected")
+            .filter(|v| v.property == Property::DeathUndetected)
             .collect();
         assert_eq!(v.len(), 1, "{:?}", f.violations);
-        assert_eq!(v[0].at_ms(), 3000.0);
+        assert_eq!(v[0].at_ms, 3000.0);
     }
 }

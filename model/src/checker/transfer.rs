@@ -10,20 +10,21 @@
 //! `negative_handoff_gap` of the failover checker, so it is not reported twice).
 //!
 //! Properties:
-//! - [`Violation::TransferMissed`]: the first newer leadership to write after a
+//! - [`Property::TransferMissed`]: the first newer leadership to write after a
 //!   handover is not the designated successor's, although the successor was not killed
 //!   in between (a transfer that handed the seat to the queue's head, say, or to whoever
 //!   retried first).
-//! - [`Violation::TransferTooSlow`]: with `expect.transfer_gap_ms_max`, a gap above it.
+//! - [`Property::TransferTooSlow`]: with `expect.transfer_gap_ms_max`, a gap above it.
 //!
 //! Figures (`transfer` in report.json): every handover with its gap and winner, the
 //! gaps' statistics, and the transfers aborted (`transfer_aborted`: the backend was not
 //! ready in time, and the leader led on).
 
 use super::failover::LatencyStats;
-use super::{us_to_ms, Accepted, Violation};
+use super::{us_to_ms, Accepted, Property, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -33,13 +34,13 @@ pub struct Handover {
     /// When the old leader handed over.
     pub at_ms: f64,
     /// The old leader.
-    pub from: String,
+    pub from: NodeId,
     /// Its token.
     pub old_token: u64,
     /// The designated successor.
-    pub to: String,
+    pub to: NodeId,
     /// Who wrote first under a newer token, if anyone did.
-    pub winner: Option<String>,
+    pub winner: Option<NodeId>,
     /// Its token.
     pub new_token: Option<u64>,
     /// The old leadership's last accepted write to the winner's first (negative: they
@@ -70,7 +71,7 @@ pub struct TransferSummary {
 pub(crate) struct Transfer {
     /// Each leadership's last accepted write (µs), by (node, token): grows with
     /// leaderships, not writes.
-    last_write: BTreeMap<(String, u64), i64>,
+    last_write: BTreeMap<(NodeId, u64), i64>,
     handovers: Vec<Handover>,
     /// Per handover: (old leadership's last write µs, the winner's first write µs).
     times: Vec<(Option<i64>, Option<i64>)>,
@@ -109,15 +110,15 @@ impl Transfer {
 
     /// Reads the next accepted write.
     pub fn write(&mut self, w: &Accepted) {
-        let key = (w.node.to_string(), w.token);
+        let key = (NodeId::from(&*w.node), w.token);
         self.last_write.insert(key, w.at_us);
         for (h, (old_last, new_first)) in self.handovers.iter_mut().zip(&mut self.times) {
-            let old = *w.node == *h.from && w.token == h.old_token;
+            let old = h.from == *w.node && w.token == h.old_token;
             if old {
                 // A write of the old leadership landing after its handover.
                 *old_last = Some(old_last.map_or(w.at_us, |t| t.max(w.at_us)));
             } else if h.winner.is_none() && w.token > h.old_token {
-                h.winner = Some(w.node.to_string());
+                h.winner = Some(NodeId::from(&*w.node));
                 h.new_token = Some(w.token);
                 *new_first = Some(w.at_us);
             }
@@ -138,7 +139,8 @@ impl Transfer {
             if *winner == h.to {
                 honoured += 1;
             } else if !h.successor_died {
-                out.push(Violation::TransferMissed {
+                out.push(Violation {
+                    property: Property::TransferMissed,
                     at_ms,
                     detail: format!(
                         "{} (token {}) handed over to {}, but {} (token {}) took over",
@@ -153,7 +155,8 @@ impl Transfer {
             let Some(gap) = h.gap_ms else { continue };
             gaps.push(gap);
             if let Some(max) = bound.filter(|m| gap > *m as f64) {
-                out.push(Violation::TransferTooSlow {
+                out.push(Violation {
+property: Property::TransferTooSlow,
                     at_ms,
                     detail: format!(
                         "{} (token {}) -> {winner}: gap {gap:.1} ms, above expect.transfer_gap_ms_max {max} ms",
@@ -178,7 +181,7 @@ mod tests {
     //! queue's head took, one whose successor died, one too slow), run through every
     //! checker; each property fires exactly where it should.
     use super::super::testing::*;
-    use super::super::{check, Violation};
+    use super::super::{check, Property, Violation};
     use crate::timeline::{Entry, Event, WriteOp};
 
     /// n1 (token 1) writes, hands over to `to` at 5 s; `winner` (token 2) writes
@@ -206,8 +209,8 @@ mod tests {
         e
     }
 
-    fn props(v: &[Violation]) -> Vec<&'static str> {
-        v.iter().map(|v| v.property()).collect()
+    fn props(v: &[Violation]) -> Vec<Property> {
+        v.iter().map(|v| v.property).collect()
     }
 
     #[test]
@@ -215,8 +218,8 @@ mod tests {
         let mut r = resolved();
         r.scenario.expect.transfer_gap_ms_max = Some(50);
         let f = check(&input(&r, &handover("n3", "n3", 20, None), 12_000));
-        assert!(!props(&f.violations).contains(&"transfer_missed"));
-        assert!(!props(&f.violations).contains(&"transfer_too_slow"));
+        assert!(!props(&f.violations).contains(&Property::TransferMissed));
+        assert!(!props(&f.violations).contains(&Property::TransferTooSlow));
         assert_eq!(f.transfer.honoured, 1);
         assert_eq!(f.transfer.handovers[0].gap_ms, Some(20.0));
     }
@@ -225,9 +228,9 @@ mod tests {
     fn another_node_taking_over_is_a_missed_transfer_unless_the_successor_died() {
         let r = resolved();
         let f = check(&input(&r, &handover("n3", "n2", 20, None), 12_000));
-        assert!(props(&f.violations).contains(&"transfer_missed"));
+        assert!(props(&f.violations).contains(&Property::TransferMissed));
         let f = check(&input(&r, &handover("n3", "n2", 20, Some("n3")), 12_000));
-        assert!(!props(&f.violations).contains(&"transfer_missed"));
+        assert!(!props(&f.violations).contains(&Property::TransferMissed));
     }
 
     #[test]
@@ -235,6 +238,6 @@ mod tests {
         let mut r = resolved();
         r.scenario.expect.transfer_gap_ms_max = Some(50);
         let f = check(&input(&r, &handover("n3", "n3", 300, None), 12_000));
-        assert!(props(&f.violations).contains(&"transfer_too_slow"));
+        assert!(props(&f.violations).contains(&Property::TransferTooSlow));
     }
 }

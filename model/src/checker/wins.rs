@@ -21,6 +21,7 @@
 use super::failover::LatencyStats;
 use super::{us_to_ms, CheckInput};
 use crate::timeline::{Entry, Event, Role};
+use crate::NodeId;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,10 +41,10 @@ pub struct NodeWins {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct WinsSummary {
     /// Every node's wins, by name (every node that ran, winner or not).
-    pub wins_by_node: BTreeMap<String, NodeWins>,
+    pub wins_by_node: BTreeMap<NodeId, NodeWins>,
     /// Nodes that never won although running during at least
     /// [`STARVED_MIN_ELECTIONS`] elections, by name.
-    pub starved: Vec<String>,
+    pub starved: Vec<NodeId>,
     /// Wins after the first: how often leadership changed hands (or was won again).
     pub leader_changes: u64,
     /// Spans without any leader, after the first win (last leader gone -> next win).
@@ -54,14 +55,11 @@ pub struct WinsSummary {
 
 /// Measures the run's wins and leaderless spans.
 pub fn check(input: &CheckInput) -> WinsSummary {
-    let nodes: Vec<String> = (1..=input.resolved.scenario.nodes)
-        .map(|i| format!("n{i}"))
-        .collect();
-    of_entries(&nodes, input.entries)
+    of_entries(&input.resolved.node_names(), input.entries)
 }
 
 /// As [`check`], for a fleet named `nodes`, all running at the start.
-pub fn of_entries(nodes: &[String], entries: &[Entry]) -> WinsSummary {
+pub fn of_entries(nodes: &[NodeId], entries: &[Entry]) -> WinsSummary {
     let mut w = Wins::new(nodes);
     for e in entries {
         w.entry(e);
@@ -71,10 +69,10 @@ pub fn of_entries(nodes: &[String], entries: &[Entry]) -> WinsSummary {
 
 /// Wins and leaderless spans, read one event at a time.
 pub(crate) struct Wins {
-    by_node: BTreeMap<String, NodeWins>,
-    running: BTreeSet<String>,
+    by_node: BTreeMap<NodeId, NodeWins>,
+    running: BTreeSet<NodeId>,
     /// node -> the token it believes it leads under.
-    leading: BTreeMap<String, u64>,
+    leading: BTreeMap<NodeId, u64>,
     wins: u64,
     /// When the fleet last became leaderless, once a first leader existed.
     vacant_since_us: Option<i64>,
@@ -83,7 +81,7 @@ pub(crate) struct Wins {
 
 impl Wins {
     /// Counting for a fleet of `nodes`.
-    pub fn new(nodes: &[String]) -> Self {
+    pub fn new(nodes: &[NodeId]) -> Self {
         Wins {
             by_node: nodes
                 .iter()
@@ -164,10 +162,6 @@ mod tests {
     use super::super::testing::*;
     use super::*;
 
-    fn fleet(n: usize) -> Vec<String> {
-        (1..=n).map(|i| format!("n{i}")).collect()
-    }
-
     #[test]
     fn a_node_that_never_wins_is_starved() {
         // n1 and n2 take turns for 12 elections; n3 runs throughout and never wins.
@@ -178,8 +172,8 @@ mod tests {
             entries.push(leader(t + 100, winner, i + 1));
             entries.push(follower(t + 900, winner));
         }
-        let s = of_entries(&fleet(3), &entries);
-        assert_eq!(s.starved, vec!["n3".to_string()]);
+        let s = of_entries(&NodeId::fleet(3), &entries);
+        assert_eq!(s.starved, vec!["n3"]);
         assert_eq!(s.wins_by_node["n3"].wins, 0);
         assert_eq!(s.wins_by_node["n3"].elections_running, 12);
         assert_eq!(s.wins_by_node["n1"].wins, 6);
@@ -200,11 +194,11 @@ mod tests {
             entries.push(killed(t + 500, "n1"));
             entries.push(at(t + 600, Event::NodeRestarted { node: "n1".into() }));
         }
-        let s = of_entries(&fleet(3), &entries);
+        let s = of_entries(&NodeId::fleet(3), &entries);
         assert_eq!(s.wins_by_node["n1"].wins, 12);
         assert_eq!(s.wins_by_node["n3"].elections_running, 0);
         // n2 ran through all 12 and never won: starved. n3 was down: not.
-        assert_eq!(s.starved, vec!["n2".to_string()]);
+        assert_eq!(s.starved, vec!["n2"]);
         // Death at +500 ms to the next win at +1100 ms.
         assert_eq!(s.leaderless_ms.p50, 600.0);
         assert_eq!(s.leaderless_ms.count, 11);
@@ -212,7 +206,7 @@ mod tests {
 
     #[test]
     fn few_elections_starve_nobody() {
-        let s = of_entries(&fleet(3), &[leader(100, "n1", 1)]);
+        let s = of_entries(&NodeId::fleet(3), &[leader(100, "n1", 1)]);
         assert!(s.starved.is_empty());
         assert_eq!(s.leader_changes, 0);
         assert_eq!(s.leaderless_ms.count, 0);

@@ -12,6 +12,7 @@ use super::overrides::apply_set;
 use super::types::{Resolved, Scenario};
 use super::words::{plain_words, seg_name};
 use crate::protocol::{self, ProtocolConfig, ProtocolModel};
+use crate::NodeId;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -152,7 +153,11 @@ fn check_tables(cx: &Cx, s: &Scenario) -> Result<Checked, ScenarioError> {
     check::network(cx, &s.network)?;
     check::work(cx, &s.work)?;
     check::expect(cx, &s.expect)?;
-    let nodes: Vec<String> = (1..=s.nodes).map(|i| format!("n{i}")).collect();
+    // Faults and GC noise name their nodes as text, checked against the fleet's names.
+    let nodes: Vec<String> = NodeId::fleet(s.nodes as usize)
+        .into_iter()
+        .map(String::from)
+        .collect();
     if let Some(sw) = &s.swarm {
         check::swarm(cx, sw, s)?;
     }

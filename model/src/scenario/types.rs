@@ -5,6 +5,7 @@ use super::sections::{Expect, NetworkConfig, Noise, Slo, WorkConfig};
 use crate::fault::{FaultSpec, Firing};
 use crate::protocol::{Fleet, ProtocolConfig, ProtocolModel, ProtocolName};
 use crate::swarm::table::Swarm;
+use crate::NodeId;
 use baton_protocols::bully::BullyConfig;
 use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
@@ -186,9 +187,9 @@ pub struct Resolved {
 }
 
 impl Resolved {
-    /// Node names, `n1..nN`.
-    pub fn node_names(&self) -> Vec<String> {
-        (1..=self.scenario.nodes).map(|i| format!("n{i}")).collect()
+    /// The fleet's nodes, `n1..nN`.
+    pub fn node_names(&self) -> Vec<NodeId> {
+        NodeId::fleet(self.scenario.nodes as usize)
     }
 
     /// The resolved scenario as TOML.

@@ -12,6 +12,7 @@ pub mod table;
 
 use crate::fault::{FaultKind, FaultSpec, PausePoint};
 use crate::scenario::{Resolved, ScenarioError, WorkConfig};
+use crate::NodeId;
 use baton_protocols::safety::SafetyBounds;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -145,7 +146,7 @@ impl Draws<'_> {
         if self.rng.gen_bool(self.swarm.leader_probability) {
             "leader".into()
         } else {
-            format!("n{}", self.rng.gen_range(1..=self.at.nodes))
+            NodeId::nth(self.rng.gen_range(1..=self.at.nodes) as usize).into_string()
         }
     }
 
@@ -309,7 +310,7 @@ impl Draws<'_> {
         let to = if self.rng.gen_bool(0.5) {
             ends[self.rng.gen_range(0..ends.len())].to_string()
         } else {
-            let n = format!("n{}", self.rng.gen_range(1..=self.at.nodes));
+            let n = NodeId::nth(self.rng.gen_range(1..=self.at.nodes) as usize).into_string();
             if n == from || self.at.nodes == 1 {
                 "backend".into()
             } else {

@@ -94,6 +94,7 @@ use crate::elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog, TransferR
 use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::peer::ElectionLog;
 pub use crate::raft_config::{RaftCanary, RaftConfig, RaftTransfer, SequencerPath};
+use crate::NodeId;
 use async_trait::async_trait;
 use election::TimerReset;
 use net::{AckSink, Net};
@@ -171,7 +172,7 @@ struct State {
 /// The `raft` elector of one node.
 pub struct RaftElector {
     me: u64,
-    names: Vec<String>,
+    names: Vec<NodeId>,
     clock: Arc<dyn Clock>,
     cfg: RaftConfig,
     raft: tokio::sync::OnceCell<Raft<TypeConfig>>,
@@ -191,8 +192,8 @@ pub struct RaftElector {
 pub struct RaftNode {
     /// This node's number, 1-based.
     pub me: u64,
-    /// Every node's name, in order.
-    pub names: Vec<String>,
+    /// Every node, in order.
+    pub names: Vec<NodeId>,
     /// Reaches the peers.
     pub transport: Arc<dyn RaftTransport>,
     /// The node's clock.
@@ -452,11 +453,11 @@ impl RaftElector {
         }
     }
 
-    fn name_of(&self, id: u64) -> String {
+    fn name_of(&self, id: u64) -> NodeId {
         self.names
             .get(id as usize - 1)
             .cloned()
-            .unwrap_or_else(|| format!("n{id}"))
+            .unwrap_or_else(|| NodeId::nth(id as usize))
     }
 
     /// Extends (or starts) the leadership from the acknowledgements so far, if openraft
@@ -570,7 +571,7 @@ impl Elector for RaftElector {
     async fn transfer_readiness(
         &self,
         _leadership: &Leadership,
-        successor: &str,
+        successor: &NodeId,
     ) -> Result<TransferReadiness, ElectorError> {
         Ok(self.successor_caught_up(successor))
     }
@@ -578,7 +579,7 @@ impl Elector for RaftElector {
     async fn transfer(
         &self,
         _leadership: &Leadership,
-        successor: &str,
+        successor: &NodeId,
     ) -> Result<(), ElectorError> {
         self.hand_over(successor).await
     }

@@ -29,6 +29,7 @@ use crate::clock::sleep_until_local;
 use crate::elector::{ElectorError, TransferReadiness};
 use crate::leadership::LossReason;
 use crate::raft_config::RaftTransfer;
+use crate::NodeId;
 use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse};
 use openraft::{Raft, Vote};
 
@@ -38,7 +39,7 @@ const STAND_ASIDE_US: i64 = 2_000_000;
 
 impl RaftElector {
     /// The 1-based id of the node named `name`.
-    fn id_of(&self, name: &str) -> Option<u64> {
+    fn id_of(&self, name: &NodeId) -> Option<u64> {
         self.names
             .iter()
             .position(|n| n == name)
@@ -47,7 +48,7 @@ impl RaftElector {
 
     /// Ready once `successor` has matched this leader's last log entry (the thesis's
     /// first step: a successor behind would be refused by the voters, or lose entries).
-    pub(super) fn successor_caught_up(&self, successor: &str) -> TransferReadiness {
+    pub(super) fn successor_caught_up(&self, successor: &NodeId) -> TransferReadiness {
         let (Some(raft), Some(to)) = (self.raft.get(), self.id_of(successor)) else {
             return TransferReadiness::Waiting(format!("`{successor}` is not a raft peer"));
         };
@@ -113,7 +114,7 @@ impl RaftElector {
 
     /// Hands this node's leadership to `successor` (see the module doc), then rejoins
     /// once another node leads.
-    pub(super) async fn hand_over(&self, successor: &str) -> Result<(), ElectorError> {
+    pub(super) async fn hand_over(&self, successor: &NodeId) -> Result<(), ElectorError> {
         let raft = self.raft.get().cloned().ok_or(ElectorError::NotLeader)?;
         let to = self.id_of(successor).ok_or(ElectorError::NotLeader)?;
         let term = self.state.lock().unwrap().raft_leader_term;

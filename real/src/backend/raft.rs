@@ -12,6 +12,7 @@
 
 use crate::events::{Event, EventLog};
 use async_trait::async_trait;
+use baton_model::NodeId;
 use baton_protocols::peer::{ElectionLog, PeerTimeout};
 use baton_protocols::raft::{RaftElector, RaftMsg, RaftReply, RaftTransport};
 use std::time::Duration;
@@ -59,7 +60,7 @@ pub async fn handle(elector: Option<&RaftElector>, msg: RaftMsg) -> RaftReply {
 /// `campaign_started` (the simulator's timeline gets the same).
 pub struct EventElectionLog {
     /// The node.
-    pub node: String,
+    pub node: NodeId,
     /// Its event log.
     pub log: EventLog,
 }

@@ -154,7 +154,7 @@ impl ContractNodeArgs {
             seed: 0,
             incarnation: 1,
             start_delay_ms_max: 0,
-            name: id,
+            name: id.into(),
             raft_peers: vec![],
             raft_disk: None,
         };

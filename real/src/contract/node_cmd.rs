@@ -15,6 +15,7 @@
 use crate::contract::rules::{check_status, Breach};
 use crate::node::{NodeConfig, StatusBody};
 use crate::process::ManagedChild;
+use baton_model::NodeId;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -209,7 +210,7 @@ impl NodeCmd {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeParams {
     /// `{id}`.
-    pub id: String,
+    pub id: NodeId,
     /// `{http_port}`.
     pub http_port: u16,
     /// `{etcd_endpoints}`, one per member.
@@ -259,7 +260,7 @@ impl NodeParams {
     /// The value of placeholder `name`, `None` for an unknown one.
     pub fn value(&self, name: &str) -> Option<String> {
         Some(match name {
-            "id" => self.id.clone(),
+            "id" => self.id.to_string(),
             "http_port" => self.http_port.to_string(),
             "etcd_endpoints" => self.etcd_endpoints.join(","),
             "election_prefix" => self.election_prefix.clone(),

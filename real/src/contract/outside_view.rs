@@ -23,6 +23,7 @@
 //! [`NOTES`] says, for the report, what such a run cannot see.
 
 use crate::events::{Entry, Event, Role, WriteOp};
+use baton_model::NodeId;
 use std::collections::BTreeMap;
 
 /// What a run of foreign nodes cannot see, one sentence each, for the report's notes.
@@ -33,7 +34,7 @@ pub const NOTES: &[&str] = &[
 ];
 
 /// The write an event records at the resource: its node, token and op.
-fn write_of(e: &Event) -> Option<(&str, u64, WriteOp)> {
+fn write_of(e: &Event) -> Option<(&NodeId, u64, WriteOp)> {
     match e {
         Event::WriteAccepted {
             node, token, op, ..
@@ -61,19 +62,19 @@ fn write_of(e: &Event) -> Option<(&str, u64, WriteOp)> {
 
 fn role_change(node: &str, role: Role, token: Option<u64>) -> Event {
     Event::RoleChanged {
-        node: node.to_string(),
+        node: node.into(),
         role,
         token,
     }
 }
 
 /// Where each leadership's writes sit: (node, token) -> (first index, last index).
-fn write_spans(entries: &[Entry]) -> BTreeMap<(String, u64), (usize, usize)> {
-    let mut spans: BTreeMap<(String, u64), (usize, usize)> = BTreeMap::new();
+fn write_spans(entries: &[Entry]) -> BTreeMap<(NodeId, u64), (usize, usize)> {
+    let mut spans: BTreeMap<(NodeId, u64), (usize, usize)> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         if let Some((node, token, _)) = write_of(&e.event) {
             spans
-                .entry((node.to_string(), token))
+                .entry((node.clone(), token))
                 .and_modify(|s| s.1 = i)
                 .or_insert((i, i));
         }
@@ -85,7 +86,7 @@ fn write_spans(entries: &[Entry]) -> BTreeMap<(String, u64), (usize, usize)> {
 /// (its `node_resumed`, or its `node_killed`: a process killed while stopped never ran
 /// again, and the kill ends its belief anyway). Keeps time order.
 pub fn after_pauses(entries: Vec<Entry>) -> Vec<Entry> {
-    let mut stopped: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
+    let mut stopped: BTreeMap<NodeId, Vec<Entry>> = BTreeMap::new();
     let mut out = Vec::with_capacity(entries.len());
     for e in entries {
         match &e.event {
@@ -127,7 +128,7 @@ fn fill_in(entries: Vec<Entry>) -> Vec<Entry> {
     let mut moved = vec![false; entries.len()];
     let mut seen_wins = std::collections::BTreeSet::new();
     // The last role change (or kill) of each node so far: a leadership starts after it.
-    let mut last_change: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut last_change: BTreeMap<&NodeId, usize> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {
         match &e.event {
             Event::RoleChanged {
@@ -137,7 +138,7 @@ fn fill_in(entries: Vec<Entry>) -> Vec<Entry> {
             } => {
                 seen_wins.insert((node.clone(), *token));
                 if let Some(&(first, _)) = spans.get(&(node.clone(), *token)) {
-                    let floor = last_change.get(node.as_str()).copied();
+                    let floor = last_change.get(node).copied();
                     if first < i && floor.is_none_or(|f| f < first) {
                         moved[i] = true;
                         let mut win = e.clone();
@@ -174,7 +175,7 @@ fn fill_in(entries: Vec<Entry>) -> Vec<Entry> {
             out.push(Entry {
                 at_us: e.at_us,
                 event: Event::WriteAttempted {
-                    node: node.to_string(),
+                    node: node.clone(),
                     token,
                     op,
                 },

@@ -14,6 +14,7 @@ use crate::contract::rules::{
 use crate::events::{Entry, Event, Role, WriteOp};
 use crate::node::StatusBody;
 use crate::supervisor::Supervisor;
+use baton_model::NodeId;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -31,14 +32,14 @@ const REQUEST_MS: u64 = 1000;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Preflight {
     /// The leader it found.
-    pub leader: String,
+    pub leader: NodeId,
     /// Whether the nodes serve the optional `POST /resign`.
     pub resign_served: bool,
 }
 
 /// One node's name and where its current process serves.
 struct Node {
-    name: String,
+    name: NodeId,
     addr: SocketAddr,
 }
 

@@ -10,6 +10,7 @@
 pub use crate::contract::answer_error::AnswerError;
 use crate::events::Role;
 use crate::node::StatusBody;
+use baton_model::NodeId;
 use serde_json::Value;
 use std::fmt;
 
@@ -78,7 +79,7 @@ pub fn rule(name: &str) -> &'static Rule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Breach {
     /// The node (`n2`).
-    pub node: String,
+    pub node: NodeId,
     /// The rule's name.
     pub rule: &'static str,
     /// What it did, one line.
@@ -89,7 +90,7 @@ impl Breach {
     /// Node `node` broke rule `rule`: `detail`.
     pub fn new(node: &str, rule_name: &str, detail: impl fmt::Display) -> Breach {
         Breach {
-            node: node.to_string(),
+            node: node.into(),
             rule: rule(rule_name).name,
             detail: detail.to_string(),
         }
@@ -193,7 +194,7 @@ pub fn check_status(id: &str, body: &str) -> Result<StatusBody, AnswerError> {
     }
     let lease_ttl_remaining_ms = int_or_null(o, "lease_ttl_remaining_ms")?;
     Ok(StatusBody {
-        node_id,
+        node_id: node_id.into(),
         role,
         fence_token: if role == Role::Leader {
             fence_token

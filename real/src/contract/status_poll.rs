@@ -25,6 +25,7 @@ use crate::contract::rules::{check_status, AnswerError};
 use crate::events::{Event, EventLog, Role};
 use crate::node::StatusBody;
 use crate::process::ManagedChild;
+use baton_model::NodeId;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -65,7 +66,7 @@ struct Seen {
 /// current process.
 #[derive(Debug)]
 pub struct Tracker {
-    node: String,
+    node: NodeId,
     incarnation: u64,
     leading: Option<Seen>,
     reported: BTreeSet<&'static str>,
@@ -75,7 +76,7 @@ impl Tracker {
     /// A tracker for `node`, which has not been seen yet.
     pub fn new(node: &str) -> Tracker {
         Tracker {
-            node: node.to_string(),
+            node: node.into(),
             incarnation: 0,
             leading: None,
             reported: BTreeSet::new(),
@@ -167,7 +168,7 @@ pub type Current = Arc<Mutex<Option<(SocketAddr, u64)>>>;
 /// One node the poller watches.
 pub struct Target {
     /// Its name.
-    pub name: String,
+    pub name: NodeId,
     /// Its current process's address and start number, set by the supervisor.
     pub current: Current,
     /// Its current process (taken out by a kill), to see it exit by itself.

@@ -2,6 +2,7 @@
 //! by path), and how a node reaches its peers ([`Peer`]).
 
 use crate::protocol::RealProtocol;
+use baton_model::NodeId;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Peer {
     /// `n1`, `n2`, ...
-    pub name: String,
+    pub name: NodeId,
     /// `http://127.0.0.1:<port>`, its client-facing (proxied) address.
     pub url: String,
 }
@@ -19,7 +20,7 @@ pub struct Peer {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct NodeConfig {
     /// The node's name.
-    pub name: String,
+    pub name: NodeId,
     /// The run's epoch ([`RunClock::epoch_us`]).
     pub epoch_us: i64,
     /// Where its events go.

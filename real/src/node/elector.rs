@@ -25,6 +25,7 @@ use crate::node::config::NodeConfig;
 use crate::node::error::NodeError;
 use crate::node::metrics::NodeMetrics;
 use crate::protocol::RealProtocol;
+use baton_model::NodeId;
 use baton_protocols::db_row::DbRowElector;
 use baton_protocols::etcd_lease::EtcdLeaseElector;
 use baton_protocols::raft::{RaftDisk, RaftElector, RaftNode};
@@ -167,7 +168,7 @@ async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elec
 
 /// Logs lease events and counts renewals for the node's metrics.
 struct Observer {
-    node: String,
+    node: NodeId,
     log: EventLog,
     metrics: Arc<NodeMetrics>,
 }

@@ -42,6 +42,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use baton_model::NodeId;
 use baton_protocols::clock::sleep_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason};
 use rand::Rng;
@@ -58,7 +59,7 @@ pub use crate::node::error::NodeError;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatusBody {
     /// The node's name.
-    pub node_id: String,
+    pub node_id: NodeId,
     /// Its role by its own belief.
     pub role: Role,
     /// The token it acts under, while it leads.
@@ -83,7 +84,7 @@ pub struct NextBody {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotLeaderBody {
     /// Who it last saw leading.
-    pub leader: Option<String>,
+    pub leader: Option<NodeId>,
     /// That node's client-facing address.
     pub address: Option<String>,
 }
@@ -116,7 +117,7 @@ pub struct ArmPause {
 }
 
 struct Node {
-    name: String,
+    name: NodeId,
     clock: RealClock,
     drift_ppm: Mutex<i64>,
     log: EventLog,
@@ -124,7 +125,7 @@ struct Node {
     work: LeaderWork,
     ctx: WorkCtx,
     status: Mutex<(Role, Option<Leadership>)>,
-    hint: Mutex<Option<String>>,
+    hint: Mutex<Option<NodeId>>,
     peers: Vec<Peer>,
     /// The raft elector, once built (raft only): it answers `POST /raft`.
     raft: std::sync::OnceLock<Arc<baton_protocols::raft::RaftElector>>,

@@ -15,6 +15,7 @@
 use crate::backoff::Pacer;
 use crate::events::{Event, EventLog, WriteOp};
 use crate::resource::{FencedWrite, WriteReply};
+use baton_model::NodeId;
 use baton_protocols::clock::sleep_until_local;
 use baton_protocols::{Clock, Leadership, LossReason};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,7 +89,7 @@ impl LeaderWork {
 /// What the leader's loop needs from its node.
 pub struct WorkCtx {
     /// The node's name.
-    pub node: String,
+    pub node: NodeId,
     /// Its clock.
     pub clock: Arc<dyn Clock>,
     /// Its event log.
@@ -259,7 +260,7 @@ fn strike_armed_pause(ctx: &WorkCtx) {
     ctx.log.record(Event::FaultApplied {
         index,
         kind: baton_model::fault::FaultKind::Pause,
-        target: ctx.node.clone(),
+        target: ctx.node.to_string(),
     });
     ctx.log.record(Event::NodePaused {
         node: ctx.node.clone(),

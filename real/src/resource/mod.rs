@@ -14,6 +14,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use baton_model::NodeId;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -35,7 +36,7 @@ pub struct ResourceConfig {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FencedWrite {
     /// The writer.
-    pub node: String,
+    pub node: NodeId,
     /// Its fencing token.
     pub token: u64,
     /// What it writes.

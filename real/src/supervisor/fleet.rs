@@ -11,6 +11,7 @@ use crate::process::ManagedChild;
 use crate::resource::ResourceConfig;
 use crate::run_clock::RunClock;
 use crate::supervisor::proxy::{Flow, Proxy};
+use baton_model::NodeId;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -107,7 +108,8 @@ pub(super) async fn node_slots(
                         .map_or(String::new(), |p| format!("http://{}/raft", p.addr()))
                 })
                 .collect();
-            slots[i].cfg.raft_disk = Some(cfg.run_dir.join(format!("n{}.raft.json", i + 1)));
+            let disk = format!("{}.raft.json", slots[i].cfg.name);
+            slots[i].cfg.raft_disk = Some(cfg.run_dir.join(disk));
         }
     }
     let (lo, hi) = cfg.network_latency_ms;
@@ -142,7 +144,7 @@ async fn node_slot(
     {
         ports.push(p.addr().port());
     }
-    let name = format!("n{i}");
+    let name = NodeId::nth(i);
     let ncfg = NodeConfig {
         name: name.clone(),
         epoch_us: clock.epoch_us(),

@@ -44,7 +44,7 @@ impl Supervisor {
         let incarnation = s.incarnation.load(Ordering::SeqCst) + 1;
         s.cfg.incarnation = incarnation;
         let port = free_ports(1)?[0];
-        let dir = self.cfg.run_dir.join(&s.cfg.name);
+        let dir = self.cfg.run_dir.join(s.cfg.name.as_str());
         std::fs::create_dir_all(&dir)?;
         let params = NodeParams::of(&s.cfg, port, dir);
         let mut child = crate::process::ManagedChild::spawn(
@@ -52,7 +52,7 @@ impl Supervisor {
             cmd.command(&params, &self.cfg.run_dir)?,
         )
         .map_err(|e| RealError::Child {
-            what: s.cfg.name.clone(),
+            what: s.cfg.name.to_string(),
             why: format!("--node-cmd {:?}: {e}", cmd.template),
             stderr: self
                 .cfg

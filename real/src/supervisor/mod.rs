@@ -64,6 +64,7 @@ use crate::backend::Backend;
 use crate::events::{Entry, Event, EventLog};
 use crate::process::ManagedChild;
 use crate::run_clock::RunClock;
+use baton_model::NodeId;
 use fleet::NodeSlot;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -207,8 +208,8 @@ impl Supervisor {
         self.log.record(event)
     }
 
-    /// The nodes' names, in fleet order.
-    pub fn node_names(&self) -> Vec<String> {
+    /// The nodes, in fleet order.
+    pub fn node_names(&self) -> Vec<NodeId> {
         self.nodes.iter().map(|s| s.cfg.name.clone()).collect()
     }
 

@@ -6,6 +6,7 @@ use super::error::RealError;
 use super::Supervisor;
 use crate::events::Role;
 use crate::node::StatusBody;
+use baton_model::NodeId;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,7 +38,7 @@ impl Supervisor {
 
     /// The node that leads by its own belief, asking every running node's `/status`;
     /// with several, the one with the highest token.
-    pub async fn leader(&self) -> Option<String> {
+    pub async fn leader(&self) -> Option<NodeId> {
         let names = self.node_names();
         let answers = futures::future::join_all(names.iter().map(|n| self.status(n))).await;
         answers
@@ -49,7 +50,7 @@ impl Supervisor {
     }
 
     /// Waits up to `timeout` for a leader other than any in `not`; polls every 50 ms.
-    pub async fn wait_for_leader(&self, not: &[&str], timeout: Duration) -> Option<String> {
+    pub async fn wait_for_leader(&self, not: &[&str], timeout: Duration) -> Option<NodeId> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             if let Some(l) = self.leader().await {
@@ -73,7 +74,7 @@ impl Supervisor {
 
     /// The first running node, in fleet order, that answers `/status` and does not
     /// believe it leads (a paused node does not answer and is passed over).
-    pub async fn follower(&self) -> Option<String> {
+    pub async fn follower(&self) -> Option<NodeId> {
         for n in self.node_names() {
             if let Some(s) = self.status(&n).await {
                 if s.role != Role::Leader {
@@ -92,7 +93,7 @@ impl Supervisor {
         for s in &self.nodes {
             if let Some(c) = s.child.lock().unwrap().as_mut() {
                 if !c.is_running() {
-                    out.push((s.cfg.name.clone(), err(&s.cfg.name)));
+                    out.push((s.cfg.name.to_string(), err(&s.cfg.name)));
                 }
             }
         }

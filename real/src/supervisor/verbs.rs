@@ -9,6 +9,7 @@ use super::Supervisor;
 use crate::events::{Event, EventLog};
 use crate::node::{ArmPause, ClockChange, ClockState};
 use crate::supervisor::proxy::{Flow, Proxy};
+use baton_model::NodeId;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,9 +24,7 @@ impl Supervisor {
         };
         child.kill();
         self.nodes[i].addr = None;
-        self.log.record(Event::NodeKilled {
-            node: node.to_string(),
-        });
+        self.log.record(Event::NodeKilled { node: node.into() });
         Ok(())
     }
 
@@ -38,9 +37,7 @@ impl Supervisor {
         }
         // The config carries the clock the last incarnation had ([`Supervisor::skew_clock`]
         // keeps it up to date): a restart does not fix a skewed clock.
-        self.log.record(Event::NodeRestarted {
-            node: node.to_string(),
-        });
+        self.log.record(Event::NodeRestarted { node: node.into() });
         self.start_node(i).await
     }
 
@@ -58,18 +55,14 @@ impl Supervisor {
     /// keeps running, its sockets stay open.
     pub fn pause(&self, node: &str) -> Result<(), RealError> {
         self.signal(node, libc::SIGSTOP)?;
-        self.log.record(Event::NodePaused {
-            node: node.to_string(),
-        });
+        self.log.record(Event::NodePaused { node: node.into() });
         Ok(())
     }
 
     /// Lets a paused node run again (SIGCONT).
     pub fn resume(&self, node: &str) -> Result<(), RealError> {
         self.signal(node, libc::SIGCONT)?;
-        self.log.record(Event::NodeResumed {
-            node: node.to_string(),
-        });
+        self.log.record(Event::NodeResumed { node: node.into() });
         Ok(())
     }
 
@@ -95,7 +88,7 @@ impl Supervisor {
             .and_then(|r| r.error_for_status());
         if let Err(e) = resp {
             return Err(RealError::Control {
-                node: node.to_string(),
+                node: node.into(),
                 why: e.to_string(),
             });
         }
@@ -111,7 +104,7 @@ impl Supervisor {
             child,
             (incarnation, armed_in),
             self.log.clone(),
-            node.to_string(),
+            node.into(),
             index,
             duration_ms,
         )));
@@ -210,7 +203,7 @@ impl Supervisor {
         }
         let addr = self.node_addr(node)?;
         let err = |why: String| RealError::Control {
-            node: node.to_string(),
+            node: node.into(),
             why,
         };
         let state: ClockState = self
@@ -239,7 +232,7 @@ impl Supervisor {
             .await
             .and_then(|r| r.error_for_status())
             .map_err(|e| RealError::Control {
-                node: node.to_string(),
+                node: node.into(),
                 why: e.to_string(),
             })?;
         Ok(())
@@ -255,7 +248,7 @@ async fn resume_after_pause(
     child: SharedChild,
     (incarnation, armed_in): (Arc<AtomicU64>, u64),
     log: EventLog,
-    name: String,
+    name: NodeId,
     index: usize,
     duration_ms: u64,
 ) {
@@ -283,6 +276,6 @@ async fn resume_after_pause(
     log.record(Event::FaultHealed {
         index,
         kind: baton_model::fault::FaultKind::Pause,
-        target: name,
+        target: name.to_string(),
     });
 }

@@ -208,7 +208,8 @@ impl<'a> Driver<'a> {
         paths.retain(|p| !p.ends_with("resource.jsonl"));
         Driver {
             clock: sup.clock(),
-            nodes: sup.node_names(),
+            // The plan names its targets as text: a node, an etcd member, `backend`.
+            nodes: sup.node_names().into_iter().map(String::from).collect(),
             sup,
             seed,
             tail: Tail::new(paths),
@@ -366,11 +367,11 @@ impl FaultWorld for Driver<'_> {
     }
 
     async fn leader(&mut self) -> Option<String> {
-        self.sup.leader().await
+        self.sup.leader().await.map(String::from)
     }
 
     async fn follower(&mut self) -> Option<String> {
-        self.sup.follower().await
+        self.sup.follower().await.map(String::from)
     }
 
     async fn etcd_leader(&mut self) -> Option<String> {

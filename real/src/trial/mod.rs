@@ -177,7 +177,7 @@ async fn drive(
         // A node of your own that exits by itself broke the contract: the poller
         // recorded it, and the run goes on to its verdict.
         let nodes = sup.node_names();
-        exited.retain(|(what, _)| !nodes.contains(what));
+        exited.retain(|(what, _)| !nodes.iter().any(|n| n == what));
     }
     if !exited.is_empty() {
         let list: Vec<String> = exited

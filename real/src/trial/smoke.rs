@@ -14,6 +14,7 @@
 
 use crate::events::{Entry, Event};
 use crate::supervisor::{RealConfig, RealError, RunOutput, Supervisor};
+use baton_model::NodeId;
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -60,11 +61,11 @@ impl CleanKillOptions {
 #[derive(Debug)]
 pub struct CleanKillReport {
     /// The leader killed.
-    pub killed: String,
+    pub killed: NodeId,
     /// Its token.
     pub killed_token: Option<u64>,
     /// Who led after it, if anyone did in time.
-    pub new_leader: Option<String>,
+    pub new_leader: Option<NodeId>,
     /// Every failover of the run (the kill's, normally the only one), in ms.
     pub failovers_ms: Vec<f64>,
     /// The run's output (timeline, ledger, load counts, ports and pids).
@@ -115,7 +116,7 @@ pub async fn clean_kill(opts: CleanKillOptions) -> Result<CleanKillReport, RealE
     sup.record(Event::FaultApplied {
         index: 0,
         kind: baton_model::fault::FaultKind::Kill,
-        target: killed.clone(),
+        target: killed.to_string(),
     });
     sup.kill(&killed)?;
     let new_leader = sup
@@ -128,7 +129,7 @@ pub async fn clean_kill(opts: CleanKillOptions) -> Result<CleanKillReport, RealE
     sup.record(Event::FaultApplied {
         index: 1,
         kind: baton_model::fault::FaultKind::Restart,
-        target: killed.clone(),
+        target: killed.to_string(),
     });
     sup.restart(&killed).await?;
     tokio::time::sleep(Duration::from_millis(opts.settle_ms)).await;
@@ -152,7 +153,7 @@ mod tests {
         Entry {
             at_us: at_ms * 1000,
             event: Event::WriteAccepted {
-                node: format!("t{token}"),
+                node: format!("t{token}").into(),
                 token,
                 max_token: 0,
                 op: WriteOp::Claim,

@@ -89,7 +89,7 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         min.resolved.scenario.faults.len(),
         min.runs,
         file.display(),
-        min.signature.join(", ")
+        crate::cmd::shrink::names(&min.signature)
     ));
     Ok(Outcome::Pass)
 }

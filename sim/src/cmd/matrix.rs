@@ -10,6 +10,7 @@
 use crate::run::{self, RunError};
 use crate::world::protocol::ProtocolName;
 use baton_model::checker::failover::LatencyStats;
+use baton_model::checker::Property;
 use baton_model::scenario::{self, Resolved};
 use serde::Serialize;
 use std::fmt::Write;
@@ -21,7 +22,7 @@ use std::path::PathBuf;
 struct RunFacts {
     seed: u64,
     passed: bool,
-    violations: Vec<&'static str>,
+    violations: Vec<Property>,
     failover_ms: Vec<f64>,
     election_latency_ms: Vec<f64>,
     overlaps: usize,
@@ -83,7 +84,7 @@ pub struct SeedRun {
     /// "pass" or "fail".
     pub verdict: &'static str,
     /// The properties that failed, sorted (empty for a pass).
-    pub failed: Vec<&'static str>,
+    pub failed: Vec<Property>,
 }
 
 /// What a matrix run gave: the cells and how many of the planned runs finished.
@@ -150,9 +151,7 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Resolved>, scenario::ScenarioError> {
 fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, RunError> {
     let a = run::run_unrecorded(r, seed)?;
     let f = &a.findings;
-    let mut violations: Vec<&'static str> = f.violations.iter().map(|v| v.property()).collect();
-    violations.sort();
-    violations.dedup();
+    let violations = f.signature();
     let report: serde_json::Value = serde_json::from_str(&a.report_json).expect("our own JSON");
     Ok(RunFacts {
         seed,

@@ -260,12 +260,18 @@ fn one(resolved: &Resolved, seed: u64, watchdog: Duration) -> Outcome {
         Ok(Err(e)) => Outcome::Error(e),
         Ok(Ok(a)) if a.passed => Outcome::Pass,
         Ok(Ok(a)) => {
-            let signature = a.findings.signature();
+            // A failure's signature is written as names: a hang's is `hang`, no property.
+            let signature = a
+                .findings
+                .signature()
+                .iter()
+                .map(|p| p.name().to_string())
+                .collect();
             let first_ms = a
                 .findings
                 .violations
                 .iter()
-                .map(|v| v.at_ms())
+                .map(|v| v.at_ms)
                 .fold(f64::INFINITY, f64::min);
             Outcome::Fail {
                 signature,

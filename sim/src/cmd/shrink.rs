@@ -11,6 +11,7 @@
 //! result is checked twice more before it is written.
 
 use crate::run::RunError;
+use baton_model::checker::Property;
 use baton_model::fault::FaultSpec;
 use baton_model::scenario::{Resolved, ScenarioError};
 use proptest::num::u64::BinarySearch;
@@ -214,7 +215,7 @@ pub struct Minimal {
     /// Candidates run.
     pub runs: u64,
     /// What it fails: the sorted failed properties, the same before and after.
-    pub signature: Vec<String>,
+    pub signature: Vec<Property>,
 }
 
 /// Shrinks the failing run of `base` (faults written out: a swarm's materialized) under
@@ -264,8 +265,8 @@ pub fn minimize(
     let b = crate::run::run(&min, seed)?;
     if a.report_json != b.report_json || a.findings.signature() != wanted {
         return Err(MinimizeError::NoReplay {
-            got: a.findings.signature().join(", "),
-            wanted: wanted.join(", "),
+            got: names(&a.findings.signature()),
+            wanted: names(&wanted),
         });
     }
     Ok(Some(Minimal {
@@ -337,7 +338,7 @@ impl Minimal {
             "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {file} (the seed, {seed}, is recorded below)\n{}",
             self.runs,
             wall.as_secs_f64(),
-            self.signature.join(", "),
+            names(&self.signature),
             self.faults_before,
             self.resolved.scenario.faults.len(),
             toml::to_string(&s).expect("a scenario always serializes")
@@ -346,10 +347,16 @@ impl Minimal {
 }
 
 /// The failing run's properties, sorted: what a candidate must reproduce.
-pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<String>, RunError> {
+pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<Property>, RunError> {
     Ok(crate::run::run_unrecorded(resolved, seed)?
         .findings
         .signature())
+}
+
+/// A signature for a human: its properties' names, comma-separated.
+pub fn names(signature: &[Property]) -> String {
+    let names: Vec<&str> = signature.iter().map(|p| p.name()).collect();
+    names.join(", ")
 }
 
 /// The work keys a swarm draws per seed, shrunk too: each one set back to its default

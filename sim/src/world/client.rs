@@ -27,6 +27,7 @@ use crate::world::net::Endpoint;
 use crate::world::rpc::{
     node_addr, NextAnswers, NextBatch, NextReply, ReadAnswer, ReadBatch, ReadReply, CLIENT_ADDR,
 };
+use baton_model::NodeId;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -100,8 +101,8 @@ impl Stream {
     /// Moves the target on from node `t` (0-based), which did not answer as leader: to
     /// the hinted node if there is a usable hint, else to the next node unless an answer
     /// already moved it.
-    fn follow(&mut self, t: usize, hint: Option<&str>, nodes: usize) {
-        let hinted = hint.and_then(|h| h.strip_prefix('n').and_then(|i| i.parse::<usize>().ok()));
+    fn follow(&mut self, t: usize, hint: Option<&NodeId>, nodes: usize) {
+        let hinted = hint.and_then(NodeId::number);
         match hinted {
             Some(i) if (1..=nodes).contains(&i) && i - 1 != t => self.target = i - 1,
             _ if self.target == t => self.target = (t + 1) % nodes,
@@ -212,7 +213,7 @@ impl ClientRecord {
                 }
                 NextReply::NotLeader { hint } => {
                     seen.stats.not_leader += o.count;
-                    seen.next.follow(o.target, hint.as_deref(), seen.nodes);
+                    seen.next.follow(o.target, hint.as_ref(), seen.nodes);
                 }
                 NextReply::Unavailable => seen.stats.timeouts += o.count,
             }
@@ -229,9 +230,7 @@ impl ClientRecord {
         };
         match reply {
             ReadReply::Value { .. } => seen.stats.reads_ok += o.count,
-            ReadReply::NotLeader { hint } => {
-                seen.reads.follow(o.target, hint.as_deref(), seen.nodes)
-            }
+            ReadReply::NotLeader { hint } => seen.reads.follow(o.target, hint.as_ref(), seen.nodes),
         }
     }
 }

@@ -29,7 +29,8 @@ pub async fn drive(
     seed: u64,
     base_network: (u64, u64, u64),
 ) {
-    let nodes = world.nodes.iter().map(|n| n.name.clone()).collect();
+    // The plan resolves targets as text: a node's name, an etcd member's, `backend`.
+    let nodes = world.nodes.iter().map(|n| n.name.to_string()).collect();
     let plan = Arc::new(Mutex::new(FaultPlan::new(
         faults,
         seed,
@@ -66,11 +67,11 @@ impl FaultWorld for SimFaults {
     }
 
     async fn leader(&mut self) -> Option<String> {
-        self.world.leader()
+        self.world.leader().map(String::from)
     }
 
     async fn follower(&mut self) -> Option<String> {
-        self.world.follower()
+        self.world.follower().map(String::from)
     }
 
     async fn etcd_leader(&mut self) -> Option<String> {
@@ -82,7 +83,7 @@ impl FaultWorld for SimFaults {
     }
 
     async fn next_running(&mut self, node: &str) -> Option<String> {
-        self.world.next_running(node)
+        self.world.next_running(node).map(String::from)
     }
 
     fn seen_since(&mut self, since_us: i64, pred: &dyn Fn(&Event) -> bool) -> bool {

@@ -203,7 +203,7 @@ impl World {
     }
 
     /// The node that leads now by its own belief (the highest token if several do).
-    pub fn leader(&self) -> Option<String> {
+    pub fn leader(&self) -> Option<baton_model::NodeId> {
         self.nodes
             .iter()
             .filter_map(|n| {
@@ -215,7 +215,7 @@ impl World {
     }
 
     /// The first running node, in fleet order, that does not believe it leads.
-    pub fn follower(&self) -> Option<String> {
+    pub fn follower(&self) -> Option<baton_model::NodeId> {
         self.nodes
             .iter()
             .find(|n| {
@@ -291,7 +291,7 @@ impl World {
             dead: true,
         };
         self.timeline.record(Event::NodeKilled {
-            node: name.to_string(),
+            node: n.name.clone(),
         });
     }
 
@@ -332,13 +332,13 @@ impl World {
         if !n.status.lock().unwrap().dead {
             self.record_belief_end(n);
             self.timeline.record(Event::NodeKilled {
-                node: name.to_string(),
+                node: n.name.clone(),
             });
         }
         self.handle.kill(id);
         n.clear_holds();
         self.timeline.record(Event::NodeRestarted {
-            node: name.to_string(),
+            node: n.name.clone(),
         });
         n.status.lock().unwrap().dead = false;
         self.handle.restart(id);
@@ -362,9 +362,8 @@ impl World {
             return None;
         }
         let held = self.hold(name);
-        self.timeline.record(Event::NodePaused {
-            node: name.to_string(),
-        });
+        self.timeline
+            .record(Event::NodePaused { node: name.into() });
         held
     }
 
@@ -387,9 +386,8 @@ impl World {
         if let Some(incarnation) = held {
             self.release(name, incarnation);
         }
-        self.timeline.record(Event::NodeResumed {
-            node: name.to_string(),
-        });
+        self.timeline
+            .record(Event::NodeResumed { node: name.into() });
     }
 
     /// One more pause in force on a node (see [`NodeControl::hold`]); `None` when the
@@ -495,13 +493,13 @@ impl World {
         if s.role != Role::Leader || s.dead {
             return false;
         }
-        *n.transfer_to.lock().unwrap() = Some(to.to_string());
+        *n.transfer_to.lock().unwrap() = Some(to.into());
         n.resign_notify.notify_waiters();
         true
     }
 
     /// The next running node after `name` in fleet order, wrapping around.
-    pub fn next_running(&self, name: &str) -> Option<String> {
+    pub fn next_running(&self, name: &str) -> Option<baton_model::NodeId> {
         let at = self.nodes.iter().position(|n| n.name == name)?;
         let len = self.nodes.len();
         (1..len)

@@ -8,6 +8,7 @@
 use crate::world::timeline::Event;
 use crate::world::World;
 use baton_model::scenario::GcNoise;
+use baton_model::NodeId;
 use rand_distr::{Distribution, Exp, LogNormal};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,7 +43,7 @@ pub fn gc_schedule(cfg: &GcNoise, seed: u64, node: &str, duration_ms: u64) -> Ve
 }
 
 /// Stops the world on `node` at each pause of `schedule`, unless the node is down then.
-pub async fn gc(world: Arc<World>, node: String, schedule: Vec<(u64, u64)>) {
+pub async fn gc(world: Arc<World>, node: NodeId, schedule: Vec<(u64, u64)>) {
     for (start_ms, len_ms) in schedule {
         let now = crate::world::clock::global_now_us();
         let at = start_ms as i64 * 1000;
@@ -67,7 +68,7 @@ pub async fn gc(world: Arc<World>, node: String, schedule: Vec<(u64, u64)>) {
 /// Starts the GC noise of `cfg` on the world's nodes (all, or the ones it names).
 pub fn start_gc(world: &Arc<World>, cfg: &GcNoise, seed: u64, duration_ms: u64) {
     for n in &world.nodes {
-        if !cfg.nodes.is_empty() && !cfg.nodes.contains(&n.name) {
+        if !cfg.nodes.is_empty() && !cfg.nodes.iter().any(|x| n.name == x.as_str()) {
             continue;
         }
         let schedule = gc_schedule(cfg, seed, &n.name, duration_ms);

@@ -7,6 +7,7 @@
 use crate::world::net::Endpoint;
 use crate::world::net::Request;
 use crate::world::timeline::WriteOp;
+use baton_model::NodeId;
 use baton_protocols::etcd_api::{
     LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
 };
@@ -58,7 +59,7 @@ pub(crate) use request;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EtcdGrant {
     /// Who asks (for the timeline).
-    pub node: String,
+    pub node: NodeId,
     /// TTL asked for.
     pub ttl_ms: u64,
 }
@@ -117,7 +118,7 @@ pub struct FencedWrite {
     /// The partition whose rows it writes, in a sharded fleet (`None`: the one set).
     pub partition: Option<u32>,
     /// The writer.
-    pub node: String,
+    pub node: NodeId,
     /// Its fencing token.
     pub token: u64,
     /// What it writes.
@@ -185,8 +186,8 @@ pub enum NextReply {
     },
     /// Not the leader (the HTTP 409 of the spec), with whom this node believes leads.
     NotLeader {
-        /// The believed leader's node name.
-        hint: Option<String>,
+        /// The believed leader.
+        hint: Option<NodeId>,
     },
     /// The leader could not make its write durable in time; try again.
     Unavailable,
@@ -223,8 +224,8 @@ pub enum ReadReply {
     },
     /// Not the leader, or its lease does not hold: with whom it believes leads.
     NotLeader {
-        /// The believed leader's node name.
-        hint: Option<String>,
+        /// The believed leader.
+        hint: Option<NodeId>,
     },
 }
 
@@ -245,9 +246,9 @@ message!(Requeue);
 pub struct TakeOverNow;
 message!(TakeOverNow);
 
-/// The address of the node named `name` (`n3`), if it is a node's name.
-pub fn node_addr_of(name: &str) -> Option<SocketAddr> {
-    let i: usize = name.strip_prefix('n')?.parse().ok()?;
+/// The address of `node` (`n3`), if it is one of the fleet's numbered nodes.
+pub fn node_addr_of(node: &NodeId) -> Option<SocketAddr> {
+    let i = node.number()?;
     (1..=255).contains(&i).then(|| node_addr(i))
 }
 

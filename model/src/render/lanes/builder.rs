@@ -138,7 +138,8 @@ impl LaneBuilder {
             .iter()
             .map(|f| f.fault.clock_change())
             .collect();
-        let mut lanes = resolved.node_names();
+        let nodes = resolved.node_names().into_iter().map(String::from);
+        let mut lanes: Vec<String> = nodes.collect();
         lanes.extend(resolved.scenario.etcd_members());
         Self::new(
             lanes,
@@ -225,7 +226,7 @@ impl LaneBuilder {
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
             | Event::JobStepAbandoned { node, .. }
-            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.clone()), e),
+            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.to_string()), e),
         }
     }
 

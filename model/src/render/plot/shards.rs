@@ -6,6 +6,7 @@
 use crate::checker::shards::ShardsSummary;
 use crate::render::plot::style::PALETTE;
 use crate::render::plot::PlotError;
+use crate::NodeId;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -15,7 +16,7 @@ const LEGEND_WIDTH_PX: u32 = 160;
 /// The plot of `s` for a fleet of `nodes` over a run of `end_ms`, titled `title`.
 pub fn partitions_svg(
     s: &ShardsSummary,
-    nodes: &[String],
+    nodes: &[NodeId],
     end_ms: f64,
     title: &str,
 ) -> Result<String, PlotError> {
@@ -49,7 +50,7 @@ type Drawn = Result<(), DrawingAreaErrorKind<std::io::Error>>;
 fn draw(
     area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
     s: &ShardsSummary,
-    nodes: &[String],
+    nodes: &[NodeId],
     end_ms: f64,
     title: &str,
 ) -> Drawn {

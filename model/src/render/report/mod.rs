@@ -15,7 +15,7 @@ use crate::checker::client_stats::ClientStats;
 use crate::checker::failover::{HandoffGap, LatencyStats};
 use crate::checker::stale_token::Rejection;
 use crate::checker::wins::WinsSummary;
-use crate::checker::{Findings, ViolationRecord};
+use crate::checker::{Findings, Violation};
 use crate::protocol::Bound;
 use crate::run_output::RunOutput;
 use crate::scenario::Resolved;
@@ -175,7 +175,7 @@ struct Report<'a> {
     notes: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     node_cmd: Option<&'a str>,
-    violations: Vec<ViolationRecord>,
+    violations: &'a [Violation],
     reproduce: String,
 }
 
@@ -294,7 +294,7 @@ pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun
         ledger: real.map(|x| &x.ledger),
         notes: real.map(|x| x.notes.as_slice()),
         node_cmd: real.and_then(|x| x.node_cmd.as_deref()),
-        violations: f.violation_records(),
+        violations: &f.violations,
         reproduce: match real {
             Some(x) => x.command.clone(),
             None => reproduce_command(r, seed),

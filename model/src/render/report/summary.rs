@@ -468,7 +468,7 @@ fn client(w: &mut String, run: &Run) {
 
 /// How many violations, and the first twenty.
 fn violations(w: &mut String, run: &Run) {
-    let v = run.f.violation_records();
+    let v = &run.f.violations;
     let _ = writeln!(
         w,
         "violations: {}",

@@ -14,7 +14,7 @@
 //! What keeps it fast for a long run is the lanes' own bound (writes in about 2,000
 //! buckets per node, other events capped per kind); the page says what was left out.
 
-use crate::checker::{Findings, ViolationRecord};
+use crate::checker::{Findings, Violation};
 use crate::render::lanes::Lanes;
 use serde::Serialize;
 use std::fmt::Write;
@@ -45,7 +45,7 @@ pub struct Page<'a> {
 struct Data<'a> {
     title: &'a str,
     verdict: &'static str,
-    violations: Vec<ViolationRecord>,
+    violations: &'a [Violation],
     /// `(at_us, count)` at every change of leaders by belief.
     belief: &'a [(i64, u32)],
     /// `(at_us, count)` at every change of leaders by effect.
@@ -214,7 +214,7 @@ pub fn timeline_html(page: &Page) -> String {
     let f = page.findings;
     let l = page.lanes;
     let passed = f.passed();
-    let violations = f.violation_records();
+    let violations = &f.violations;
     let mut h = String::with_capacity(64 * 1024);
     let _ = write!(
         h,
@@ -241,7 +241,7 @@ pub fn timeline_html(page: &Page) -> String {
     );
     if !violations.is_empty() {
         h.push_str("<ol class=\"violations\">\n");
-        for v in &violations {
+        for v in violations {
             let at = (v.at_ms * 1000.0) as i64;
             let _ = writeln!(
                 h,

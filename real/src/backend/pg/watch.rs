@@ -91,7 +91,7 @@ impl Seen {
             log.record_at(
                 now,
                 Event::LeaseGranted {
-                    node,
+                    node: node.into(),
                     lease_id: generation,
                     ttl_requested_ms: ttl_ms,
                     ttl_granted_ms: ttl_ms,

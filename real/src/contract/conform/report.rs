@@ -11,7 +11,7 @@
 
 use crate::trial::{Trial, TrialSpec};
 use baton_model::checker::failover::nearest_rank;
-use baton_model::checker::ViolationRecord;
+use baton_model::checker::Violation;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -60,7 +60,7 @@ pub struct TrialResult {
     /// protocol-safe, fence-saved or unsafe.
     pub protocol_safety: &'static str,
     /// What failed.
-    pub violations: Vec<ViolationRecord>,
+    pub violations: Vec<Violation>,
     /// Whether the nodes serve the optional `POST /resign` (the preflight's answer).
     pub resign_served: bool,
     /// Its summary, relative to the report's directory.
@@ -93,7 +93,7 @@ impl TrialResult {
             double_leader_acting_incidents: f.double_leader_acting_incidents,
             leaders_by_belief_max: f.belief.max,
             protocol_safety: f.protocol_safety.outcome.name(),
-            violations: f.violation_records(),
+            violations: f.violations.clone(),
             resign_served: t.preflight.as_ref().is_some_and(|p| p.resign_served),
             summary: rel("summary.txt"),
             timeline: tdir
@@ -126,7 +126,7 @@ impl TrialResult {
 
     /// The properties that failed, each once.
     fn properties(&self) -> Vec<&'static str> {
-        let mut p: Vec<&'static str> = self.violations.iter().map(|v| v.property).collect();
+        let mut p: Vec<&'static str> = self.violations.iter().map(|v| v.property.name()).collect();
         p.sort();
         p.dedup();
         p
@@ -446,8 +446,8 @@ mod tests {
             leaders_by_belief_max: 2,
             protocol_safety: if verdict == "fail" { "unsafe" } else { "fence-saved" },
             violations: if verdict == "fail" {
-                vec![ViolationRecord {
-                    property: "double_leader_acting",
+                vec![Violation {
+                    property: baton_model::checker::Property::DoubleLeaderActing,
                     at_ms: 8512.3,
                     detail: "n1 acted with stale token 5 after token 7 was accepted".into(),
                 }]

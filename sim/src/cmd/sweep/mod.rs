@@ -21,6 +21,7 @@ pub use grid_error::GridError;
 
 use crate::run::{self, RunError};
 use crate::world::protocol::ProtocolName;
+use baton_model::checker::Property;
 use baton_model::scenario::{self, Resolved, Slo};
 use serde::Serialize;
 use std::ops::Range;
@@ -201,7 +202,7 @@ pub fn resolve(plan: &Plan) -> Result<Vec<Target>, GridError> {
 #[derive(Clone, Debug)]
 struct RunFacts {
     passed: bool,
-    violations: Vec<&'static str>,
+    violations: Vec<Property>,
     /// Failovers a scripted fault explains.
     failover_ms: Vec<f64>,
     /// False failovers' durations.
@@ -214,9 +215,7 @@ struct RunFacts {
 fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, RunError> {
     let a = run::run_unrecorded(r, seed)?;
     let f = &a.findings;
-    let mut violations: Vec<&'static str> = f.violations.iter().map(|v| v.property()).collect();
-    violations.sort();
-    violations.dedup();
+    let violations = f.signature();
     // The failovers no scripted fault explains are the false ones; the rest are the
     // scenario's own (its kills, pauses, partitions).
     let false_ms: Vec<f64> = f

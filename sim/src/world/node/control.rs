@@ -28,7 +28,7 @@ pub struct NodeStatus {
 /// (a restart does not fix a skewed clock), its status and the world's requests to it.
 pub struct NodeControl {
     /// `n1`, `n2`, ...
-    pub name: String,
+    pub name: baton_model::NodeId,
     /// 1-based index (`n3` is 3).
     pub index: usize,
     /// The node's clock.
@@ -41,7 +41,7 @@ pub struct NodeControl {
     /// Set by the world to ask a leader to step down.
     pub resign_requested: AtomicBool,
     /// Set by the world to ask a leader to hand over to this successor (a transfer).
-    pub transfer_to: Mutex<Option<String>>,
+    pub transfer_to: Mutex<Option<baton_model::NodeId>>,
     /// Wakes a leader waiting for work when a resign or a transfer is requested.
     pub resign_notify: Notify,
     /// A pause armed to strike at the next protected write: (fault index, duration).
@@ -64,7 +64,7 @@ impl NodeControl {
     /// A control block for node `index` (1-based).
     pub fn new(index: usize) -> Self {
         NodeControl {
-            name: format!("n{index}"),
+            name: baton_model::NodeId::nth(index),
             index,
             clock: NodeClock::new(),
             status: Mutex::new(NodeStatus {

@@ -18,6 +18,7 @@ use crate::world::node::work::{lead, LeaderWork};
 use crate::world::protocol::ElectorCtx;
 use crate::world::rpc::{node_addr, NextBatch, ReadAnswer, ReadBatch, ReadReply};
 use crate::world::timeline::{Event, Role, Timeline};
+use baton_model::NodeId;
 use baton_protocols::clock::sleep_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason};
 use rand::Rng;
@@ -134,7 +135,7 @@ fn serve_clients(
     elector: &Arc<dyn Elector>,
     work: &Arc<LeaderWork>,
     timeline: &Timeline,
-    node: &str,
+    node: &NodeId,
 ) {
     let w = work.clone();
     ep.add_message_handler(move |b: NextBatch, from| w.handle_next(b, from));
@@ -142,7 +143,7 @@ fn serve_clients(
         elector.clone(),
         work.clone(),
         timeline.clone(),
-        node.to_string(),
+        node.clone(),
         ep.as_ref().clone(),
     );
     ep.add_message_handler(move |r: ReadBatch, from| {

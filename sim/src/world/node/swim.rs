@@ -25,6 +25,7 @@ use crate::world::node::env::NodeEnv;
 use crate::world::rpc::{node_addr, SwimPacket};
 use crate::world::timeline::{Event, Timeline};
 use baton_model::scenario::swim::SwimConfig;
+use baton_model::NodeId;
 use baton_protocols::clock::sleep_local;
 use baton_protocols::{Clock, Elector};
 use foca::{
@@ -101,7 +102,7 @@ fn config(c: &SwimConfig) -> Config {
 struct Detector {
     foca: Foca<SwimId, PostcardCodec, rand_chacha_010::ChaCha8Rng, foca::NoCustomBroadcast>,
     rt: AccumulatingRuntime<SwimId>,
-    me: String,
+    me: NodeId,
     ep: Endpoint,
     clock: Arc<dyn Clock>,
     timeline: Timeline,
@@ -181,8 +182,8 @@ pub fn start(
 }
 
 /// The name of the node at SWIM address `node`.
-fn name(node: u16) -> String {
-    format!("n{node}")
+fn name(node: u16) -> NodeId {
+    NodeId::nth(node as usize)
 }
 
 impl Detector {

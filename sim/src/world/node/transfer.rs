@@ -25,6 +25,7 @@ use crate::world::node::control::NodeControl;
 use crate::world::node::env::NodeEnv;
 use crate::world::rpc::{node_addr_of, Requeue, TakeOverNow};
 use crate::world::timeline::Event;
+use baton_model::NodeId;
 use baton_protocols::clock::sleep_local;
 use baton_protocols::{Clock, Elector, Leadership, TransferReadiness};
 use std::sync::{Arc, Mutex};
@@ -55,7 +56,7 @@ enum Stage {
 /// A transfer the leader is preparing while it works.
 pub struct Preparing {
     /// The designated successor.
-    pub to: String,
+    pub to: NodeId,
     stage: Arc<Mutex<Stage>>,
     settled: Arc<Notify>,
 }
@@ -98,7 +99,7 @@ impl Preparing {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Handover {
     /// The designated successor.
-    pub to: String,
+    pub to: NodeId,
     /// The job's cursor it published (0 without a job).
     pub cursor: u64,
 }
@@ -110,7 +111,7 @@ pub fn prepare(
     ep: &Endpoint,
     elector: &Arc<dyn Elector>,
     l: &Leadership,
-    to: String,
+    to: NodeId,
 ) -> Preparing {
     let p = Preparing {
         to: to.clone(),
@@ -135,7 +136,7 @@ pub fn prepare(
             match elector.transfer_readiness(&l, &to).await {
                 Ok(TransferReadiness::Ready) => return settle(Stage::Ready),
                 Ok(TransferReadiness::Behind(ahead)) => {
-                    for addr in ahead.iter().filter_map(|n| node_addr_of(n)) {
+                    for addr in ahead.iter().filter_map(node_addr_of) {
                         ep.send(addr, Requeue);
                     }
                     why = format!("{} queued ahead of `{to}`", ahead.join(", "));

@@ -22,6 +22,7 @@ use crate::world::rpc::{
 };
 use crate::world::timeline::{Event, WriteOp};
 use baton_model::scenario::StepOnStop;
+use baton_model::NodeId;
 use baton_protocols::clock::sleep_until_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason, ReplicatedLog};
 use std::net::SocketAddr;
@@ -50,7 +51,7 @@ pub struct LeaderWork {
     /// Wakes the leader when a batch is queued.
     queued: Notify,
     /// Who this node last saw leading, for `NotLeader` hints.
-    pub hint: Mutex<Option<String>>,
+    pub hint: Mutex<Option<NodeId>>,
 }
 
 impl LeaderWork {
@@ -649,7 +650,7 @@ async fn strike_armed_pause(ctl: &Arc<NodeControl>, env: &NodeEnv) {
     timeline.record(Event::FaultApplied {
         index,
         kind: baton_model::fault::FaultKind::Pause,
-        target: name.clone(),
+        target: name.to_string(),
     });
     timeline.record(Event::NodePaused { node: name.clone() });
     let held = ctl.hold();
@@ -666,7 +667,7 @@ async fn strike_armed_pause(ctl: &Arc<NodeControl>, env: &NodeEnv) {
             timeline.record(Event::FaultHealed {
                 index,
                 kind: baton_model::fault::FaultKind::Pause,
-                target: name,
+                target: name.to_string(),
             });
         });
     // The next poll of this task finds its node paused and parks it until the resume.

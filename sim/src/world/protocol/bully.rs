@@ -1,7 +1,7 @@
 //! `bully` in the simulator: no backend; the nodes' RPCs to each other carry the bully
 //! messages, and each node's endpoint hands them to its elector.
 
-use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
+use super::peer::{peer_rpc, serve, SimPeerNet, TimelineLog};
 use super::{BackendCtx, ElectorCtx, Protocol};
 pub use baton_model::protocol::bully::Bully;
 use baton_protocols::bully::{BullyElector, BullyMsg, BullyReply};
@@ -22,7 +22,7 @@ impl Protocol for Bully {
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
         let e = Arc::new(BullyElector::new(
             ctx.index,
-            names(ctx.nodes),
+            baton_model::NodeId::fleet(ctx.nodes),
             SimPeerNet::<BullyRpc>::new(&ctx),
             ctx.clock.clone(),
             self.0.clone(),

@@ -21,16 +21,16 @@ use std::sync::Arc;
 /// query by its wait plus that).
 pub struct SimConsulClient {
     ep: Arc<Endpoint>,
-    node: String,
+    node: baton_model::NodeId,
     rpc_timeout_ms: u64,
 }
 
 impl SimConsulClient {
     /// A client sending from `ep` on behalf of `node`.
-    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64) -> Self {
+    pub fn new(ep: Arc<Endpoint>, node: &baton_model::NodeId, rpc_timeout_ms: u64) -> Self {
         SimConsulClient {
             ep,
-            node: node.to_string(),
+            node: node.clone(),
             rpc_timeout_ms,
         }
     }

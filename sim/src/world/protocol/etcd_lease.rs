@@ -24,17 +24,17 @@ use madsim::task::NodeId;
 /// the one service at `backend`, or to a cluster's members.
 pub struct SimEtcdClient {
     ep: Arc<Endpoint>,
-    node: String,
+    node: baton_model::NodeId,
     rpc_timeout_ms: u64,
     cluster: Option<ClusterClient>,
 }
 
 impl SimEtcdClient {
     /// A client sending from `ep` on behalf of `node`, to the one service.
-    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64) -> Self {
+    pub fn new(ep: Arc<Endpoint>, node: &baton_model::NodeId, rpc_timeout_ms: u64) -> Self {
         SimEtcdClient {
             ep,
-            node: node.to_string(),
+            node: node.clone(),
             rpc_timeout_ms,
             cluster: None,
         }
@@ -224,7 +224,7 @@ impl Protocol for EtcdLease {
     }
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
-        let node = ctx.node.to_string();
+        let node = ctx.node.clone();
         let clock = ctx.clock.clone();
         Arc::new(EtcdLeaseElector::new(
             &node,
@@ -238,7 +238,7 @@ impl Protocol for EtcdLease {
     /// process, as a real node would share its etcd client), and an election per
     /// partition under `<prefix>-p<k>`.
     fn sharded(&self, ctx: ElectorCtx, partitions: u32) -> Option<super::ShardKit> {
-        let node = ctx.node.to_string();
+        let node = ctx.node.clone();
         let clock = ctx.clock.clone();
         let api = client(&self.0, ctx);
         let electors = (0..partitions)

@@ -52,8 +52,8 @@ pub struct BackendCtx<'a> {
 
 /// What a node's elector gets when the node starts (again, after a restart).
 pub struct ElectorCtx<'a> {
-    /// The node's name (`n3`).
-    pub node: &'a str,
+    /// The node (`n3`).
+    pub node: &'a baton_model::NodeId,
     /// Its 1-based index.
     pub index: usize,
     /// The fleet size.

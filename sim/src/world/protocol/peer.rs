@@ -8,6 +8,7 @@ use crate::world::net::Request;
 use crate::world::rpc::{call, node_addr};
 use crate::world::timeline::{Event, Timeline};
 use async_trait::async_trait;
+use baton_model::NodeId;
 use baton_protocols::peer::{ElectionLog, PeerNet, PeerTimeout};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -88,7 +89,7 @@ pub struct TimelineLog {
     /// The run's timeline.
     pub timeline: Timeline,
     /// The node.
-    pub node: String,
+    pub node: NodeId,
 }
 
 impl TimelineLog {
@@ -96,7 +97,7 @@ impl TimelineLog {
     pub fn new(ctx: &ElectorCtx) -> Arc<Self> {
         Arc::new(TimelineLog {
             timeline: ctx.timeline.clone(),
-            node: ctx.node.to_string(),
+            node: ctx.node.clone(),
         })
     }
 }
@@ -112,7 +113,7 @@ impl ElectionLog for TimelineLog {
         self.timeline.record_first_apply(
             index,
             Event::BatchCommitted {
-                node: format!("n{leader}"),
+                node: NodeId::nth(leader as usize),
                 token: term,
                 index,
                 first,
@@ -120,9 +121,4 @@ impl ElectionLog for TimelineLog {
             },
         );
     }
-}
-
-/// The names of a fleet of `nodes`, id i first at index i - 1 (`n1`, `n2`, ...).
-pub fn names(nodes: usize) -> Vec<String> {
-    (1..=nodes).map(|i| format!("n{i}")).collect()
 }

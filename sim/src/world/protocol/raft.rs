@@ -2,7 +2,7 @@
 //! nodes, and each node's log and vote live on its [`super::DiskSlot`], so they survive
 //! kill and restart.
 
-use super::peer::{names, TimelineLog};
+use super::peer::TimelineLog;
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::world::net::Endpoint;
 use crate::world::rpc::{call, node_addr, request};
@@ -48,7 +48,7 @@ impl Protocol for RaftProtocol {
             baton_model::seed::fork(ctx.seed, &format!("raft/{}/{}", ctx.node, ctx.incarnation));
         let node = RaftNode {
             me: ctx.index as u64,
-            names: names(ctx.nodes),
+            names: baton_model::NodeId::fleet(ctx.nodes),
             transport: net,
             clock: ctx.clock,
             rng,

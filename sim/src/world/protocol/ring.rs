@@ -1,7 +1,7 @@
 //! `ring` in the simulator: no backend; the nodes' RPCs to each other carry the ring
 //! messages, and each node's endpoint hands them to its elector.
 
-use super::peer::{names, peer_rpc, serve, SimPeerNet, TimelineLog};
+use super::peer::{peer_rpc, serve, SimPeerNet, TimelineLog};
 use super::{BackendCtx, ElectorCtx, Protocol};
 pub use baton_model::protocol::ring::Ring;
 use baton_protocols::ring::{RingElector, RingMsg, RingReply};
@@ -22,7 +22,7 @@ impl Protocol for Ring {
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
         let e = Arc::new(RingElector::new(
             ctx.index,
-            names(ctx.nodes),
+            baton_model::NodeId::fleet(ctx.nodes),
             SimPeerNet::<RingRpc>::new(&ctx),
             ctx.clock.clone(),
             self.0.clone(),

@@ -33,7 +33,7 @@ use std::time::Duration;
 /// node was killed, paused or cut off.
 pub struct SimZkClient {
     ep: Arc<Endpoint>,
-    node: String,
+    node: baton_model::NodeId,
     rpc_timeout_ms: u64,
     clock: Arc<dyn Clock>,
     /// Each open session's last send, on the node's clock.
@@ -47,10 +47,15 @@ const LIBRARY_PING_AFTER_TICKS: u64 = 3;
 
 impl SimZkClient {
     /// A client sending from `ep` on behalf of `node`, whose library reads `clock`.
-    pub fn new(ep: Arc<Endpoint>, node: &str, rpc_timeout_ms: u64, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(
+        ep: Arc<Endpoint>,
+        node: &baton_model::NodeId,
+        rpc_timeout_ms: u64,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         SimZkClient {
             ep,
-            node: node.to_string(),
+            node: node.clone(),
             rpc_timeout_ms,
             clock,
             last_send: Arc::new(Mutex::new(BTreeMap::new())),

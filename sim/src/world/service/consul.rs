@@ -47,7 +47,7 @@ pub use baton_model::protocol::consul_session::MAX_TTL_MS;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ConsulSessionCreate {
     /// Who asks (for the timeline).
-    pub node: String,
+    pub node: baton_model::NodeId,
     /// The session asked for.
     pub req: SessionRequest,
 }
@@ -273,7 +273,7 @@ impl Service {
             },
         );
         self.timeline.record(Event::LeaseGranted {
-            node: node.to_string(),
+            node: node.into(),
             lease_id: num,
             ttl_requested_ms: req.ttl_ms,
             ttl_granted_ms: req.ttl_ms,

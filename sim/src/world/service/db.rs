@@ -203,8 +203,9 @@ impl Service {
         row.expires_at_us = now + ttl_ms as i64 * 1000;
         row.generation += 1;
         row.end_recorded = false;
+        // The row holds the holder's name as text; the timeline, the node it names.
         self.timeline.record(Event::LeaseGranted {
-            node,
+            node: node.into(),
             lease_id: row.generation as i64,
             ttl_requested_ms: ttl_ms,
             ttl_granted_ms: ttl_ms,

@@ -19,6 +19,7 @@ use crate::world::rpc::{
     BACKEND_ADDR,
 };
 use crate::world::timeline::{Event, Timeline};
+use baton_model::NodeId;
 use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::etcd_api::{
     CompareOp, CompareTarget, KeyValue, LeaseGrant, RangeResponse, Txn, TxnOp, TxnResponse,
@@ -194,7 +195,7 @@ impl Service {
     /// id generator) expires at `now_us` on the leader's clock plus its TTL.
     pub(crate) fn grant_as(
         &self,
-        node: &str,
+        node: &NodeId,
         requested_ms: u64,
         id: i64,
         now_us: i64,
@@ -210,7 +211,7 @@ impl Service {
             },
         );
         self.timeline.record(Event::LeaseGranted {
-            node: node.to_string(),
+            node: node.clone(),
             lease_id: id,
             ttl_requested_ms: requested_ms,
             ttl_granted_ms: ttl_ms,
@@ -253,7 +254,7 @@ impl Service {
         st.leases.len()
     }
 
-    fn grant(&self, node: &str, requested_ms: u64) -> LeaseGrant {
+    fn grant(&self, node: &NodeId, requested_ms: u64) -> LeaseGrant {
         let ttl_ms = requested_ms.max(self.min_lease_ttl_ms);
         let mut st = self.store.lock().unwrap();
         // etcd's LeaseGrant handler draws the lease id, then the raft request its own id.
@@ -269,7 +270,7 @@ impl Service {
             },
         );
         self.timeline.record(Event::LeaseGranted {
-            node: node.to_string(),
+            node: node.clone(),
             lease_id: id,
             ttl_requested_ms: requested_ms,
             ttl_granted_ms: ttl_ms,

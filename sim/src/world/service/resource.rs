@@ -9,6 +9,7 @@
 use crate::world::net::Endpoint;
 use crate::world::rpc::{FencedWrite, WriteReply, RESOURCE_ADDR};
 use crate::world::timeline::{Event, Timeline, WriteOp};
+use baton_model::NodeId;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -21,7 +22,7 @@ struct Rows {
     /// `sequence.owner_token`: the token of the last sequence write.
     owner_token: u64,
     /// The node of the last sequence write (with `owner_token`, the writing leadership).
-    owner_node: String,
+    owner_node: NodeId,
     /// Tick records written.
     ticks: u64,
     /// The job's cursor: the first segment not yet checkpointed.

@@ -37,7 +37,7 @@ use tokio::sync::Notify;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ZkConnect {
     /// Who connects (for the timeline).
-    pub node: String,
+    pub node: baton_model::NodeId,
     /// Session timeout asked for.
     pub timeout_ms: u64,
 }
@@ -357,7 +357,7 @@ impl Service {
             },
         );
         self.timeline.record(Event::LeaseGranted {
-            node: node.to_string(),
+            node: node.into(),
             lease_id: id,
             ttl_requested_ms: requested_ms,
             ttl_granted_ms: timeout_ms,

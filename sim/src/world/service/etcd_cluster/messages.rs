@@ -11,7 +11,7 @@ pub enum Op {
     /// `LeaseGrant` for `node`.
     Grant {
         /// Who asks (for the timeline).
-        node: String,
+        node: baton_model::NodeId,
         /// TTL asked for.
         ttl_ms: u64,
     },
