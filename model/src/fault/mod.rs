@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub mod plan;
 mod spec;
 mod unresolved;
+pub mod world;
 pub use spec::{FaultSpec, MAX_REPETITIONS};
 pub use unresolved::Unresolved;
 

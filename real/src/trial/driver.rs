@@ -24,7 +24,8 @@ use crate::events::{Entry, Event};
 use crate::node::ClockChange;
 use crate::run_clock::RunClock;
 use crate::supervisor::{Direction, Link, RealError, Supervisor};
-use baton_model::fault::plan::{self, Acted, FaultPlan, FaultWorld, Verb};
+use baton_model::fault::plan::{Acted, FaultPlan, Verb};
+use baton_model::fault::world::{self, FaultWorld};
 use baton_model::fault::Firing;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
@@ -237,7 +238,7 @@ impl<'a> Driver<'a> {
         self.plan = Arc::new(Mutex::new(plan));
         self.end_us = end_us;
         let plan = self.plan.clone();
-        plan::drive(self, &plan).await?;
+        world::drive(self, &plan).await?;
         self.wait_until(end_us).await?;
         Ok(())
     }
@@ -279,7 +280,7 @@ impl<'a> Driver<'a> {
             };
             let (_, index) = self.pending.remove(i);
             let steps = self.plan.lock().expect("the plan's lock").heal(index);
-            plan::carry_out(self, steps).await?;
+            world::carry_out(self, steps).await?;
         }
     }
 

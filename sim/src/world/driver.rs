@@ -6,7 +6,8 @@
 use crate::world::clock::global_now_us;
 use crate::world::timeline::Event;
 use crate::world::World;
-use baton_model::fault::plan::{self, Acted, ClockChange, FaultPlan, FaultWorld, Verb};
+use baton_model::fault::plan::{Acted, ClockChange, FaultPlan, Verb};
+use baton_model::fault::world::{self, FaultWorld};
 use baton_model::fault::Firing;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -43,7 +44,7 @@ pub async fn drive(
         held: Default::default(),
     };
     // Nothing in the simulated world fails: its verbs return no errors.
-    let _ = plan::drive(&mut hands, &plan).await;
+    let _ = world::drive(&mut hands, &plan).await;
 }
 
 impl FaultWorld for SimFaults {
@@ -158,7 +159,7 @@ impl FaultWorld for SimFaults {
         madsim::task::spawn(async move {
             madsim::time::sleep(Duration::from_millis(after_ms)).await;
             let steps = hands.plan.lock().unwrap().heal(index);
-            let _ = plan::carry_out(&mut hands, steps).await;
+            let _ = world::carry_out(&mut hands, steps).await;
         });
     }
 }
