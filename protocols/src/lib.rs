@@ -5,28 +5,36 @@
 //! simulated services and, later, against real ones.
 #![deny(missing_docs)]
 
+// The vocabulary every protocol shares, private modules with their items at the root.
+mod clock;
+mod elector;
+mod etcd_api;
+mod leadership;
+mod mailbox;
+mod node_id;
+mod raft_config;
+mod requeue;
+mod safety;
+
+// One module per protocol (and `peer`, the machinery bully and ring share): each holds
+// its elector, its `Config` and the client trait it reaches its backend through.
 pub mod bully;
-pub mod clock;
 pub mod consul_session;
 pub mod db_row;
-pub mod elector;
-pub mod etcd_api;
 pub mod etcd_lease;
 pub mod k8s_lease;
-pub mod leadership;
-pub mod mailbox;
-pub mod node_id;
 pub mod peer;
 pub mod raft;
-pub mod raft_config;
 pub mod redis_lock;
-pub mod requeue;
 pub mod ring;
-pub mod safety;
 pub mod zk_sequential;
 
-pub use clock::Clock;
+pub use clock::{sleep_drawn, sleep_local, sleep_until_local, Clock, Timer};
 pub use elector::{Elector, ElectorError, LeaderInfo, ReplicatedLog, TransferReadiness};
-pub use etcd_api::EtcdApi;
-pub use leadership::{Leadership, LossReason};
+pub use etcd_api::{
+    Compare, CompareOp, CompareTarget, EtcdApi, EtcdError, KeyValue, LeaseGrant, RangeRequest,
+    RangeResponse, Txn, TxnOp, TxnResponse, WatchEvent, WatchEventKind,
+};
+pub use leadership::{Leadership, LeaseHandle, LossReason};
 pub use node_id::NodeId;
+pub use safety::SafetyBounds;

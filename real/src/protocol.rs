@@ -16,7 +16,7 @@
 use baton_model::protocol::{ProtocolConfig, ProtocolName};
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
-use baton_protocols::raft_config::RaftConfig;
+use baton_protocols::raft::RaftConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use baton_protocols::zk_sequential::ZkSequentialConfig;
 use serde::{Deserialize, Serialize};

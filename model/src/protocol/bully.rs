@@ -14,7 +14,7 @@ impl ProtocolModel for Bully {
         ProtocolName::Bully
     }
 
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds {
         self.0.safety_bounds()
     }
 

@@ -17,7 +17,7 @@ impl ProtocolModel for ConsulSession {
         ProtocolName::ConsulSession
     }
 
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds {
         self.0.safety_bounds()
     }
 

@@ -30,7 +30,7 @@ use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_protocols::k8s_lease::K8sLeaseConfig;
-use baton_protocols::raft_config::RaftConfig;
+use baton_protocols::raft::RaftConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use baton_protocols::ring::RingConfig;
 use baton_protocols::zk_sequential::ZkSequentialConfig;
@@ -194,9 +194,9 @@ pub trait ProtocolModel: Send + Sync + std::fmt::Debug {
     fn failover_bound(&self) -> Bound;
 
     /// What the protocol promises about its own safety without the fence, declared next
-    /// to its code (see [`baton_protocols::safety`]); the `protocol_safety` checker
+    /// to its code (see [`baton_protocols::SafetyBounds`]); the `protocol_safety` checker
     /// judges by it.
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds;
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds;
 
     /// The default liveness bound: after the last fault ends, a leader must write within
     /// this long.

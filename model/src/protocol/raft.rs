@@ -3,7 +3,7 @@
 #[allow(unused_imports)]
 use super::{require_positive, Bound, Fleet, ProtocolModel, ProtocolName};
 use crate::scenario::key_error::KeyError;
-use baton_protocols::raft_config::{RaftConfig, SequencerPath};
+use baton_protocols::raft::{RaftConfig, SequencerPath};
 
 /// The raft protocol with its scenario table and the fleet its bounds are for.
 #[derive(Clone, Debug)]
@@ -14,7 +14,7 @@ impl ProtocolModel for RaftProtocol {
         ProtocolName::Raft
     }
 
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds {
         self.0.safety_bounds()
     }
 
@@ -110,8 +110,8 @@ impl ProtocolModel for RaftProtocol {
 
     fn transfer_method(&self) -> &'static str {
         match self.0.transfer {
-            baton_protocols::raft_config::RaftTransfer::Vote => "openraft 0.9.25 has no transfer call: once the successor's log matches, the leader sends a committed vote for it in the next term, in an empty AppendEntries, to itself and a majority, then to the successor, which becomes leader on receiving it (no vote round, no wait for the followers' lease)",
-            baton_protocols::raft_config::RaftTransfer::Elect => "raft.transfer = \"elect\": once the successor's log matches, the leader sends it TimeoutNow and it calls Raft::trigger().elect(); the voters refuse it until their followers' lease from the old leader's last heartbeat has run out",
+            baton_protocols::raft::RaftTransfer::Vote => "openraft 0.9.25 has no transfer call: once the successor's log matches, the leader sends a committed vote for it in the next term, in an empty AppendEntries, to itself and a majority, then to the successor, which becomes leader on receiving it (no vote round, no wait for the followers' lease)",
+            baton_protocols::raft::RaftTransfer::Elect => "raft.transfer = \"elect\": once the successor's log matches, the leader sends it TimeoutNow and it calls Raft::trigger().elect(); the voters refuse it until their followers' lease from the old leader's last heartbeat has run out",
         }
     }
 

@@ -14,7 +14,7 @@ impl ProtocolModel for RedisNaive {
         ProtocolName::RedisNaive
     }
 
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds {
         self.0.safety_bounds()
     }
 
@@ -40,7 +40,7 @@ impl ProtocolModel for RedisFenced {
         ProtocolName::RedisFenced
     }
 
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds {
         self.0.safety_bounds()
     }
 

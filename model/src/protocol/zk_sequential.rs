@@ -18,7 +18,7 @@ impl ProtocolModel for ZkSequential {
         ProtocolName::ZkSequential
     }
 
-    fn safety_bounds(&self) -> baton_protocols::safety::SafetyBounds {
+    fn safety_bounds(&self) -> baton_protocols::SafetyBounds {
         self.0.safety_bounds()
     }
 

@@ -11,7 +11,7 @@ use baton_protocols::consul_session::ConsulSessionConfig;
 use baton_protocols::db_row::DbRowConfig;
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
 use baton_protocols::k8s_lease::K8sLeaseConfig;
-use baton_protocols::raft_config::RaftConfig;
+use baton_protocols::raft::RaftConfig;
 use baton_protocols::redis_lock::RedisLockConfig;
 use baton_protocols::ring::RingConfig;
 use baton_protocols::zk_sequential::ZkSequentialConfig;

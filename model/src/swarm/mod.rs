@@ -13,7 +13,7 @@ pub mod table;
 use crate::fault::{FaultKind, FaultSpec, PausePoint};
 use crate::scenario::{Resolved, ScenarioError, WorkConfig};
 use crate::NodeId;
-use baton_protocols::safety::SafetyBounds;
+use baton_protocols::SafetyBounds;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};

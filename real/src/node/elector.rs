@@ -79,7 +79,7 @@ pub async fn build(cfg: &NodeConfig, side: &NodeSide) -> Result<Built, NodeError
 fn raft_elector(
     cfg: &NodeConfig,
     side: &NodeSide,
-    raft: &baton_protocols::raft_config::RaftConfig,
+    raft: &baton_protocols::raft::RaftConfig,
 ) -> Result<Arc<RaftElector>, NodeError> {
     let path = cfg.raft_disk.as_ref().ok_or(NodeError::NoRaftDisk)?;
     let disk = RaftDisk::durable(path).map_err(|source| NodeError::RaftDisk {

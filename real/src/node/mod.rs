@@ -43,7 +43,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use baton_model::NodeId;
-use baton_protocols::clock::sleep_local;
+use baton_protocols::sleep_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason};
 use rand::Rng;
 use serde::{Deserialize, Serialize};

@@ -16,7 +16,7 @@ use crate::backoff::Pacer;
 use crate::events::{Event, EventLog, WriteOp};
 use crate::resource::{FencedWrite, WriteReply};
 use baton_model::NodeId;
-use baton_protocols::clock::sleep_until_local;
+use baton_protocols::sleep_until_local;
 use baton_protocols::{Clock, Leadership, LossReason};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

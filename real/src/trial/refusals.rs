@@ -223,7 +223,7 @@ fn protocol_without_backend(s: &Scenario) -> Option<String> {
 }
 
 fn raft_log_sequencer(s: &Scenario) -> Option<String> {
-    use baton_protocols::raft_config::SequencerPath;
+    use baton_protocols::raft::SequencerPath;
     let raft = s.raft.clone().unwrap_or_default();
     (s.protocol == ProtocolName::Raft && raft.sequencer == SequencerPath::Log).then(|| {
         "log: the real node hands out sequence numbers at the fenced resource only (allowed: resource)".into()
@@ -322,7 +322,7 @@ fn simulated_zk_session_setup(s: &Scenario) -> Option<String> {
 
 fn simulated_raft_fsync(s: &Scenario) -> Option<String> {
     let set = s.raft.clone().unwrap_or_default().fsync_ms;
-    let real = baton_protocols::raft_config::RaftConfig::default().fsync_ms;
+    let real = baton_protocols::raft::RaftConfig::default().fsync_ms;
     let live = "a raft node process fsyncs its own file on this machine's disk";
     simulated_cost(s, ProtocolName::Raft, set, real, live)
 }

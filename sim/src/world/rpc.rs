@@ -8,9 +8,7 @@ use crate::world::net::Endpoint;
 use crate::world::net::Request;
 use crate::world::timeline::WriteOp;
 use baton_model::NodeId;
-use baton_protocols::etcd_api::{
-    LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
-};
+use baton_protocols::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent};
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;

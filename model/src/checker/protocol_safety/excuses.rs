@@ -7,7 +7,7 @@ use crate::checker::us_to_ms;
 use crate::clock_model::{ClockChange, Skew};
 use crate::scenario::Resolved;
 use crate::NodeId;
-use baton_protocols::safety::SafetyBounds;
+use baton_protocols::SafetyBounds;
 use std::collections::BTreeMap;
 
 /// An excuse: from `start_us`, for a node (`None`: every node), while its cause lasted

@@ -9,7 +9,7 @@ use crate::checker::{us_to_ms, Property, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
 use crate::NodeId;
-use baton_protocols::safety::SafetyBounds;
+use baton_protocols::SafetyBounds;
 
 /// Why a leadership's grant ended.
 #[derive(Clone, Debug)]

@@ -1,5 +1,5 @@
 //! Protocol safety: does the protocol itself keep its leader inside its grant, or only
-//! the fence? (See [`baton_protocols::safety`] for what each protocol declares.)
+//! the fence? (See [`baton_protocols::SafetyBounds`] for what each protocol declares.)
 //!
 //! A leadership is a node's win under a token until it stops (a role change, its
 //! `StoppedActing`, or its death). Its **grant ends** at the backend's own judgement:
@@ -36,7 +36,7 @@ mod excuses;
 mod grants;
 
 use super::Violation;
-use baton_protocols::safety::SafetyBounds;
+use baton_protocols::SafetyBounds;
 use serde::Serialize;
 
 pub(crate) use grants::ProtocolSafety;

@@ -28,7 +28,7 @@
 
 use crate::backoff::{Backoff, Pacer};
 use async_trait::async_trait;
-use baton_protocols::etcd_api::{
+use baton_protocols::{
     CompareOp, CompareTarget, EtcdApi, EtcdError, KeyValue, LeaseGrant, RangeRequest,
     RangeResponse, Txn, TxnOp, TxnResponse, WatchEvent, WatchEventKind,
 };
@@ -255,7 +255,7 @@ fn kv_of(kv: &ec::KeyValue) -> KeyValue {
     }
 }
 
-fn compare_of(c: &baton_protocols::etcd_api::Compare) -> ec::Compare {
+fn compare_of(c: &baton_protocols::Compare) -> ec::Compare {
     let op = match c.op {
         CompareOp::Equal => ec::CompareOp::Equal,
         CompareOp::NotEqual => ec::CompareOp::NotEqual,

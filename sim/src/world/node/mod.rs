@@ -19,7 +19,7 @@ use crate::world::protocol::ElectorCtx;
 use crate::world::rpc::{node_addr, NextBatch, ReadAnswer, ReadBatch, ReadReply};
 use crate::world::timeline::{Event, Role, Timeline};
 use baton_model::NodeId;
-use baton_protocols::clock::sleep_local;
+use baton_protocols::sleep_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason};
 use rand::Rng;
 use std::sync::atomic::Ordering;

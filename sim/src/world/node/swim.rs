@@ -26,7 +26,7 @@ use crate::world::rpc::{node_addr, SwimPacket};
 use crate::world::timeline::{Event, Timeline};
 use baton_model::scenario::swim::SwimConfig;
 use baton_model::NodeId;
-use baton_protocols::clock::sleep_local;
+use baton_protocols::sleep_local;
 use baton_protocols::{Clock, Elector};
 use foca::{
     AccumulatingRuntime, Config, Foca, Identity, OwnedNotification, PostcardCodec, State, Timer,

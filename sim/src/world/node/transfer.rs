@@ -26,7 +26,7 @@ use crate::world::node::env::NodeEnv;
 use crate::world::rpc::{node_addr_of, Requeue, TakeOverNow};
 use crate::world::timeline::Event;
 use baton_model::NodeId;
-use baton_protocols::clock::sleep_local;
+use baton_protocols::sleep_local;
 use baton_protocols::{Clock, Elector, Leadership, TransferReadiness};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -23,7 +23,7 @@ use crate::world::rpc::{
 use crate::world::timeline::{Event, WriteOp};
 use baton_model::scenario::StepOnStop;
 use baton_model::NodeId;
-use baton_protocols::clock::sleep_until_local;
+use baton_protocols::sleep_until_local;
 use baton_protocols::{Clock, Elector, Leadership, LossReason, ReplicatedLog};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;

@@ -79,7 +79,7 @@ impl ClusterClient {
         &self,
         w: EtcdWatch,
         timeout_ms: u64,
-    ) -> Result<Vec<baton_protocols::etcd_api::WatchEvent>, Option<String>> {
+    ) -> Result<Vec<baton_protocols::WatchEvent>, Option<String>> {
         let to = self.current();
         if Net::current().refuses(to) {
             self.next_member().await;

@@ -6,7 +6,7 @@ use crate::world::rpc::{
     call, EtcdGrant, EtcdKeepAlive, EtcdRange, EtcdRevoke, EtcdTxn, EtcdWatch, BACKEND_ADDR,
 };
 use async_trait::async_trait;
-use baton_protocols::etcd_api::{
+use baton_protocols::{
     EtcdApi, EtcdError, LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse, WatchEvent,
 };
 use std::sync::Arc;

@@ -10,11 +10,11 @@ use crate::world::service::zk::{
 };
 use async_trait::async_trait;
 pub use baton_model::protocol::zk_sequential::ZkSequential;
-use baton_protocols::clock::{sleep_local, Clock};
 use baton_protocols::zk_sequential::{
     CreateMode, SessionGrant, Stat, ZkApi, ZkError, ZkSequentialElector,
 };
 use baton_protocols::Elector;
+use baton_protocols::{sleep_local, Clock};
 use madsim::task::NodeId;
 use rand::Rng;
 use std::collections::BTreeMap;

@@ -20,8 +20,8 @@ use crate::world::rpc::{
 };
 use crate::world::timeline::{Event, Timeline};
 use baton_model::NodeId;
-use baton_protocols::clock::{sleep_local, Clock};
-use baton_protocols::etcd_api::{
+use baton_protocols::{sleep_local, Clock};
+use baton_protocols::{
     CompareOp, CompareTarget, KeyValue, LeaseGrant, RangeResponse, Txn, TxnOp, TxnResponse,
     WatchEvent, WatchEventKind,
 };
@@ -447,7 +447,7 @@ impl Service {
         })
     }
 
-    pub(crate) fn range(&self, r: &baton_protocols::etcd_api::RangeRequest) -> RangeResponse {
+    pub(crate) fn range(&self, r: &baton_protocols::RangeRequest) -> RangeResponse {
         let mut st = self.store.lock().unwrap();
         // A linearizable read asks the leader for a read index, with an id of its own.
         st.ids.next();

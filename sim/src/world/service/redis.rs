@@ -16,7 +16,7 @@ use crate::world::clock::NodeClock;
 use crate::world::net::Endpoint;
 use crate::world::rpc::{request, BACKEND_ADDR};
 use crate::world::timeline::{Event, Timeline};
-use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::{sleep_local, Clock};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;

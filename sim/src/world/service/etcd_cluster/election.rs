@@ -8,7 +8,7 @@ use super::{member_addr, Cluster, Member, Raft, Role};
 use crate::world::net::Endpoint;
 use crate::world::rpc::call;
 use crate::world::timeline::Event;
-use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::{sleep_local, Clock};
 use futures::stream::{FuturesUnordered, StreamExt};
 use rand::Rng;
 use std::sync::Arc;

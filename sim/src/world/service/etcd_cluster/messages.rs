@@ -2,7 +2,7 @@
 //! forward to the leader), and Raft's between members.
 
 use crate::world::rpc::{request, EtcdServerError};
-use baton_protocols::etcd_api::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse};
+use baton_protocols::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse};
 use serde::{Deserialize, Serialize};
 
 /// A client's request to a member (or a member's, forwarded to the leader).

@@ -14,7 +14,7 @@ use crate::world::net::{Endpoint, Net};
 use crate::world::rpc::{call, EtcdWatch};
 use crate::world::timeline::{Event, Timeline};
 use baton_model::scenario::etcd_cluster::{member_name, EtcdCluster};
-use baton_protocols::clock::{sleep_local, Clock};
+use baton_protocols::{sleep_local, Clock};
 use futures::stream::{FuturesUnordered, StreamExt};
 use madsim::runtime::Handle;
 use madsim::task::NodeId;
