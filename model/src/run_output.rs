@@ -31,7 +31,7 @@ pub struct RunOutput {
     pub findings: Findings,
     /// Who led, wrote and was hit, when: what the plot's and the page's lanes draw.
     pub lanes: Lanes,
-    /// The timeline, when it was kept ([`run()`]'s `keep_timeline`).
+    /// The timeline, when it was kept (`baton_sim::simulate`'s `keep_timeline`).
     pub timeline: Option<TimelineFile>,
     /// The simulated time the run stopped, in microseconds.
     pub end_us: i64,

@@ -1,8 +1,27 @@
 //! Baton's leader-election protocols behind one [`Elector`] trait.
 //!
+//! Each protocol declares, next to its code, the faults inside which its leader stops
+//! acting before its backend's grant ends ([`SafetyBounds`]); beyond them only a fencing
+//! token checked at the resource keeps the work right:
+//!
+//! ```
+//! use baton_protocols::{etcd_lease::EtcdLeaseConfig, k8s_lease::K8sLeaseConfig};
+//!
+//! // etcd's election recipe counts its deadline from before each keepalive left, with
+//! // no margin: any pause of the leader may outlast it.
+//! assert_eq!(EtcdLeaseConfig::default().safety_bounds().pause_ms, 0);
+//! // client-go stops `RenewDeadline` after its last renewal began, and the Lease stays
+//! // held for `LeaseDuration`: it tolerates the difference (15 s - 10 s).
+//! let k8s = K8sLeaseConfig::default().safety_bounds();
+//! assert!(k8s.self_safe);
+//! assert_eq!(k8s.pause_ms, 5_000);
+//! ```
+//!
 //! Protocol code reads time only through a [`Clock`] and reaches its backend only
 //! through a client trait (for etcd: [`EtcdApi`]), so the same code runs against the
-//! simulated services and, later, against real ones.
+//! simulated services and against real ones. The crate root holds the vocabulary every
+//! protocol shares; each protocol is a module of its own with its elector, its `Config`
+//! and its client trait.
 #![deny(missing_docs)]
 
 // The vocabulary every protocol shares, private modules with their items at the root.

@@ -489,7 +489,7 @@ impl Elector for ZkSequentialElector {
     }
 
     /// Ready once the successor's znode is the next after the leader's (by sequence);
-    /// other nodes' znodes ahead of it are asked to requeue (see [`crate::requeue`]).
+    /// other nodes' znodes ahead of it are asked to requeue (see `requeue.rs`).
     async fn transfer_readiness(
         &self,
         _leadership: &Leadership,

@@ -33,7 +33,7 @@ impl RunClock {
         }
     }
 
-    /// The clock of a run whose epoch (a [`monotonic_us`] reading) is `epoch_us`.
+    /// The clock of a run whose epoch (a `monotonic_us` reading) is `epoch_us`.
     pub fn from_epoch(epoch_us: i64) -> Self {
         RunClock { epoch_us }
     }

@@ -136,7 +136,7 @@ async fn postgres_statements() {
     let db = baton_real::backend::pg::client::RealDb::new(
         &conninfo,
         2000,
-        baton_real::run_clock::RunClock::start(),
+        baton_real::RunClock::start(),
     );
     db.connect_now().await;
     let (mut won, mut held, mut renew, mut release, mut select) =
@@ -172,7 +172,7 @@ async fn postgres_statements() {
         let fresh = baton_real::backend::pg::client::RealDb::new(
             &conninfo,
             2000,
-            baton_real::run_clock::RunClock::start(),
+            baton_real::RunClock::start(),
         );
         fresh.connect_now().await;
         let t = Instant::now();

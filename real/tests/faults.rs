@@ -9,10 +9,10 @@
 #![cfg(not(madsim))]
 #![allow(clippy::await_holding_lock)]
 
+use baton_model::timeline::{Entry, Event};
 use baton_protocols::etcd_lease::EtcdLeaseConfig;
-use baton_real::events::{Entry, Event};
 use baton_real::node::ClockChange;
-use baton_real::supervisor::{Direction, Link, RealConfig, RunOutput, Supervisor};
+use baton_real::supervisor::{Direction, Link, RealConfig, StoppedRun, Supervisor};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -26,7 +26,7 @@ fn config(dir: &tempfile::TempDir, fencing: bool) -> RealConfig {
         dir.path().join("run"),
         PathBuf::from(env!("CARGO_BIN_EXE_baton-real")),
     );
-    cfg.protocol = baton_real::protocol::RealProtocol::EtcdLease(EtcdLeaseConfig {
+    cfg.protocol = baton_real::RealProtocol::EtcdLease(EtcdLeaseConfig {
         lease_ttl_ms: 2000,
         ..Default::default()
     });
@@ -42,7 +42,7 @@ async fn sleep_ms(ms: u64) {
 /// The spec's experiment 4 in real mode: the leader stops the world just before a write,
 /// for longer than its lease; etcd elects another node; the woken leader sends its write
 /// with its old token.
-async fn gc_pause(fencing: bool) -> (tempfile::TempDir, baton_model::NodeId, RunOutput) {
+async fn gc_pause(fencing: bool) -> (tempfile::TempDir, baton_model::NodeId, StoppedRun) {
     let dir = tempfile::tempdir().unwrap();
     let mut sup = Supervisor::start(config(&dir, fencing)).await.unwrap();
     let old = sup

@@ -12,8 +12,8 @@
 //! `CARGO_ENCODED_RUSTFLAGS= cargo test --release -p baton-real --target-dir target/real`
 #![cfg(not(madsim))]
 
+use baton_model::timeline::{Event, Role};
 use baton_real::backend::etcd::cluster::{EtcdCluster, EtcdClusterConfig, EtcdStartError};
-use baton_real::events::{Event, Role};
 use baton_real::ports::port_is_free;
 use baton_real::process::{process_alive, processes_mentioning};
 use baton_real::supervisor::{RealConfig, Supervisor};

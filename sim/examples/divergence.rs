@@ -5,11 +5,11 @@ fn main() {
     let r = baton_model::scenario::load(std::path::Path::new(&args[1]), &[]).unwrap();
     if let Some(other) = args.get(2) {
         let o = baton_model::scenario::load(std::path::Path::new(other), &[]).unwrap();
-        let _ = baton_sim::run::run(&o, 42).unwrap();
+        let _ = baton_sim::run(&o, 42).unwrap();
         println!("ran {other} first");
     }
     for _ in 0..3 {
-        let a = baton_sim::run::run(&r, 42).unwrap();
+        let a = baton_sim::run(&r, 42).unwrap();
         let h = a
             .timeline_jsonl()
             .bytes()

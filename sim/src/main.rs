@@ -13,10 +13,8 @@ compile_error!(
 
 #[cfg(madsim)]
 fn main() {
-    use baton_sim::cli;
     use clap::Parser;
-    let args = cli::Cli::parse();
-    std::process::exit(cli::main(args));
+    std::process::exit(baton_sim::run_cli(baton_sim::Cli::parse()));
 }
 
 #[cfg(not(madsim))]

@@ -12,8 +12,8 @@ use crate::world::World;
 use baton_model::checker::Checks;
 pub use baton_model::render::artifacts::{report, report_verdict, Artifacts};
 use baton_model::render::lanes::LaneBuilder;
-pub use baton_model::run_output::{RunOutput, TimelineFile};
 use baton_model::scenario::{Resolved, ScenarioError};
+pub use baton_model::{RunOutput, TimelineFile};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::{Arc, Mutex};
@@ -32,7 +32,7 @@ pub enum RunError {
     /// The simulation's thread ended without a word.
     #[error("the simulation thread vanished")]
     Vanished,
-    /// A second Ctrl-C ([`crate::cmd::interrupt`]) gave up on it: not a failure of the
+    /// A second Ctrl-C (`sim`'s interrupt handler) gave up on it: not a failure of the
     /// simulator, and not counted as a run.
     #[error("abandoned: interrupted by the user")]
     Abandoned,

@@ -58,7 +58,7 @@ fn liveness_checker_fires_when_the_network_never_recovers() {
         "duration_ms = 20000\n[[faults]]\nkind = \"network\"\nat_ms = 5000\nloss_ppm = 1000000\n";
     let resolved =
         baton_model::scenario::load_str("black-hole.toml", "black-hole", text, &[]).unwrap();
-    let a = baton_sim::run::run(&resolved, 42).unwrap();
+    let a = baton_sim::run(&resolved, 42).unwrap();
     assert!(!a.passed);
     assert_eq!(properties(&a), vec!["no_progress".to_string()]);
 }

@@ -10,7 +10,6 @@
 mod common;
 
 use baton_model::scenario;
-use baton_sim::run;
 use common::{scenarios_dir, sim};
 use std::path::{Path, PathBuf};
 
@@ -90,12 +89,12 @@ fn each_bug_fails_on_its_seed_from_the_command_line() {
 #[test]
 fn each_fix_passes_seeds_0_to_99() {
     let files = gallery();
-    let failures: Vec<String> = baton_sim::cmd::pool::map_ordered(files.len() * 100, 2, |i| {
+    let failures: Vec<String> = baton_sim::map_ordered(files.len() * 100, 2, |i| {
         let f = &files[i / 100];
         let seed = (i % 100) as u64;
         let (_, switch) = header(f);
         let r = scenario::load(f, std::slice::from_ref(&switch)).unwrap();
-        let a = run::run_unrecorded(&r, seed).unwrap();
+        let a = baton_sim::run_unrecorded(&r, seed).unwrap();
         let report: serde_json::Value = serde_json::from_str(&a.report_json).unwrap();
         (report["verdict"] != "pass").then(|| format!("{} seed {seed} with {switch}", f.display()))
     })

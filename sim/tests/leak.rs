@@ -14,7 +14,7 @@ fn a_finished_run_leaves_no_tasks_behind() {
     let r = load("graceful-stepdown", &[]);
     let before = baton_sim::world::timeline::Timeline::live_count();
     for seed in 0..3 {
-        baton_sim::run::simulate(&r, seed, true).unwrap();
+        baton_sim::simulate(&r, seed, true).unwrap();
     }
     assert_eq!(
         baton_sim::world::timeline::Timeline::live_count(),

@@ -24,7 +24,7 @@ fn have_real_mode_tools() -> bool {
     // the etcd these tests run on.
     let etcd = (!Path::new("/usr/bin/etcd").is_file())
         .then(|| "real mode on etcd needs it: apt-get install etcd-server".to_string());
-    match etcd.or_else(baton_sim::cmd::real::missing_prerequisite) {
+    match etcd.or_else(baton_sim::missing_prerequisite) {
         None => true,
         Some(missing) => {
             assert!(
@@ -142,6 +142,7 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
         .arg(&target)
         .current_dir(&root)
         .env("CARGO_ENCODED_RUSTFLAGS", "")
+        .env("CARGO_ENCODED_RUSTDOCFLAGS", "")
         .env_remove("RUSTFLAGS")
         .status()
         .unwrap();

@@ -7,10 +7,10 @@ mod common;
 use baton_model::scenario;
 use common::*;
 
-fn run_text(text: &str, seed: u64) -> baton_sim::run::Artifacts {
+fn run_text(text: &str, seed: u64) -> baton_sim::Artifacts {
     let r =
         scenario::load_str("inline.toml", "inline", text, &[]).unwrap_or_else(|e| panic!("{e}"));
-    baton_sim::run::run(&r, seed).unwrap()
+    baton_sim::run(&r, seed).unwrap()
 }
 
 #[test]

@@ -91,7 +91,7 @@ fn clean_kill_failover_is_a_distribution_over_seeds() {
     let resolved = load("clean-kill", &[]);
     let mut failovers: Vec<f64> = (0..30)
         .map(|seed| {
-            let a = baton_sim::run::run_unrecorded(&resolved, seed).unwrap();
+            let a = baton_sim::run_unrecorded(&resolved, seed).unwrap();
             let r = report(&a);
             assert_eq!(r["verdict"], "pass", "seed {seed}:\n{}", a.summary_txt);
             let f = r["failover_ms"].as_array().unwrap();

@@ -36,7 +36,7 @@ fn a_second_leader_in_one_partition_is_caught_and_named() {
         [work]\nrate_per_s = 0\ntick_interval_ms = 500\n\
         [[faults]]\nkind = \"partition\"\nat_ms = 10000\nfrom = \"n2\"\nto = \"backend\"\nduration_ms = 10000\n";
     let resolved = baton_model::scenario::load_str("split.toml", "split", text, &[]).unwrap();
-    let a = baton_sim::run::run(&resolved, 1).unwrap();
+    let a = baton_sim::run(&resolved, 1).unwrap();
     assert!(!a.passed);
     let r = report(&a);
     let v = r["violations"].as_array().unwrap();

@@ -14,7 +14,7 @@ use common::*;
 
 fn same_findings(name: &str, seed: u64, set: &[&str]) {
     let r = load(name, set);
-    let a = baton_sim::run::run(&r, seed).unwrap();
+    let a = baton_sim::run(&r, seed).unwrap();
     let entries: Vec<Entry> = a
         .timeline_jsonl()
         .lines()

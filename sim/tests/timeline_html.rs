@@ -187,7 +187,7 @@ fn every_committed_scenario_draws_a_lane_per_node() {
     for name in names {
         let r = load(&name, &[]);
         // The plot is rendered by a run that writes its pages (a search's runs do not).
-        let a = baton_sim::run::run(&r, 42).unwrap();
+        let a = baton_sim::run(&r, 42).unwrap();
         let svg = &a.leaders_acting_svg;
         // A sharded fleet's plot is the partitions each node leads, a line per node.
         let per_node = if r.scenario.partitions > 0 {

@@ -2,7 +2,7 @@
 //! in a given term.
 //!
 //! It applies only to protocols whose token is a term (see
-//! [`crate::protocol::Protocol::token_is_term`]): there a token names one election, so two
+//! [`crate::protocol::ProtocolModel::token_is_term`]): there a token names one election, so two
 //! different nodes winning under the same token is two leaders in one term. For the
 //! other protocols a token may be shared legitimately (a clean handoff under one token)
 //! or means something else, and the checker stays silent.

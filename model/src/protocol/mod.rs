@@ -11,7 +11,7 @@
 //! Adding a protocol: a variant of [`ProtocolName`] and of [`ProtocolConfig`], an
 //! `Option<Config>` field in the scenario named after it (and its arms in the scenario's
 //! `protocol_config` and `set_protocol_config`), a module here, an arm in
-//! [`build_protocol!`], and its world side in each world.
+//! `build_protocol!`, and its world side in each world.
 
 pub mod bully;
 pub mod consul_session;
@@ -249,7 +249,7 @@ pub struct Fleet {
 }
 
 /// A protocol with its own table: what each world builds the protocol from
-/// ([`build_protocol!`]). The scenario keeps each protocol's table apart (so that a file
+/// (`build_protocol!`). The scenario keeps each protocol's table apart (so that a file
 /// may hold several) and hands over the one it selects.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProtocolConfig {

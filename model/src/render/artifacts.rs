@@ -24,7 +24,7 @@ pub struct Artifacts {
     /// The resolved scenario, every default filled in.
     pub scenario_toml: String,
     /// The timeline, one JSON event a line, in a temporary file (`None` for a run that
-    /// did not keep it: [`run_unrecorded`]). Read it with [`Artifacts::timeline_jsonl`] or
+    /// did not keep it: `baton_sim::run_unrecorded`). Read it with [`Artifacts::timeline_jsonl`] or
     /// copy it with [`Artifacts::write_timeline`].
     pub timeline: Option<TimelineFile>,
     /// For a person.
@@ -79,7 +79,7 @@ pub fn report(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifacts {
     render(resolved, seed, out, None, true)
 }
 
-/// As [`report`], without the pages a person reads (the plot and timeline.html stay
+/// As [`report()`], without the pages a person reads (the plot and timeline.html stay
 /// empty): for commands that read only the verdict, the findings, the summary and
 /// report.json, such as a search, which would otherwise draw a plot and a page per
 /// seed that nobody opens.
@@ -87,8 +87,8 @@ pub fn report_verdict(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifac
     render(resolved, seed, out, None, false)
 }
 
-/// As [`report`], for a run in the real world when `real` is given: the same files, with
-/// what a real run adds to the summary and report.json (see [`crate::trial`]).
+/// As [`report()`], for a run in the real world when `real` is given: the same files, with
+/// what a real run adds to the summary and report.json (see [`crate::RealRun`]).
 pub fn report_with(
     resolved: &Resolved,
     seed: u64,

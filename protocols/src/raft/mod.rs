@@ -67,7 +67,7 @@
 //! 50 ms; pre-vote is on, as in etcd (`etcd --pre-vote`, default true). A graceful
 //! step-down here stops heartbeats and elections on the resigning node and lets the
 //! other nodes' election timeout run. openraft 0.9 has no leadership transfer call;
-//! [`transfer`] builds one from its public API (`RaftTransfer`).
+//! `transfer.rs` builds one from its public API (`RaftTransfer`).
 //!
 //! **Sequencer in the log** (`sequencer = "log"`, [`SequencerPath`]). A batch of sequence
 //! numbers is one entry ([`SeqBatch`]); the state machine assigns its numbers in log order

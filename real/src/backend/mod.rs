@@ -5,7 +5,7 @@
 //! The supervisor treats every backend alike through this type: where each node's
 //! backend proxies point ([`Backend::addrs`]), the address a node's client is given for
 //! one of them ([`Backend::endpoint`]), what must exist before the fleet starts (the
-//! database's table, the election's parent znode: [`Backend::prepare`]), its processes,
+//! database's table, the election's parent znode: `Backend::prepare`), its processes,
 //! ports, logs and data (for leak checks and reports), the fault verbs on it, and the
 //! observers that log, from outside the system under test, when the backend granted or
 //! ended a grant: etcd's watch on the election prefix, Redis's keyspace notifications on

@@ -119,7 +119,7 @@ impl fmt::Display for Breach {
 /// At most this much of a node's answer goes into a message.
 const SHOWN_CHARS: usize = 160;
 
-/// `text` cut to [`SHOWN_CHARS`] on one line, for a message.
+/// `text` cut to `SHOWN_CHARS` characters on one line, for a message.
 pub fn shown(text: &str) -> String {
     let one_line: String = text
         .chars()

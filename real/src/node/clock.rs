@@ -1,14 +1,14 @@
 //! A node's clock in a real run: the machine's monotonic clock, skewable on purpose.
 //!
 //! The same arithmetic as the simulator's `NodeClock` (the model's
-//! [`baton_model::clock_model::Skew`]), over the run's clock instead of madsim's. Protocol
+//! [`baton_model::Skew`]), over the run's clock instead of madsim's. Protocol
 //! code reads it through [`baton_protocols::Clock`] and sleeps through
 //! [`Clock::global_duration_for`], so a node whose clock runs fast renews, and gives up,
 //! early by its own reckoning, as a node with a bad oscillator would. The fault verbs
 //! reach it through the node's control endpoint (`POST /control/clock`).
 
 use crate::run_clock::RunClock;
-use baton_model::clock_model::Skew;
+use baton_model::Skew;
 use baton_protocols::Clock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

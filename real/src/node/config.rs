@@ -21,7 +21,7 @@ pub struct Peer {
 pub struct NodeConfig {
     /// The node's name.
     pub name: NodeId,
-    /// The run's epoch ([`RunClock::epoch_us`]).
+    /// The run's epoch ([`crate::RunClock::epoch_us`]).
     pub epoch_us: i64,
     /// Where its events go.
     pub log_path: PathBuf,

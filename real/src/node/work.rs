@@ -113,7 +113,7 @@ pub struct WorkCtx {
     /// Paces writes the resource did not answer (a refused or reset connection, an
     /// HTTP error): such a write returns only once a backoff pause, at most the write's
     /// timeout, has passed since it was sent, so a leader whose resource refuses retries
-    /// its claim as a timed-out write would, not at once (see [`crate::backoff`]).
+    /// its claim as a timed-out write would, not at once (see `backoff.rs`).
     pub pacer: Pacer,
 }
 

@@ -40,7 +40,7 @@
 //! ([`RealError`]), `link` ([`Link`], [`Direction`]), `spawn` (a child process, its config
 //! and stderr files), `fleet` (the resource, the nodes behind their proxies, the load
 //! client), `verbs` (the table above), `status` (`/status`, who leads or follows, who
-//! died), and `stop` (the end of the run and the merge, [`RunOutput`]). This file holds the [`Supervisor`] itself and its start.
+//! died), and `stop` (the end of the run and the merge, [`StoppedRun`]). This file holds the [`Supervisor`] itself and its start.
 
 mod config;
 mod error;
@@ -58,7 +58,7 @@ mod verbs;
 pub use config::RealConfig;
 pub use error::RealError;
 pub use link::{Direction, Link};
-pub use stop::RunOutput;
+pub use stop::StoppedRun;
 
 use crate::backend::Backend;
 use crate::events::{Entry, Event, EventLog};

@@ -9,7 +9,7 @@
 //! are delivered, as TCP's retransmissions would deliver them. A request a client gave up
 //! on may therefore still land after the mend, which is exactly the late write only the
 //! fence stops. **Latency** delays every burst of bytes by a draw from the link's range,
-//! in order, at µs precision (see [`crate::supervisor::fine_timer`]).
+//! in order, at µs precision (see `fine_timer.rs`).
 //!
 //! A new connection is accepted and connected upstream even during a cut (its bytes then
 //! wait like the others). If the upstream refuses (its process is dead), the client's

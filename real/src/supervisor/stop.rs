@@ -1,5 +1,5 @@
 //! The end of a run: every process stopped, the per-process logs merged into
-//! `timeline.jsonl`, the ledger read; [`RunOutput`] is what is left.
+//! `timeline.jsonl`, the ledger read; [`StoppedRun`] is what is left.
 
 use super::error::RealError;
 use super::{Supervisor, Tasks};
@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// What a finished run leaves.
 #[derive(Debug)]
-pub struct RunOutput {
+pub struct StoppedRun {
     /// The run directory.
     pub run_dir: PathBuf,
     /// The merged timeline (also written to `timeline.jsonl`).
@@ -45,7 +45,7 @@ impl Supervisor {
     /// Stops everything (the load client with SIGTERM so it saves its counts, the rest
     /// with SIGKILL, the backend last), removes its data, merges the logs into
     /// `timeline.jsonl` and reads the ledger.
-    pub async fn stop(mut self) -> Result<RunOutput, RealError> {
+    pub async fn stop(mut self) -> Result<StoppedRun, RealError> {
         if let Some(mut l) = self.load.take() {
             // Blocks this thread for at most the grace period; nothing else needs to
             // run meanwhile.
@@ -72,7 +72,7 @@ impl Supervisor {
         let ledger = summarize(&self.cfg.run_dir.join("ledger.db"))
             .map_err(|e| std::io::Error::other(format!("ledger.db: {e}")))?;
         let load = LoadStats::read(&self.cfg.run_dir.join("load-stats.json")).unwrap_or_default();
-        Ok(RunOutput {
+        Ok(StoppedRun {
             run_dir: self.cfg.run_dir.clone(),
             timeline: merged.entries,
             unreadable: merged.unreadable,

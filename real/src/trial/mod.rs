@@ -23,13 +23,13 @@ pub mod refusals;
 pub mod smoke;
 
 use crate::events::Entry;
-use crate::supervisor::{RealConfig, RealError, RunOutput, Supervisor};
+use crate::supervisor::{RealConfig, RealError, StoppedRun, Supervisor};
 use crate::trial::driver::Driver;
 use baton_model::checker::Checks;
 use baton_model::render::artifacts::{report_with, Artifacts};
 use baton_model::render::lanes::LaneBuilder;
-use baton_model::run_output::{self, TimelineFile};
-use baton_model::trial::{LedgerCheck, RealRun};
+use baton_model::{LedgerCheck, RealRun};
+use baton_model::{RunOutput, TimelineFile};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -76,7 +76,7 @@ pub struct Trial {
     /// Every artefact, rendered.
     pub artifacts: Artifacts,
     /// What the supervisor left (timeline, ledger, load counts, pids and ports).
-    pub output: RunOutput,
+    pub output: StoppedRun,
     /// Wall time of the whole trial, etcd's start included.
     pub wall_ms: u64,
     /// What the contract's checks before the first fault found (`--node-cmd` only).
@@ -197,7 +197,11 @@ async fn drive(
 
 /// The merged timeline's entries that belong to the run, noting in `notes` what was
 /// left out and what real mode does not count.
-fn kept_entries<'a>(output: &'a RunOutput, end_us: i64, notes: &mut Vec<String>) -> Vec<&'a Entry> {
+fn kept_entries<'a>(
+    output: &'a StoppedRun,
+    end_us: i64,
+    notes: &mut Vec<String>,
+) -> Vec<&'a Entry> {
     // The run is the run's clock from 0 to its duration; what processes logged while
     // they were being stopped is left out (and counted).
     let (kept, after): (Vec<&Entry>, Vec<&Entry>) =
@@ -228,8 +232,8 @@ fn check(
     spec: &TrialSpec,
     kept: &[&Entry],
     end_us: i64,
-    output: &RunOutput,
-) -> Result<run_output::RunOutput, TrialError> {
+    output: &StoppedRun,
+) -> Result<RunOutput, TrialError> {
     let resolved = &spec.plan.resolved;
     let mut checks = Checks::new(resolved);
     let mut lanes = LaneBuilder::for_scenario(resolved);
@@ -248,7 +252,7 @@ fn check(
         .map_err(|e| broke(spec, format!("writing the timeline: {e}")))?;
     let client = output.load.client_stats();
     let findings = checks.finish(end_us, &client);
-    Ok(run_output::RunOutput {
+    Ok(RunOutput {
         findings,
         lanes: lanes.finish(end_us),
         timeline: Some(TimelineFile(file)),
@@ -262,7 +266,7 @@ fn check(
 
 /// What only a real trial reports: its number, the command that runs it again, the
 /// ledger's SQL check and the notes.
-fn real_run(spec: &TrialSpec, output: &RunOutput, notes: Vec<String>) -> RealRun {
+fn real_run(spec: &TrialSpec, output: &StoppedRun, notes: Vec<String>) -> RealRun {
     let l = &output.ledger;
     RealRun {
         trial: spec.trial,

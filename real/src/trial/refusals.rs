@@ -5,7 +5,7 @@
 //! is written there, or the `--set` that gave it), the key and why, everything real mode
 //! cannot do faithfully:
 //!
-//! - a protocol without a real backend (see [`crate::protocol`]: etcd-lease on etcd,
+//! - a protocol without a real backend (see [`crate::RealProtocol`]: etcd-lease on etcd,
 //!   redis-naive and redis-fenced on Redis, zk-sequential on ZooKeeper, db-row on
 //!   PostgreSQL, raft among the node processes); raft with its sequencer in the log
 //!   (`raft.sequencer = "log"`: the real node hands out numbers at the resource only);

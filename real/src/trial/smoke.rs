@@ -13,7 +13,7 @@
 //! the restart, index 1) as a scenario with those two faults would.
 
 use crate::events::{Entry, Event};
-use crate::supervisor::{RealConfig, RealError, RunOutput, Supervisor};
+use crate::supervisor::{RealConfig, RealError, StoppedRun, Supervisor};
 use baton_model::NodeId;
 use rand::{Rng, SeedableRng};
 use std::path::PathBuf;
@@ -69,7 +69,7 @@ pub struct CleanKillReport {
     /// Every failover of the run (the kill's, normally the only one), in ms.
     pub failovers_ms: Vec<f64>,
     /// The run's output (timeline, ledger, load counts, ports and pids).
-    pub output: RunOutput,
+    pub output: StoppedRun,
     /// Wall time of the whole trial, etcd's start included.
     pub wall_ms: u64,
 }

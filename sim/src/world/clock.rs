@@ -4,7 +4,7 @@
 //! time. A paused node's clock keeps running: it is a function of the global clock, not
 //! of the node being scheduled.
 
-use baton_model::clock_model::Skew;
+use baton_model::Skew;
 use baton_protocols::Clock;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-pub use baton_model::run_output::BUCKET_US;
+pub use baton_model::BUCKET_US;
 
 /// Requests served: the total, and per 100 ms of simulated time.
 #[derive(Default)]

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use baton_model::scenario::{self, Resolved};
-use baton_sim::run::{self, Artifacts};
+use baton_sim::Artifacts;
 use std::path::PathBuf;
 
 /// The repository's scenarios directory.
@@ -19,7 +19,7 @@ pub fn load(name: &str, set: &[&str]) -> Resolved {
 
 /// Runs `scenarios/<name>.toml` under `seed` with overrides.
 pub fn run(name: &str, seed: u64, set: &[&str]) -> Artifacts {
-    run::run(&load(name, set), seed).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"))
+    baton_sim::run(&load(name, set), seed).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"))
 }
 
 /// The report as JSON.

@@ -14,7 +14,7 @@ use common::*;
 
 const P: &str = "protocol=consul-session";
 
-fn incidents(a: &baton_sim::run::Artifacts) -> (u64, u64) {
+fn incidents(a: &baton_sim::Artifacts) -> (u64, u64) {
     let r = report(a);
     (
         r["double_leader_acting_incidents"].as_u64().unwrap(),
@@ -23,7 +23,7 @@ fn incidents(a: &baton_sim::run::Artifacts) -> (u64, u64) {
 }
 
 /// The only violations are unmet `sometimes` expectations, naming exactly `names`.
-fn only_unmet(a: &baton_sim::run::Artifacts, names: &[&str]) {
+fn only_unmet(a: &baton_sim::Artifacts, names: &[&str]) {
     let r = report(a);
     let v = r["violations"].as_array().unwrap();
     assert_eq!(v.len(), names.len(), "{}", a.summary_txt);

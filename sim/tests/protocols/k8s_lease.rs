@@ -14,7 +14,7 @@ use common::*;
 
 const P: &str = "protocol=k8s-lease";
 
-fn incidents(a: &baton_sim::run::Artifacts) -> (u64, u64) {
+fn incidents(a: &baton_sim::Artifacts) -> (u64, u64) {
     let r = report(a);
     (
         r["double_leader_acting_incidents"].as_u64().unwrap(),

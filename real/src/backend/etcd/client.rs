@@ -12,7 +12,7 @@
 //! - **One keepalive stream per lease**, as etcd's Go client keeps one: each renewal is one
 //!   request on it and its answer. A renewal that timed out closes the stream, so a late
 //!   answer is never read as the next renewal's.
-//! - **A failed call is paced** ([`crate::backoff::Pacer`]): it returns its error only once
+//! - **A failed call is paced** (`backoff.rs`'s `Pacer`): it returns its error only once
 //!   a backoff pause has passed since it began, the pauses doubling from
 //!   [`FIRST_PAUSE_MS`] up to `rpc_timeout_ms` over failures in a row, jittered from the
 //!   node's seeded generator. The recipe retries some calls at once (`waitDeletes`), as

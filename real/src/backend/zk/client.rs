@@ -2,9 +2,9 @@
 //! `zk-sequential` runs on in real mode, the same recipe code as in the simulator.
 //!
 //! The recipe speaks of sessions by id; here each session is one `zookeeper-client`
-//! [`Client`] (one TCP connection, through the node's proxy), kept by id:
+//! `zookeeper_client::Client` (one TCP connection, through the node's proxy), kept by id:
 //! - `create_session` connects a new client asking for the recipe's timeout; the server
-//!   answers with the negotiated one ([`Client::session_timeout`]);
+//!   answers with the negotiated one (`Client::session_timeout`);
 //! - `ping` is a `sync` on the session: a request the server answers only while it
 //!   counts the session alive, which it then counts alive from then (the client library
 //!   also pings by itself when idle, as every ZooKeeper client does);

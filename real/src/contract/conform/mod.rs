@@ -13,7 +13,7 @@
 //! `report.json`, `scenario.toml`). Its timeline page and plot (`timeline.html`,
 //! `leaders_acting.svg`) are kept for the first trial of each experiment and for every
 //! trial that failed; its raw timeline (`timeline.jsonl`) and `run/` (the processes'
-//! logs and stdout, the ledger, etcd's logs) for the failed ones only (see [`prune`]):
+//! logs and stdout, the ledger, etcd's logs) for the failed ones only (see `prune`):
 //! thirty trials' worth would be tens of megabytes. A step-down experiment whose nodes do not serve the
 //! optional `POST /resign` (the preflight asks) is not applicable, whatever its trials
 //! found.

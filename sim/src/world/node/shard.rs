@@ -1,6 +1,6 @@
 //! Sharded leadership on a node (`partitions = P`): one leader per partition, the
 //! partitions spread over the live nodes by rendezvous hashing
-//! ([`baton_model::rendezvous`]), each elected and fenced on its own.
+//! ([`baton_model::owned`]), each elected and fenced on its own.
 //!
 //! **Membership** lives in the lease service: every node keeps a key
 //! `/members/<node>` under a lease of its own (granted with the protocol's TTL, kept
@@ -98,7 +98,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>, ep: Endpoint, kit: Ki
     loop {
         if let Some(live) = members(kit.registry.as_ref()).await {
             let me = node.ctl.index as u32;
-            let mine = baton_model::rendezvous::owned(me, partitions, &live);
+            let mine = baton_model::owned(me, partitions, &live);
             for &p in &mine {
                 if let std::collections::btree_map::Entry::Vacant(slot) = running.entry(p) {
                     let stop = slot.insert(Arc::new(Stop::default())).clone();

@@ -4,7 +4,7 @@
 //!
 //! foca has no runtime of its own: each call (a packet arrived, a timer fired) leaves
 //! what to send, what to schedule and what to announce in an `AccumulatingRuntime`,
-//! which [`Detector::drain`] carries out. One task per node owns the instance and takes
+//! which `Detector::drain` carries out. One task per node owns the instance and takes
 //! its inputs in order from a channel, so a run is deterministic; its random draws come
 //! from a ChaCha8 generator seeded from `seed::fork(seed, "swim/<node>/<start>")`.
 //!

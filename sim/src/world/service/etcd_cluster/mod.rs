@@ -3,7 +3,7 @@
 //! promoted with every lease extended. What is and is not modelled is written once, in
 //! `baton_model::scenario::etcd_cluster`; this file carries it out on the simulated network.
 //!
-//! One [`Service`] (from `etcd.rs`) is the replicated state machine: every member applies
+//! One `Service` (from `etcd.rs`) is the replicated state machine: every member applies
 //! the same committed writes, so the simulation applies each once, when it commits. Each
 //! member keeps its own Raft state (term, vote, log length and last term on its "disk",
 //! which survive a kill; its role, its leader and its lessor's promotion, which do not).
