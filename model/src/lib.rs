@@ -79,4 +79,4 @@ pub use rendezvous::{owned, owner, score};
 pub use run_output::{RunOutput, TimelineFile, BUCKET_US};
 pub use scenario::{load, load_str, Resolved, Scenario, ScenarioError};
 pub use timeline::{Entry, Event};
-pub use trial::{LedgerCheck, RealRun};
+pub use trial::{LedgerCheck, TrialReport};

@@ -1,19 +1,20 @@
-//! What a run in the real world (`baton-real real`, a live backend and processes) adds to its
-//! report. The simulator's runs have none of it, and their reports do not change.
+//! What a trial adds to its run's report. A *run* is one execution of a scenario, in
+//! either world; a *trial* is a run in the real world (`sim real`, a live backend and
+//! processes), one of the `--trials` a command makes, since a live run does not repeat
+//! under a seed. The simulator's runs have none of this, and their reports do not change.
 //!
-//! A real run is checked by the same checkers as a simulated one, from a timeline of the
-//! same events. What only the real world has: which trial of a command it was, the SQL
-//! check over the fenced resource's SQLite ledger (the spec's acceptance query, a `lag()`
-//! over the sequence batches in commit order), the command that runs the experiment
-//! again (a real run does not repeat exactly), and notes on what real mode did
-//! differently from what the scenario asked or did not count.
+//! A trial is checked by the same checkers as a simulated run, from a timeline of the
+//! same events. What only a trial has: which trial of a command it was, the SQL check
+//! over the fenced resource's SQLite ledger (the spec's acceptance query, a `lag()` over
+//! the sequence batches in commit order), the command that runs it again, and notes on
+//! what real mode did differently from what the scenario asked or did not count.
 
 use serde::Serialize;
 
-/// A real run's additions to `report.json` (`mode`, `trial`, `ledger`, `notes`) and to
+/// A trial's additions to `report.json` (`mode`, `trial`, `ledger`, `notes`) and to
 /// `summary.txt`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RealRun {
+pub struct TrialReport {
     /// Which trial of the command this was (1-based).
     pub trial: usize,
     /// The command that runs the experiment again (`reproduce` in report.json).

@@ -121,7 +121,7 @@ pub enum Error {
     },
     /// The real-mode binary could not be started (exit 3).
     #[error("{0}")]
-    RealRun(#[from] RealRunError),
+    TrialReport(#[from] RealRunError),
     /// Baton itself failed after the input was checked: writing output, a child process
     /// (exit 3).
     #[error("{0}")]

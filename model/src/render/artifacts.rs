@@ -4,7 +4,7 @@
 use crate::checker::Findings;
 use crate::run_output::{RunOutput, TimelineFile};
 use crate::scenario::Resolved;
-use crate::trial::RealRun;
+use crate::trial::TrialReport;
 use crate::{render::plot, render::report, render::timeline_html};
 use std::borrow::Cow;
 
@@ -88,12 +88,12 @@ pub fn report_verdict(resolved: &Resolved, seed: u64, out: RunOutput) -> Artifac
 }
 
 /// As [`report()`], for a run in the real world when `real` is given: the same files, with
-/// what a real run adds to the summary and report.json (see [`crate::RealRun`]).
+/// what a real run adds to the summary and report.json (see [`crate::TrialReport`]).
 pub fn report_with(
     resolved: &Resolved,
     seed: u64,
     out: RunOutput,
-    real: Option<&RealRun>,
+    real: Option<&TrialReport>,
 ) -> Artifacts {
     render(resolved, seed, out, real, true)
 }
@@ -103,7 +103,7 @@ fn render(
     resolved: &Resolved,
     seed: u64,
     mut out: RunOutput,
-    real: Option<&RealRun>,
+    real: Option<&TrialReport>,
     pages: bool,
 ) -> Artifacts {
     let scenario_toml = match real {

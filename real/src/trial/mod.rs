@@ -28,7 +28,7 @@ use crate::trial::driver::Driver;
 use baton_model::checker::Checks;
 use baton_model::render::artifacts::{report_with, Artifacts};
 use baton_model::render::lanes::LaneBuilder;
-use baton_model::{LedgerCheck, RealRun};
+use baton_model::{LedgerCheck, TrialReport};
 use baton_model::{RunOutput, TimelineFile};
 use std::io::Write;
 use std::path::PathBuf;
@@ -139,7 +139,7 @@ pub async fn run(spec: &TrialSpec) -> Result<Trial, TrialError> {
     }
     let kept = kept_entries(&output, end_us, &mut notes);
     let out = check(spec, &kept, end_us, &output)?;
-    let real = real_run(spec, &output, notes);
+    let real = trial_report(spec, &output, notes);
     let artifacts = report_with(resolved, spec.seed, out, Some(&real));
     Ok(Trial {
         artifacts,
@@ -266,9 +266,9 @@ fn check(
 
 /// What only a real trial reports: its number, the command that runs it again, the
 /// ledger's SQL check and the notes.
-fn real_run(spec: &TrialSpec, output: &StoppedRun, notes: Vec<String>) -> RealRun {
+fn trial_report(spec: &TrialSpec, output: &StoppedRun, notes: Vec<String>) -> TrialReport {
     let l = &output.ledger;
-    RealRun {
+    TrialReport {
         trial: spec.trial,
         command: spec.command.clone(),
         backend: crate::backend::against(spec.plan.resolved.scenario.protocol),

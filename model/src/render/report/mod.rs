@@ -19,7 +19,7 @@ use crate::checker::{Findings, Violation};
 use crate::protocol::Bound;
 use crate::run_output::RunOutput;
 use crate::scenario::Resolved;
-use crate::trial::{LedgerCheck, RealRun};
+use crate::trial::{LedgerCheck, TrialReport};
 use serde::Serialize;
 
 /// The failover bound of the run's protocol.
@@ -219,7 +219,7 @@ pub fn json(r: &Resolved, seed: u64, out: &RunOutput) -> String {
 
 /// report.json for a run, with what a real run adds (`mode`, `trial`, `ledger`, `notes`,
 /// and its command as `reproduce`) when `real` is given.
-pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun>) -> String {
+pub fn json_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&TrialReport>) -> String {
     let f = &out.findings;
     let report = Report {
         verdict: if f.passed() { "pass" } else { "fail" },

@@ -5,7 +5,7 @@
 use crate::checker::Findings;
 use crate::run_output::RunOutput;
 use crate::scenario::Resolved;
-use crate::trial::RealRun;
+use crate::trial::TrialReport;
 
 /// What every section reads: the resolved scenario and seed, the run's output and its
 /// findings, and what a real run adds.
@@ -14,7 +14,7 @@ pub(super) struct Run<'a> {
     pub(super) seed: u64,
     pub(super) out: &'a RunOutput,
     pub(super) f: &'a Findings,
-    pub(super) real: Option<&'a RealRun>,
+    pub(super) real: Option<&'a TrialReport>,
 }
 
 /// One section of summary.txt: appends its lines.

@@ -9,7 +9,7 @@ use super::{feature_sections, safety_sections};
 use crate::checker::{us_to_ms, Findings};
 use crate::run_output::RunOutput;
 use crate::scenario::Resolved;
-use crate::trial::RealRun;
+use crate::trial::TrialReport;
 use std::fmt::Write;
 
 /// summary.txt for a run.
@@ -20,7 +20,12 @@ pub fn summary(r: &Resolved, seed: u64, out: &RunOutput) -> String {
 /// summary.txt for a run, with what a real run adds (its trial, the SQL check over the
 /// ledger, the lease TTL granted, its notes and the command that runs it again) when
 /// `real` is given.
-pub fn summary_with(r: &Resolved, seed: u64, out: &RunOutput, real: Option<&RealRun>) -> String {
+pub fn summary_with(
+    r: &Resolved,
+    seed: u64,
+    out: &RunOutput,
+    real: Option<&TrialReport>,
+) -> String {
     let run = Run {
         r,
         seed,
