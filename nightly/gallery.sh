@@ -110,7 +110,12 @@ tmp=$(mktemp reports/.gallery.md.XXXXXX)
 } >"$tmp"
 rm -rf reports/gallery
 mkdir -p reports/gallery
-cp "$work"/min/*.min.toml reports/gallery/ 2>/dev/null || true
+# Each shrunk file's header says how to repeat it: from where it is committed, not from
+# the scratch directory it was shrunk in.
+for f in "$work"/min/*.min.toml; do
+  [ -e "$f" ] || continue
+  sed "s|$work/min/|reports/gallery/|" "$f" >"reports/gallery/$(basename "$f")"
+done
 mark_committed reports/gallery "made by bash nightly/gallery.sh"
 replace_file "$tmp" "$out"
 cat "$out"
