@@ -60,7 +60,7 @@ fn exit_codes_pass_fail_and_report_files() {
     // With the fence off nothing saved the run, and the summary says so in words a
     // stranger reads (issue 34): the pause, its length, the limit, and where to look.
     for said in [
-        "protocol safety: unsafe (a safety property failed: see violations)",
+        "protocol safety: unsafe (the work went wrong: a safety property failed, see violations)",
         "with fencing off, nothing stopped that write",
         "not the protocol's fault: n2 was paused for 3.5 s from 10004.5 ms, longer than etcd-lease tolerates (0 ms)",
         "gap -1119.2 ms (negative: n2's last write came 1119.2 ms after n3's first;",

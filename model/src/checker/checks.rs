@@ -5,7 +5,7 @@ use super::{
     belief, double_leader, effect, election_safety, failover, false_failover, faults, job,
     lease_service, lease_ttl, liveness, load, node_contract, protocol_safety, sequence, shards,
     sometimes, stale_read, stale_token, swim, transfer, us_to_ms, wins, Accepted, AcceptedTracker,
-    CheckInput, ClientStats, Findings, Violation,
+    CheckInput, ClientStats, Findings, Flights, Violation,
 };
 use crate::scenario::Resolved;
 use crate::timeline::Entry;
@@ -21,12 +21,14 @@ pub fn check(input: &CheckInput) -> Findings {
 
 /// Every checker, fed one event at a time as the run records them, so that a run never
 /// holds its timeline in memory: what each checker keeps grows with leaderships, faults
-/// and violations, not with writes. (The one exception: with the sequencer in a Raft log
-/// and reads, the stale-read check keeps one entry per committed batch.)
+/// and violations, not with writes. (The exceptions: with the sequencer in a Raft log
+/// and reads, the stale-read check keeps one entry per committed batch; and the writes
+/// sent that never reached the resource, dropped by a cut link, stay in flight.)
 pub struct Checks {
     resolved: Resolved,
     next_idx: usize,
     accepted: AcceptedTracker,
+    flights: Flights,
     belief: belief::Belief,
     effect: effect::Effect,
     double_leader: double_leader::DoubleLeader,
@@ -59,6 +61,7 @@ impl Checks {
             resolved: resolved.clone(),
             next_idx: 0,
             accepted: AcceptedTracker::default(),
+            flights: Flights::new(resolved),
             belief: belief::Belief::default(),
             effect: effect::Effect::default(),
             double_leader: double_leader::DoubleLeader::default(),
@@ -108,6 +111,12 @@ impl Checks {
         self.lease_ttl.entry(e);
         self.lease_service.entry(e);
         self.protocol_safety.entry(e);
+        // A write that reached the resource, paired with its send: the old leader acting
+        // until then, for the handoff and for its grant.
+        if let Some(w) = self.flights.entry(idx, e) {
+            self.failover.landed(&w);
+            self.protocol_safety.landed(&w);
+        }
         self.transfer.entry(e);
         self.swim.entry(e);
         self.node_contract.entry(e);

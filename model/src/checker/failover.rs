@@ -20,19 +20,26 @@
 //! simulator) is timed from the start of the run. Percentiles are nearest-rank.
 //!
 //! **Handoff gaps.** For each change of leadership (consecutive wins), the gap runs from
-//! the old leader's stop (its `StoppedActing` for the old token or its `NodeKilled`,
-//! whichever comes first after its win) to the new leader's first accepted write. When
-//! the old leader had not stopped by then, the gap is measured from the old leader's
-//! last accepted write (from its win if it never wrote) and marked `overlap`; it is
-//! negative when the old leader's writes went on being accepted. Only that last case is
-//! a [`Property::NegativeHandoffGap`]: both leaders' writes took effect interleaved. An
-//! old leader that merely believed too long, with its writes rejected, is the fence
-//! working, not a violation, unless it had given leadership up on purpose (`Released`)
-//! before the new leader first wrote: a leader that knows it stepped down has no excuse
-//! to act on, and that is a [`Property::ActedAfterRelease`] (a long job step finished
-//! after the release, for one).
+//! the old leader's stop to the new leader's first accepted write. The old leader stops
+//! at the later of its `StoppedActing` for the old token (or its `NodeKilled`, whichever
+//! comes first after its win) and the moment its last write reached the resource,
+//! accepted or rejected: a write in flight is the leader still acting (see
+//! [`super::flight`]), unless it landed after its sender had given it up (its resource
+//! timeout), which is the network's doing, not the leader's. When the old leader had not
+//! stopped by then, the handoff is marked `overlap`: its gap runs from the old leader's
+//! write that landed last, when that is what came after the new leader's first write
+//! (`in_flight_sent_ms` says when it was sent), or else from its last accepted write (from
+//! its win if it never wrote), the old leader still believing it led; it is negative
+//! when the old leader's writes went on landing. Only accepted interleaving is a
+//! [`Property::NegativeHandoffGap`]: both leaders' writes took effect. An old leader
+//! whose late writes were rejected is the fence working, not a violation here (protocol
+//! safety judges whether the protocol should have stopped it), unless it had given
+//! leadership up on purpose (`Released`) before the new leader first wrote: a leader
+//! that knows it stepped down has no excuse to act on, and that is a
+//! [`Property::ActedAfterRelease`] (a long job step finished after the release, or a
+//! release with a write still in flight, for two).
 
-use super::{us_to_ms, Accepted, CheckInput, Property, Step, Succession, Violation};
+use super::{us_to_ms, Accepted, CheckInput, Landed, Property, Step, Succession, Violation};
 use crate::scenario::Resolved;
 use crate::timeline::{Entry, Event, Role};
 use crate::NodeId;
@@ -107,6 +114,10 @@ pub struct HandoffGap {
     pub gap_ms: f64,
     /// The old leader had not stopped acting when the new one first wrote.
     pub overlap: bool,
+    /// When the overlap was a write in flight: when the old leader sent the write that
+    /// landed after the new leader's first (the gap runs from its landing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_flight_sent_ms: Option<f64>,
 }
 
 /// Failover, election and handoff measurements of a run.
@@ -140,6 +151,9 @@ struct Win {
     late_us: Option<i64>,
     /// When it gave the leadership up on purpose (`Released`), if it did.
     released: Option<(usize, i64)>,
+    /// Its write that reached the resource last, before its sender gave it up:
+    /// (timeline position, landed at, sent at).
+    last_landed: Option<(usize, i64, i64)>,
 }
 
 impl Win {
@@ -156,8 +170,12 @@ impl Win {
 pub fn check(input: &CheckInput, out: &mut Vec<Violation>) -> FailoverSummary {
     let mut f = Failover::default();
     let mut t = super::AcceptedTracker::default();
+    let mut flights = super::Flights::new(input.resolved);
     for (idx, e) in input.entries.iter().enumerate() {
         f.entry(idx, e);
+        if let Some(w) = flights.entry(idx, e) {
+            f.landed(&w);
+        }
         for w in t.entry(idx, e) {
             f.write(&w, input.resolved);
         }
@@ -258,6 +276,7 @@ impl Failover {
                     stop: None,
                     late_us: None,
                     released: None,
+                    last_landed: None,
                 });
             }
             _ => {}
@@ -308,6 +327,23 @@ property: Property::FailoverTooSlow,
         }
     }
 
+    /// Reads a write that reached the resource (accepted or rejected), with its send.
+    pub fn landed(&mut self, w: &Landed) {
+        // Landed after its sender gave it up: the network held it, the leader had moved on.
+        if w.after_give_up() {
+            return;
+        }
+        let Some(win) = self
+            .wins
+            .iter_mut()
+            .rev()
+            .find(|win| win.node == w.node && win.token == w.token && win.idx < w.idx)
+        else {
+            return;
+        };
+        win.last_landed = Some((w.idx, w.landed_us, w.sent_us));
+    }
+
     /// Appends the violations and returns the measurements.
     pub fn finish(self, out: &mut Vec<Violation>) -> FailoverSummary {
         out.extend(self.too_slow);
@@ -317,11 +353,25 @@ property: Property::FailoverTooSlow,
             let Some((new_first_idx, new_first_us)) = new.first_write else {
                 continue;
             };
-            let (gap_us, overlap) = match old.stop {
-                Some((stop_idx, stop_us)) if stop_idx < new_first_idx => {
-                    (new_first_us - stop_us, false)
+            // The old leader stopped at the later of its stop and its last write's landing.
+            let stop = match (old.stop, old.last_landed) {
+                (Some((s_idx, _)), Some((l_idx, l_us, _))) if l_idx > s_idx => Some((l_idx, l_us)),
+                (None, Some((l_idx, l_us, _))) => Some((l_idx, l_us)),
+                (stop, _) => stop,
+            };
+            let landed_late = old.last_landed.filter(|(i, _, _)| *i > new_first_idx);
+            let (gap_us, overlap, in_flight_sent_ms) = match (stop, landed_late) {
+                (Some((stop_idx, stop_us)), _) if stop_idx < new_first_idx => {
+                    (new_first_us - stop_us, false, None)
                 }
-                _ => (new_first_us - old.last_write_us.unwrap_or(old.at_us), true),
+                (_, Some((_, landed_us, sent_us))) => {
+                    (new_first_us - landed_us, true, Some(us_to_ms(sent_us)))
+                }
+                _ => (
+                    new_first_us - old.last_write_us.unwrap_or(old.at_us),
+                    true,
+                    None,
+                ),
             };
             // A leader that gave leadership up knew it was no longer leader: it must have
             // stopped by then. Only one that lost it without knowing (a pause, a cut)
@@ -368,6 +418,7 @@ property: Property::ActedAfterRelease,
                 new_token: new.token,
                 gap_ms: us_to_ms(gap_us),
                 overlap,
+                in_flight_sent_ms,
             });
         }
         FailoverSummary {
@@ -431,6 +482,7 @@ mod tests {
                 new_token: 2,
                 gap_ms: 2600.0,
                 overlap: false,
+                in_flight_sent_ms: None,
             }]
         );
     }
@@ -484,6 +536,56 @@ mod tests {
         assert!(s.handoff_gaps[0].overlap);
         // n2 queued at 300 but the seat was vacated at 3000: timed from the vacancy.
         assert_eq!(s.election_latency_ms.p50, 50.0);
+    }
+
+    /// n1 leads, sends a tick at 2900 ms, stops and releases at 2950 while it is in
+    /// flight; n2 wins and first writes at 3000; n1's tick lands (rejected) at `landed`.
+    fn released_in_flight(landed_ms: i64) -> Vec<Entry> {
+        let op = crate::timeline::WriteOp::Tick { n: 0 };
+        vec![
+            campaign(0, "n1"),
+            leader(100, "n1", 1),
+            tick(200, "n1", 1),
+            campaign(300, "n2"),
+            sent(2900, "n1", 1, op),
+            stopped(2950, "n1", 1, "resigned"),
+            at(
+                2950,
+                Event::Released {
+                    node: "n1".into(),
+                    token: 1,
+                },
+            ),
+            key_deleted(2960, 1),
+            leader(2970, "n2", 2),
+            accepted(3000, "n2", 2, 1, crate::timeline::WriteOp::Claim),
+            rejected(landed_ms, "n1", 1, 2),
+        ]
+    }
+
+    #[test]
+    fn a_write_in_flight_at_the_release_is_the_old_leader_acting() {
+        let r = resolved();
+        // Sent at 2900, landed at 3200: inside its 500 ms timeout, after n2's first write.
+        let (s, v) = run(&r, &released_in_flight(3200));
+        let g = &s.handoff_gaps[0];
+        assert_eq!((g.gap_ms, g.overlap), (-200.0, true));
+        assert_eq!(g.in_flight_sent_ms, Some(2900.0));
+        let props: Vec<Property> = v.iter().map(|v| v.property).collect();
+        assert_eq!(props, vec![Property::ActedAfterRelease]);
+    }
+
+    #[test]
+    fn a_write_landing_after_its_sender_gave_it_up_is_the_network() {
+        let r = resolved();
+        // Landed at 3500, past 2900 + 500 ms: n1 had given it up, and stopped at 2950.
+        let (s, v) = run(&r, &released_in_flight(3500));
+        let g = &s.handoff_gaps[0];
+        assert_eq!(
+            (g.gap_ms, g.overlap, g.in_flight_sent_ms),
+            (50.0, false, None)
+        );
+        assert!(v.is_empty(), "{v:?}");
     }
 
     #[test]

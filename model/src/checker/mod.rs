@@ -28,6 +28,7 @@ pub mod failover;
 pub mod false_failover;
 pub mod faults;
 mod findings;
+mod flight;
 pub mod job;
 pub mod lease_service;
 pub mod lease_ttl;
@@ -50,6 +51,7 @@ use crate::timeline::Entry;
 pub(crate) use accepted::{
     accepted_writes, Accepted, AcceptedTracker, LeadershipKey, Step, Succession,
 };
+pub(crate) use flight::{Flights, Landed};
 
 pub use checks::{check, Checks};
 pub use client_stats::ClientStats;

@@ -86,6 +86,17 @@ pub fn tick(at_ms: i64, node: &str, token: u64) -> Entry {
     accepted(at_ms, node, token, token, WriteOp::Tick { n: 0 })
 }
 
+pub fn sent(at_ms: i64, node: &str, token: u64, op: WriteOp) -> Entry {
+    at(
+        at_ms,
+        Event::WriteAttempted {
+            node: node.into(),
+            token,
+            op,
+        },
+    )
+}
+
 pub fn rejected(at_ms: i64, node: &str, token: u64, max_token: u64) -> Entry {
     at(
         at_ms,

@@ -109,8 +109,8 @@ impl Property {
         }
     }
 
-    /// Whether its failure makes a run unsafe (the others are liveness and
-    /// expectations).
+    /// Whether it is a safety property (the others are liveness and expectations): a
+    /// leader acting when it should not, or the work going wrong.
     pub fn is_safety(self) -> bool {
         matches!(
             self,
@@ -124,6 +124,15 @@ impl Property {
                 | Property::ElectionSafety
                 | Property::StaleRead
         )
+    }
+
+    /// Whether its failure means the work itself went wrong (the resource took a stale
+    /// leader's write, the sequence moved back or repeated, a read was stale, two leaders
+    /// shared a term): a run unsafe, whatever the fence did. The other safety properties
+    /// are a leader acting when it should not have (past its grant, after its release),
+    /// which the fence may have stopped.
+    pub fn is_damage(self) -> bool {
+        self.is_safety() && !matches!(self, Property::ActedPastGrant | Property::ActedAfterRelease)
     }
 }
 

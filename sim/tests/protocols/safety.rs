@@ -39,7 +39,9 @@ fn a_late_deadline_fails_with_the_fence_on_and_the_honest_protocol_passes() {
             vec!["acted_past_grant"],
             "seed {seed}: the fence hid it from every other check"
         );
-        assert_eq!(canary["protocol_safety"]["outcome"], "unsafe");
+        // The fence kept the resource right; the protocol broke its promise: the run
+        // fails, and the protocol-level verdict says who saved the work.
+        assert_eq!(canary["protocol_safety"]["outcome"], "fence-saved");
         assert_eq!(canary["fencing"]["enabled"], true);
         let honest = report(&run("late-deadline", seed, &[]));
         assert_eq!(

@@ -1,13 +1,15 @@
 //! Each leadership's grant, followed one event at a time: when the backend's grant to it
-//! ended, and what it did past that instant (believed it led, or started protected
-//! writes). At the end of the run, each act past a grant is excused (see [`super::excuses`])
-//! or a violation.
+//! ended, and what it did past that instant (believed it led, started protected writes,
+//! or had a write in flight that landed after another leader's claim: see
+//! [`super::in_flight`]). At the end of the run, each act past a grant is excused (see
+//! [`super::excuses`]) or a violation.
 
 use super::excuses::Excuses;
+use super::in_flight::{Claim, Judge, LateWrite};
 use super::ProtocolSafetySummary;
-use crate::checker::{us_to_ms, Property, Violation};
+use crate::checker::{us_to_ms, Landed, Property, Violation};
 use crate::scenario::Resolved;
-use crate::timeline::{Entry, Event, Role};
+use crate::timeline::{Entry, Event, Role, WriteOp};
 use crate::NodeId;
 use baton_protocols::SafetyBounds;
 
@@ -29,6 +31,10 @@ struct Lead {
     first_act_us: Option<i64>,
     believed_past_ms: f64,
     writes_past: u64,
+    /// When it gave its grant up on purpose (`Released`, `HandedOver`), if it did.
+    released_us: Option<i64>,
+    /// Its writes in flight when its grant ended that landed after another's claim.
+    landed_late: Vec<LateWrite>,
 }
 
 impl Lead {
@@ -46,6 +52,7 @@ impl Lead {
             1 => acts.push("started 1 protected write after it".to_string()),
             n => acts.push(format!("started {n} protected writes after it")),
         }
+        acts.extend(self.landed_late.iter().map(LateWrite::describe));
         format!(
             "{} (token {}) acted past its grant, which ended at {} ms ({}): it {}",
             self.node,
@@ -63,6 +70,8 @@ pub(crate) struct ProtocolSafety {
     protocol: &'static str,
     leads: Vec<Lead>,
     excuses: Excuses,
+    /// The newest claim the resource accepted.
+    last_claim: Option<Claim>,
 }
 
 impl ProtocolSafety {
@@ -73,15 +82,14 @@ impl ProtocolSafety {
             protocol: r.scenario.protocol.name(),
             leads: vec![],
             excuses: Excuses::new(r),
+            last_claim: None,
         }
     }
 
+    /// Ends the grant of every leadership `pick` chooses whose grant still stands, whether
+    /// or not it still leads: one that stopped may have a write in flight.
     fn end_grant(&mut self, pick: impl Fn(&Lead) -> bool, at_us: i64, why: &str) {
-        for l in self
-            .leads
-            .iter_mut()
-            .filter(|l| l.open && l.grant_end.is_none())
-        {
+        for l in self.leads.iter_mut().filter(|l| l.grant_end.is_none()) {
             if pick(l) {
                 l.grant_end = Some(GrantEnd {
                     at_us,
@@ -136,6 +144,8 @@ impl ProtocolSafety {
                     first_act_us: None,
                     believed_past_ms: 0.0,
                     writes_past: 0,
+                    released_us: None,
+                    landed_late: vec![],
                 });
             }
             Event::RoleChanged { node, .. } => {
@@ -180,6 +190,15 @@ impl ProtocolSafety {
                     }
                 }
             }
+            Event::Released { node, token } | Event::HandedOver { node, token, .. } => {
+                self.released(node, *token, t)
+            }
+            Event::WriteAccepted {
+                node,
+                token,
+                op: WriteOp::Claim,
+                ..
+            } => self.claimed(node, *token, t),
             Event::NodePaused { node } | Event::GcPaused { node, .. } => {
                 self.excuses.paused(node, t)
             }
@@ -194,6 +213,64 @@ impl ProtocolSafety {
             }
             _ => {}
         }
+    }
+
+    /// `node`'s leadership under `token` gave its grant up on purpose at `at_us`.
+    fn released(&mut self, node: &NodeId, token: u64, at_us: i64) {
+        if let Some(l) = self
+            .leads
+            .iter_mut()
+            .rev()
+            .find(|l| l.node == *node && l.token == token)
+        {
+            l.released_us.get_or_insert(at_us);
+        }
+    }
+
+    /// The resource accepted `node`'s claim under `token` at `at_us`: the newest leader
+    /// has begun.
+    fn claimed(&mut self, node: &NodeId, token: u64, at_us: i64) {
+        self.last_claim = Some(Claim {
+            node: node.clone(),
+            token,
+            at_us,
+        });
+    }
+
+    /// Reads a write that reached the resource: an act past its leadership's grant when
+    /// it was in flight as the grant ended (sent before, not yet given up) and landed
+    /// after another leader's claim.
+    pub fn landed(&mut self, w: &Landed) {
+        let Some(claim) = self
+            .last_claim
+            .clone()
+            .filter(|c| (c.node != w.node || c.token != w.token) && c.token >= w.token)
+        else {
+            return;
+        };
+        let Some(l) = self
+            .leads
+            .iter_mut()
+            .rev()
+            .find(|l| l.node == w.node && l.token == w.token && l.win_us <= w.sent_us)
+        else {
+            return;
+        };
+        let Some(g) = &l.grant_end else {
+            return;
+        };
+        // Sent after the grant ended: counted as a write started past it. Given up before
+        // it ended, or landed after a claim made before it ended: not this case.
+        if w.sent_us > g.at_us || w.give_up_us <= g.at_us || claim.at_us < g.at_us {
+            return;
+        }
+        l.landed_late.push(LateWrite {
+            sent_us: w.sent_us,
+            landed_us: w.landed_us,
+            give_up_us: w.give_up_us,
+            accepted: w.accepted,
+            claim,
+        });
     }
 
     /// Appends a violation per leadership that acted past its grant inside the bounds;
@@ -215,25 +292,27 @@ impl ProtocolSafety {
             ..Default::default()
         };
         for l in &self.leads {
-            let (Some(act), Some(g)) = (l.first_act_us, &l.grant_end) else {
+            let Some(g) = &l.grant_end else {
                 continue;
             };
-            s.writes_past_grant += l.writes_past;
-            let excuse = match self.excuses.of(&l.node, l.win_us, act) {
-                Some(x) => Some((x.what.clone(), x.plain.clone())),
-                None if !b.self_safe => {
-                    let why = format!("{} promises nothing without the fence", self.protocol);
-                    Some((why.clone(), why))
-                }
-                None => None,
-            };
-            if let Some((why, plain)) = excuse {
-                s.past_grant_fence_saved += 1;
-                s.fence_saved.push(format!("{}; excused: {why}", l.acts(g)));
-                s.fence_saved_plain
-                    .push(format!("{}; not the protocol's fault: {plain}", l.acts(g)));
+            if l.first_act_us.is_none() && l.landed_late.is_empty() {
                 continue;
             }
+            s.writes_past_grant += l.writes_past;
+            s.writes_landed_past_grant += l.landed_late.len() as u64;
+            let (excuses, unexcused_us) = self.judge(l, g);
+            let Some(act) = unexcused_us else {
+                let (why, plain): (Vec<String>, Vec<String>) = excuses.into_iter().unzip();
+                s.past_grant_fence_saved += 1;
+                s.fence_saved
+                    .push(format!("{}; excused: {}", l.acts(g), why.join("; ")));
+                s.fence_saved_plain.push(format!(
+                    "{}; not the protocol's fault: {}",
+                    l.acts(g),
+                    plain.join("; ")
+                ));
+                continue;
+            };
             s.past_grant_in_bounds += 1;
             out.push(Violation {
                 property: Property::ActedPastGrant,
@@ -249,5 +328,42 @@ impl ProtocolSafety {
             });
         }
         s
+    }
+
+    /// The excuses (report.json's words, the summary's) of `l`'s acts past its grant `g`,
+    /// each once, and the first act nothing excuses, if any.
+    #[allow(clippy::type_complexity)]
+    fn judge(&self, l: &Lead, g: &GrantEnd) -> (Vec<(String, String)>, Option<i64>) {
+        let mut excuses: Vec<(String, String)> = vec![];
+        let mut unexcused: Option<i64> = None;
+        let mut note = |excuse: Option<(String, String)>, at_us: i64| match excuse {
+            Some(x) if !excuses.contains(&x) => excuses.push(x),
+            Some(_) => {}
+            None => unexcused = Some(unexcused.map_or(at_us, |u| u.min(at_us))),
+        };
+        if let Some(act) = l.first_act_us {
+            let excuse = match self.excuses.of(&l.node, l.win_us, act) {
+                Some(x) => Some((x.what.clone(), x.plain.clone())),
+                None if !self.bounds.self_safe => {
+                    let why = format!("{} promises nothing without the fence", self.protocol);
+                    Some((why.clone(), why))
+                }
+                None => None,
+            };
+            note(excuse, act);
+        }
+        let judge = Judge {
+            bounds: self.bounds,
+            protocol: self.protocol,
+            excuses: &self.excuses,
+            node: &l.node,
+            win_us: l.win_us,
+            grant_end_us: g.at_us,
+            released: l.released_us.is_some_and(|r| r <= g.at_us),
+        };
+        for w in &l.landed_late {
+            note(judge.excuse(w), w.landed_us);
+        }
+        (excuses, unexcused)
     }
 }

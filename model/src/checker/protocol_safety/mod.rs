@@ -6,8 +6,10 @@
 //! the first `KeyDeleted` whose create revision is its token or `SeatVacated` naming its
 //! token, after the win, or, first, another node's win under a token at least as high
 //! (the backend, or the peers' quorum, gave the seat away). The leadership **acts past its grant** when it still
-//! believes it leads after that instant, or starts a protected write (`WriteAttempted`
-//! under its token) after it.
+//! believes it leads after that instant, starts a protected write (`WriteAttempted`
+//! under its token) after it, or had a write in flight at that instant (sent, neither
+//! answered nor given up by its sender) that reached the resource after another leader's
+//! claim (see `in_flight.rs`, which also says what excuses those).
 //!
 //! Such an act is **excused** when, before it and during the leadership, the node was
 //! paused longer than the protocol's `pause_ms` (a scripted pause or GC noise; the
@@ -24,16 +26,21 @@
 //! [`Property::ActedPastGrant`](crate::checker::Property::ActedPastGrant) per leadership, whatever the fence did. A protocol that
 //! promises nothing (`self_safe: false`: bully, ring) has every act excused.
 //!
-//! The run's outcome: **unsafe** when any safety property failed (this one, or what the
-//! resource saw: double leaders, stale tokens, sequence, handoff, election safety, stale
-//! reads), else **fence-saved** when some leadership acted past its grant, else
-//! **protocol-safe**.
+//! The run's outcome says who kept the work right: **unsafe** when nobody did (the work
+//! went wrong: double leaders, stale tokens accepted, the sequence, an interleaved
+//! handoff, two leaders in a term, stale reads; see [`Property::is_damage`](crate::checker::Property::is_damage)), else
+//! **fence-saved** when some leadership acted past its grant (excused or not: a
+//! violation besides when not), else **protocol-safe**. A fence-saved run with an
+//! `acted_past_grant` violation fails: the fence kept the resource right, and the
+//! protocol broke its own promise.
 //!
 //! `grants.rs` follows each leadership's grant and what it did past it; `excuses.rs`
-//! gathers the pauses, clock faults and backend restarts that excuse such acts.
+//! gathers the pauses, clock faults and backend restarts that excuse such acts;
+//! `in_flight.rs` judges the writes in flight across a grant's end.
 
 mod excuses;
 mod grants;
+mod in_flight;
 
 use super::Violation;
 use baton_protocols::SafetyBounds;
@@ -48,10 +55,10 @@ pub enum Outcome {
     /// No leader acted past its grant, and no safety property failed.
     #[default]
     ProtocolSafe,
-    /// Some leader acted past its grant beyond the protocol's bounds, and the fence kept
-    /// the resource right.
+    /// Some leader acted past its grant, and the fence kept the resource right: beyond
+    /// the protocol's bounds, or inside them (then a violation too: a protocol bug).
     FenceSaved,
-    /// A safety property failed.
+    /// The work went wrong: a safety property of the resource failed.
     Unsafe,
 }
 
@@ -79,6 +86,10 @@ pub struct ProtocolSafetySummary {
     pub past_grant_fence_saved: u64,
     /// Protected writes started past the grant, over both.
     pub writes_past_grant: u64,
+    /// Protected writes in flight when the grant ended that landed after another
+    /// leader's claim, over both (written only when there were some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub writes_landed_past_grant: u64,
     /// Each fence-saved leadership: who, when, and the excuse.
     pub fence_saved: Vec<String>,
     /// The same, in words for a stranger (summary.txt's): not in report.json, whose
@@ -90,14 +101,20 @@ pub struct ProtocolSafetySummary {
 impl ProtocolSafetySummary {
     /// Sets the outcome from every violation of the run.
     pub fn judge(&mut self, violations: &[Violation]) {
-        self.outcome = if violations.iter().any(|v| v.property.is_safety()) {
+        self.outcome = if violations.iter().any(|v| v.property.is_damage()) {
             Outcome::Unsafe
-        } else if self.past_grant_fence_saved > 0 {
+        } else if self.past_grant_fence_saved + self.past_grant_in_bounds > 0
+            || violations.iter().any(|v| v.property.is_safety())
+        {
             Outcome::FenceSaved
         } else {
             Outcome::ProtocolSafe
         };
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -1,12 +1,16 @@
 //! Methodology: hand-built timelines on the default scenario (etcd-lease, declared
-//! bounds 0 ms / 0 ppm / 0 ms). Canary: a leader still believing after its key
-//! expired, and writing, with nothing to excuse it: one violation, unsafe. Quiet: the
-//! same after a pause (fence-saved, counted), after a drift fault on its clock, and a
-//! leader that stops in time (protocol-safe). A stop recorded after an in-flight write
-//! counts from when its belief ended (`lost_at_us`).
+//! bounds 0 ms / 0 ppm / 0 ms, resource timeout 500 ms). Canaries: a leader still
+//! believing after its key expired, and writing, with nothing to excuse it; a leader
+//! that released its grant while a write was in flight, the write landing after the
+//! next leader's claim: one violation each, fence-saved (the fence stopped the write).
+//! Quiet: the same after a pause (fence-saved, counted), after a drift fault on its
+//! clock, a write that landed after its sender gave it up, a write in flight when the
+//! grant expired (its flight beyond the 0 ms the protocol tolerates), and a leader that
+//! stops in time (protocol-safe). A stop recorded after an in-flight write counts from
+//! when its belief ended (`lost_at_us`). A damaging violation makes the run unsafe.
 use super::*;
 use crate::checker::testing::*;
-use crate::checker::Property;
+use crate::checker::{Flights, Property};
 use crate::scenario::Resolved;
 use crate::timeline::WriteOp;
 use crate::timeline::{Entry, Event};
@@ -14,8 +18,12 @@ use crate::timeline::{Entry, Event};
 fn judge(entries: &[Entry]) -> (ProtocolSafetySummary, Vec<Violation>) {
     let r = resolved();
     let mut c = ProtocolSafety::new(&r);
-    for e in entries {
+    let mut flights = Flights::new(&r);
+    for (i, e) in entries.iter().enumerate() {
         c.entry(e);
+        if let Some(w) = flights.entry(i, e) {
+            c.landed(&w);
+        }
     }
     let mut v = vec![];
     let mut s = c.finish(10_000_000, &mut v);
@@ -59,10 +67,120 @@ fn acting_past_the_grant_inside_the_bounds_fails() {
         "{}",
         v[0].detail
     );
+    // The protocol broke its promise; nothing reached the resource: fence-saved, and the
+    // violation fails the run.
     assert_eq!(
         (s.outcome, s.past_grant_in_bounds, s.writes_past_grant),
-        (Outcome::Unsafe, 1, 1)
+        (Outcome::FenceSaved, 1, 1)
     );
+    // A stale write the resource took makes it unsafe.
+    let mut s = s;
+    let mut damage = v.clone();
+    damage.push(Violation {
+        property: Property::StaleTokenAccepted,
+        at_ms: 3300.0,
+        detail: String::new(),
+    });
+    s.judge(&damage);
+    assert_eq!(s.outcome, Outcome::Unsafe);
+}
+
+/// n1 leads under token 5 and sends a tick at 2900 ms; its grant ends at 2960 (released
+/// on purpose at 2950 when `release`); n2 wins (token 6) and its claim is accepted at
+/// 3000; n1's tick lands, rejected, at `landed_ms`.
+fn in_flight(release: bool, landed_ms: i64) -> Vec<Entry> {
+    let mut v = vec![
+        leader(100, "n1", 5),
+        sent(2900, "n1", 5, WriteOp::Tick { n: 1 }),
+    ];
+    if release {
+        v.push(at(
+            2950,
+            Event::Released {
+                node: "n1".into(),
+                token: 5,
+            },
+        ));
+    }
+    v.extend([
+        stopped(2950, "n1", 5, "resigned"),
+        key_deleted(2960, 5),
+        leader(2970, "n2", 6),
+        accepted(3000, "n2", 6, 5, WriteOp::Claim),
+        at(
+            landed_ms,
+            Event::WriteRejected {
+                node: "n1".into(),
+                token: 5,
+                max_token: 6,
+                op: WriteOp::Tick { n: 1 },
+            },
+        ),
+    ]);
+    v
+}
+
+#[test]
+fn a_release_with_a_write_in_flight_is_acting_past_the_grant() {
+    // Landed at 3200, inside its 500 ms timeout, after n2's claim: n1 let its grant go
+    // with a write it still waited for.
+    let (s, v) = judge(&in_flight(true, 3200));
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].property, Property::ActedPastGrant);
+    assert_eq!(v[0].at_ms, 3200.0);
+    assert!(
+        v[0].detail.contains(
+            "had a write in flight (sent at 2900 ms) that reached the resource at 3200 ms, after n2's claim (token 6) at 3000 ms, and was rejected by the fence"
+        ),
+        "{}",
+        v[0].detail
+    );
+    assert_eq!(
+        (
+            s.outcome,
+            s.past_grant_in_bounds,
+            s.writes_landed_past_grant
+        ),
+        (Outcome::FenceSaved, 1, 1)
+    );
+}
+
+#[test]
+fn a_write_in_flight_is_excused_past_its_timeout_or_across_an_expiry() {
+    // Landed at 3500, after its sender gave it up at 3400: the network held it.
+    let (s, v) = judge(&in_flight(true, 3500));
+    assert!(v.is_empty(), "{v:?}");
+    assert_eq!(
+        (s.outcome, s.past_grant_fence_saved),
+        (Outcome::FenceSaved, 1)
+    );
+    assert!(
+        s.fence_saved[0].contains(
+            "excused: the network held that write 600 ms, past the 500 ms its sender waited for it"
+        ),
+        "{:?}",
+        s.fence_saved
+    );
+    // No release: the grant ended under it (an expiry); its 300 ms in flight is beyond
+    // the 0 ms etcd-lease tolerates between its deadline check and its act.
+    let (s, v) = judge(&in_flight(false, 3200));
+    assert!(v.is_empty(), "{v:?}");
+    assert_eq!(
+        (s.outcome, s.past_grant_fence_saved),
+        (Outcome::FenceSaved, 1)
+    );
+    assert!(
+        s.fence_saved[0].contains("that write was in flight 300 ms, beyond the 0 ms"),
+        "{:?}",
+        s.fence_saved
+    );
+    // Landed before n2's claim: nobody else had acted yet.
+    let mut early = in_flight(true, 2990);
+    let landed = early.pop().unwrap();
+    early.insert(early.len() - 2, landed);
+    let (s, v) = judge(&early);
+    assert!(v.is_empty(), "{v:?}");
+    assert_eq!(s.outcome, Outcome::ProtocolSafe);
 }
 
 #[test]

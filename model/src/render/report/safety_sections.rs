@@ -40,11 +40,17 @@ pub(super) fn protocol_safety(w: &mut String, run: &Run) {
         Outcome::ProtocolSafe => {
             "no leader acted after its grant ended, and every safety property held".to_string()
         }
+        Outcome::FenceSaved if p.past_grant_in_bounds > 0 => {
+            "the resource stayed right, but the protocol broke its own promise: see violations"
+                .to_string()
+        }
         Outcome::FenceSaved => {
             "every safety property held; a leader outlived its grant, not by the protocol's fault"
                 .to_string()
         }
-        Outcome::Unsafe => "a safety property failed: see violations".to_string(),
+        Outcome::Unsafe => {
+            "the work went wrong: a safety property failed, see violations".to_string()
+        }
     };
     let _ = writeln!(w, "protocol safety: {} ({meaning})", p.outcome.name());
     if let Some(b) = p.bounds {
@@ -67,9 +73,20 @@ pub(super) fn protocol_safety(w: &mut String, run: &Run) {
     if p.past_grant_in_bounds > 0 {
         let _ = writeln!(
             w,
-            "  {} after {} grant ended with no pause or clock fault beyond those limits: a bug in the protocol (see violations)",
+            "  {} after {} grant ended with no pause, clock fault or network delay beyond those limits: a bug in the protocol (see violations)",
             leaderships_acted(p.past_grant_in_bounds),
             their(p.past_grant_in_bounds)
+        );
+    }
+    if p.writes_landed_past_grant > 0 {
+        let _ = writeln!(
+            w,
+            "  {} in flight when {} leader's grant ended reached the resource after another leader's claim (a write in flight is its leader still acting)",
+            match p.writes_landed_past_grant {
+                1 => "1 write".to_string(),
+                n => format!("{n} writes"),
+            },
+            if p.writes_landed_past_grant == 1 { "its" } else { "their" }
         );
     }
     if p.past_grant_fence_saved > 0 {

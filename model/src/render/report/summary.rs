@@ -253,8 +253,14 @@ fn handoffs(w: &mut String, run: &Run) {
                 g.new_node
             ));
         }
-        if g.overlap {
-            notes.push("the old leader had not stopped by then: it still believed it led".into());
+        match (g.overlap, g.in_flight_sent_ms) {
+            (true, Some(sent)) => notes.push(format!(
+                "the old leader had not stopped by then: its write sent at {} was still in flight",
+                ms(sent)
+            )),
+            (true, None) => notes
+                .push("the old leader had not stopped by then: it still believed it led".into()),
+            (false, _) => {}
         }
         let _ = writeln!(
             w,
