@@ -59,6 +59,10 @@ pub enum Canary {
     /// of its successor to requeue: the queue's head takes the seat, whoever the
     /// successor was, which the `transfer_missed` checker must catch.
     TransferWithoutRequeue,
+    /// A leader asked to step down releases its key at once, while a protected write
+    /// it sent is still in flight: the write may land after the next leader's claim,
+    /// which only the fence stops and the `protocol_safety` checker must catch.
+    ReleaseInFlight,
 }
 
 /// Parameters of the etcd-lease protocol (a scenario's `[etcd-lease]` table).
@@ -236,6 +240,9 @@ impl EtcdLeaseElector {
         );
         if self.cfg.canary == Canary::FenceRetryWhenCutOff {
             lease.arm_fence_retry_canary();
+        }
+        if self.cfg.canary == Canary::ReleaseInFlight {
+            lease.arm_release_in_flight_canary();
         }
         let key = format!("{}/{:x}", self.cfg.prefix, grant.id);
         spawn_keepalive(

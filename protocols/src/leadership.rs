@@ -63,6 +63,10 @@ struct State {
     renewal_failed: AtomicBool,
     /// The canary's one retry has been spent.
     fence_retry_spent: AtomicBool,
+    /// The release-in-flight canary (`etcd-lease.canary` or `raft.canary` =
+    /// `"release-in-flight"`): asked to step down, the node lets the grant go at once,
+    /// with a protected write still in flight. Never set by an honest protocol.
+    release_in_flight_canary: AtomicBool,
     /// When (local µs) something ended it ([`LeaseHandle::end`]); `i64::MIN` until then.
     ended_at_us: AtomicI64,
 }
@@ -100,6 +104,7 @@ impl LeaseHandle {
                 fence_retry_canary: AtomicBool::new(false),
                 renewal_failed: AtomicBool::new(false),
                 fence_retry_spent: AtomicBool::new(false),
+                release_in_flight_canary: AtomicBool::new(false),
                 ended_at_us: AtomicI64::new(i64::MIN),
             }),
         }
@@ -123,6 +128,16 @@ impl LeaseHandle {
     /// proving that search and shrink find failures that need two faults at once.
     pub fn arm_fence_retry_canary(&self) {
         self.state.fence_retry_canary.store(true, Ordering::SeqCst);
+    }
+
+    /// Arms the release-in-flight canary on this lease: a leader asked to step down lets
+    /// its grant go without waiting for its protected write in flight
+    /// ([`Leadership::drains_writes_before_release`]). A deliberately broken variant, for
+    /// proving that protocol safety counts a write in flight as the leader acting.
+    pub fn arm_release_in_flight_canary(&self) {
+        self.state
+            .release_in_flight_canary
+            .store(true, Ordering::SeqCst);
     }
 
     /// Records that a renewal failed (no answer in time). Honest protocols only extend
@@ -224,6 +239,13 @@ async fn wait_lost(s: &Arc<State>) {
 }
 
 impl Leadership {
+    /// Whether the node, asked to step down, waits until its protected write in flight
+    /// is answered or given up before it lets the grant go: true for every honest
+    /// protocol, false under the release-in-flight canary.
+    pub fn drains_writes_before_release(&self) -> bool {
+        !self.state.release_in_flight_canary.load(Ordering::SeqCst)
+    }
+
     /// True while this node may do protected writes by its own judgement: not revoked and
     /// (for honest protocols) the lease deadline not yet passed on its own clock.
     ///

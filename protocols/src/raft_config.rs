@@ -16,6 +16,9 @@ pub enum RaftCanary {
     /// The leader acts for as long as openraft believes it leads, with no lease check:
     /// a paused or cut-off leader keeps acting until it hears of a higher term.
     NoLeaseCheck,
+    /// A leader asked to step down stands aside at once, while a protected write it
+    /// sent is still in flight: the write may land after the next leader's claim.
+    ReleaseInFlight,
 }
 
 /// Where the sequencer's numbers are made.

@@ -163,9 +163,16 @@ impl Draws<'_> {
         }
     }
 
-    /// A slow write's latency, ms: `slow_write_pct` of the resource timeout.
-    fn slow_write_latency(&mut self) -> u64 {
-        self.range_u(self.swarm.slow_write_pct) * self.at.resource_timeout_ms / 100
+    /// A slow write's latency, ms: `slow_write_pct` of the resource timeout (`inside`:
+    /// at most the timeout itself, a write its node still waits for).
+    fn slow_write_latency(&mut self, inside: bool) -> u64 {
+        let [lo, hi] = self.swarm.slow_write_pct;
+        let pct = if inside && lo <= 100 {
+            [lo, hi.min(100)]
+        } else {
+            [lo, hi]
+        };
+        self.range_u(pct) * self.at.resource_timeout_ms / 100
     }
 
     /// A target member: `etcd-leader` with `leader_probability`, else one drawn
@@ -183,12 +190,22 @@ impl Draws<'_> {
         match kind {
             "slow-write" => {
                 let from = self.node();
-                out.push(self.slow_write(from, at));
+                out.push(self.slow_write(from, at, false));
             }
             "resign-during-slow-write" => {
-                let slow = self.slow_write("leader".into(), at);
-                // While the write is on its way: before its latency has passed.
-                let d = self.rng.gen_range(0..=slow.latency_ms_min.unwrap_or(0));
+                // Half the time the write lands inside the node's resource timeout, so
+                // that the node still waits for it when asked to step down (an honest
+                // one answers the resign only once it landed): the race a leader that
+                // lets go with a write in flight loses.
+                let inside = self.rng.gen_bool(0.5);
+                let slow = self.slow_write("leader".into(), at, inside);
+                // While the write is on its way: before its latency has passed, and
+                // while the link is slow.
+                let window = slow
+                    .latency_ms_min
+                    .unwrap_or(0)
+                    .min(slow.duration_ms.unwrap_or(0));
+                let d = self.rng.gen_range(0..=window);
                 out.push(slow);
                 out.push(FaultSpec {
                     target: Some("leader".into()),
@@ -201,9 +218,9 @@ impl Draws<'_> {
 
     /// `from`'s link to the fenced resource slowed at `at`: requests only, so a write
     /// lands late while its answer comes back at the usual speed.
-    fn slow_write(&mut self, from: String, at: u64) -> FaultSpec {
-        let a = self.slow_write_latency();
-        let b = self.slow_write_latency();
+    fn slow_write(&mut self, from: String, at: u64, inside: bool) -> FaultSpec {
+        let a = self.slow_write_latency(inside);
+        let b = self.slow_write_latency(inside);
         FaultSpec {
             from: Some(from),
             to: Some("resource".into()),

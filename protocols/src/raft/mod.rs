@@ -496,10 +496,11 @@ impl RaftElector {
             Some((t, h)) if *t == term && h.valid() => h.extend_to(deadline_us),
             _ => {
                 if deadline_us > self.clock.now_us() {
-                    st.leading = Some((
-                        term,
-                        LeaseHandle::new(self.clock.clone(), deadline_us, true),
-                    ));
+                    let lease = LeaseHandle::new(self.clock.clone(), deadline_us, true);
+                    if self.cfg.canary == RaftCanary::ReleaseInFlight {
+                        lease.arm_release_in_flight_canary();
+                    }
+                    st.leading = Some((term, lease));
                 }
             }
         }

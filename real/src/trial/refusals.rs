@@ -168,6 +168,14 @@ const RULES: &[Rule] = &[
         refuses: raft_log_sequencer,
     },
     Rule {
+        key: "etcd-lease.canary",
+        refuses: etcd_release_in_flight,
+    },
+    Rule {
+        key: "raft.canary",
+        refuses: raft_release_in_flight,
+    },
+    Rule {
         key: "network.loss_ppm",
         refuses: network_loss,
     },
@@ -228,6 +236,25 @@ fn raft_log_sequencer(s: &Scenario) -> Option<String> {
     (s.protocol == ProtocolName::Raft && raft.sequencer == SequencerPath::Log).then(|| {
         "log: the real node hands out sequence numbers at the fenced resource only (allowed: resource)".into()
     })
+}
+
+/// The release-in-flight canary lives in the simulated node's work loop (it drops its
+/// wait for a write in flight when asked to step down); the real node always drains its
+/// write first, so it would run the honest protocol under the canary's name.
+const RELEASE_IN_FLIGHT: &str = "release-in-flight: the simulator's node carries this canary, the real node does not (allowed: every other value)";
+
+fn etcd_release_in_flight(s: &Scenario) -> Option<String> {
+    use baton_protocols::etcd_lease::Canary;
+    let c = s.etcd_lease.clone().unwrap_or_default();
+    (s.protocol == ProtocolName::EtcdLease && c.canary == Canary::ReleaseInFlight)
+        .then(|| RELEASE_IN_FLIGHT.into())
+}
+
+fn raft_release_in_flight(s: &Scenario) -> Option<String> {
+    use baton_protocols::raft::RaftCanary;
+    let c = s.raft.clone().unwrap_or_default();
+    (s.protocol == ProtocolName::Raft && c.canary == RaftCanary::ReleaseInFlight)
+        .then(|| RELEASE_IN_FLIGHT.into())
 }
 
 fn network_loss(s: &Scenario) -> Option<String> {

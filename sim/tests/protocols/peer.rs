@@ -21,6 +21,7 @@ fn every_scenario_runs_with_the_verdicts_the_semantics_predict() {
             ("clean-kill", "pass"),
             ("gc-pause", "pass"),
             ("graceful-stepdown", "pass"),
+            ("step-down-in-flight", "pass"),
             // Fails by design for every protocol: the woken leader's write lands.
             ("gc-pause-unfenced", "fail"),
             // No lease: the cut-off coordinator never stops by a deadline (so

@@ -61,6 +61,19 @@ pub struct NodeControl {
 }
 
 impl NodeControl {
+    /// Resolves once a resign is asked of this node, taking the request.
+    pub async fn resign_asked(&self) {
+        loop {
+            let asked = self.resign_notify.notified();
+            tokio::pin!(asked);
+            asked.as_mut().enable();
+            if self.resign_requested.swap(false, Ordering::SeqCst) {
+                return;
+            }
+            asked.await;
+        }
+    }
+
     /// A control block for node `index` (1-based).
     pub fn new(index: usize) -> Self {
         NodeControl {

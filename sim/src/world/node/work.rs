@@ -232,7 +232,18 @@ pub async fn lead(
         transfer: None,
         cursor,
     };
-    let reason = term.work().await;
+    let reason = if l.drains_writes_before_release() {
+        term.work().await
+    } else {
+        // The release-in-flight canary: a resign ends the leader's work at once, dropping
+        // its wait for the write in flight, which the network still delivers later.
+        tokio::select! {
+            // Biased: polling in written order keeps runs deterministic.
+            biased;
+            _ = ctl.resign_asked() => LossReason::Resigned,
+            reason = term.work() => reason,
+        }
+    };
     let handover = (reason == LossReason::Transferred)
         .then(|| term.transfer.take())
         .flatten()
