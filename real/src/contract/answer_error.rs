@@ -84,9 +84,9 @@ pub enum AnswerError {
         /// Its value.
         value: Value,
     },
-    /// A `200` without its token or its number.
-    #[error("the 200's body {0} lacks `token` or `seq`")]
-    NextLacks(String),
+    /// A `200` without its token or its number: the fields it lacks, then its body.
+    #[error("the 200's body {1} lacks {0}")]
+    NextLacks(&'static str, String),
     /// Numbers handed out under another token than the one `/status` gave.
     #[error(
         "it handed out numbers under token {token}, but its /status says fence_token {fence_token}"

@@ -249,8 +249,12 @@ pub fn check_next(body: &str, fence_token: u64) -> Result<Handed, AnswerError> {
                 }),
         }
     };
-    let (Some(token), Some(seq)) = (num("token")?, num("seq")?) else {
-        return Err(AnswerError::NextLacks(shown(body)));
+    // Name exactly what is missing: an author fixes one field at a time.
+    let (token, seq) = match (num("token")?, num("seq")?) {
+        (Some(token), Some(seq)) => (token, seq),
+        (None, Some(_)) => return Err(AnswerError::NextLacks("`token`", shown(body))),
+        (Some(_), None) => return Err(AnswerError::NextLacks("`seq`", shown(body))),
+        (None, None) => return Err(AnswerError::NextLacks("`token` and `seq`", shown(body))),
     };
     if token != fence_token {
         return Err(AnswerError::OtherToken { token, fence_token });
@@ -358,6 +362,18 @@ mod tests {
             .to_string()
             .contains("fence_token 5"));
         assert!(check_next(r#"{"seq":10}"#, 5).is_err());
+    }
+
+    #[test]
+    fn a_next_body_names_the_one_field_it_lacks() {
+        for (body, says) in [
+            (r#"{"seq":10}"#, "lacks `token`"),
+            (r#"{"token":5}"#, "lacks `seq`"),
+            (r#"{"last":12}"#, "lacks `token` and `seq`"),
+        ] {
+            let e = check_next(body, 5).unwrap_err().to_string();
+            assert!(e.ends_with(says), "{body}: {e}");
+        }
     }
 
     #[test]
