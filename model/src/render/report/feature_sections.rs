@@ -2,7 +2,7 @@
 //! the SWIM failure detector and sharded leadership (partitions). Each writes nothing
 //! for a run that does not use its feature.
 
-use super::section::{ms, Run};
+use super::section::{ms, percentiles, Run};
 use std::fmt::Write;
 
 /// Leadership transfers, when the scenario asks for any: how the protocol hands over,
@@ -15,14 +15,11 @@ pub(super) fn transfers(w: &mut String, run: &Run) {
     let _ = writeln!(w, "transfer: {}", run.r.protocol.transfer_method());
     let _ = writeln!(
         w,
-        "  {} handed over, {} taken over by their successor, {} aborted; gap (old leader's last write -> successor's first) p50 {} p99 {} max {} over {}",
+        "  {} handed over, {} taken over by their successor, {} aborted; gap (old leader's last write -> successor's first) {}",
         t.handovers.len(),
         t.honoured,
         t.aborted,
-        ms(t.gap_ms.p50),
-        ms(t.gap_ms.p99),
-        ms(t.gap_ms.max),
-        t.gap_ms.count
+        percentiles(&t.gap_ms)
     );
     if let Some(max) = run.r.scenario.expect.transfer_gap_ms_max {
         let _ = writeln!(w, "  checked against expect.transfer_gap_ms_max = {max} ms");
@@ -91,13 +88,14 @@ pub(super) fn partitions(w: &mut String, run: &Run) {
     let stats = crate::checker::failover::LatencyStats::of(&s.failover_ms);
     let _ = writeln!(
         w,
-        "partitions: {} (rendezvous over the live members); failed: {}; failover p50 {} p99 {} max {} over {}",
+        "partitions: {} (rendezvous over the live members); failed: {}; failover {}",
         s.count,
-        if failed.is_empty() { "none".into() } else { failed.join("; ") },
-        ms(stats.p50),
-        ms(stats.p99),
-        ms(stats.max),
-        stats.count
+        if failed.is_empty() {
+            "none".into()
+        } else {
+            failed.join("; ")
+        },
+        percentiles(&stats)
     );
     for c in &s.changes {
         let _ = writeln!(

@@ -3,7 +3,7 @@
 //! nothing to say for this run (a job's section without a job, a real run's SQL check in
 //! a simulated one).
 
-use super::section::{ms, Run, Section};
+use super::section::{ms, percentiles, Run, Section};
 use super::{backend_load, failover_bound, reproduce_command};
 use super::{feature_sections, safety_sections};
 use crate::checker::{us_to_ms, Findings};
@@ -179,11 +179,8 @@ fn election_latency(w: &mut String, run: &Run) {
     let el = &f.election_latency_ms;
     let _ = writeln!(
         w,
-        "election latency (seat vacant or campaign start -> won): p50 {} p99 {} max {} over {}",
-        ms(el.p50),
-        ms(el.p99),
-        ms(el.max),
-        el.count
+        "election latency (seat vacant or campaign start -> won): {}",
+        percentiles(el)
     );
     if run.real.is_some() {
         let _ = writeln!(
@@ -231,11 +228,8 @@ fn elections(w: &mut String, run: &Run) {
     let lm = &ew.leaderless_ms;
     let _ = writeln!(
         w,
-        "leaderless (last leader gone -> next win): p50 {} p99 {} max {} over {}; leader changes {}",
-        ms(lm.p50),
-        ms(lm.p99),
-        ms(lm.max),
-        lm.count,
+        "leaderless (last leader gone -> next win): {}; leader changes {}",
+        percentiles(lm),
         ew.leader_changes
     );
 }
@@ -413,11 +407,8 @@ fn lease_service(w: &mut String, run: &Run) {
     if o.count > 0 {
         let _ = writeln!(
             w,
-            "lease overrun (expired after last renewal + TTL): p50 {} p99 {} max {} over {} expired leases",
-            ms(o.p50),
-            ms(o.p99),
-            ms(o.max),
-            o.count
+            "lease overrun (expired after last renewal + TTL): {} expired leases",
+            percentiles(o)
         );
     }
 }
