@@ -21,8 +21,11 @@
 //!
 //! **Handoff gaps.** For each change of leadership (consecutive wins), the gap runs from
 //! the old leader's stop to the new leader's first accepted write. The old leader stops
-//! at the later of its `StoppedActing` for the old token (or its `NodeKilled`, whichever
-//! comes first after its win) and the moment its last write reached the resource,
+//! at the later of the first of its `StoppedActing` for the old token, its step-down
+//! (`RoleChanged` away from leader: every world records it, while a node that writes no
+//! event log, run by `--node-cmd` and seen from its `/status` polls, records no
+//! `StoppedActing`) or its `NodeKilled` after its win, and the moment its last write
+//! reached the resource,
 //! accepted or rejected: a write in flight is the leader still acting (see
 //! [`super::flight`]), unless it landed after its sender had given it up (its resource
 //! timeout), which is the network's doing, not the leader's. When the old leader had not
@@ -145,7 +148,8 @@ struct Win {
     first_write: Option<(usize, i64)>,
     /// Its leadership's last accepted write, over the whole run.
     last_write_us: Option<i64>,
-    /// Its first stop after the win (`StoppedActing` for its token, or its node killed).
+    /// Its first stop after the win (`StoppedActing` for its token, its step-down, or its
+    /// node killed).
     stop: Option<(usize, i64)>,
     /// Its leadership's first write accepted after the next win's first write.
     late_us: Option<i64>,
@@ -222,7 +226,16 @@ impl Failover {
                 self.deleted_at.insert(*token as i64, e.at_us);
             }
             Event::RoleChanged { node, role, .. } if *role != Role::Leader => {
-                self.leading.remove(node.as_str());
+                // The belief's end stops the leadership it ends, when nothing stopped it
+                // before (Baton's own nodes record `StoppedActing` just before; a foreign
+                // node, seen from outside, records only this).
+                if let Some(token) = self.leading.remove(node.as_str()) {
+                    for w in self.wins.iter_mut() {
+                        if w.stop.is_none() && w.node == *node && w.token == token && w.idx < idx {
+                            w.stop = Some((idx, e.at_us));
+                        }
+                    }
+                }
             }
             Event::NodeKilled { node } => {
                 self.leading.remove(node.as_str());
@@ -586,6 +599,55 @@ mod tests {
             (50.0, false, None)
         );
         assert!(v.is_empty(), "{v:?}");
+    }
+
+    /// A node seen from outside (`--node-cmd`): its beliefs are the polls' role changes,
+    /// each write's attempt is stamped at its arrival, and no `StoppedActing` is recorded.
+    /// n1 steps down (seen at `n1_down`), n2 wins and first writes at 5,020 ms.
+    fn foreign_step_down(n1_down: i64) -> Vec<Entry> {
+        let op = crate::timeline::WriteOp::Tick { n: 1 };
+        let mut t = vec![
+            leader(100, "n1", 1),
+            sent(4990, "n1", 1, op),
+            accepted(4990, "n1", 1, 1, op),
+            at(
+                n1_down,
+                Event::RoleChanged {
+                    node: "n1".into(),
+                    role: Role::Candidate,
+                    token: None,
+                },
+            ),
+            key_deleted(5005, 1),
+            leader(5015, "n2", 2),
+            sent(5020, "n2", 2, crate::timeline::WriteOp::Claim),
+            accepted(5020, "n2", 2, 2, crate::timeline::WriteOp::Claim),
+        ];
+        t.sort_by_key(|e| e.at_us);
+        t
+    }
+
+    #[test]
+    fn a_foreign_step_down_seen_before_the_next_write_is_no_overlap() {
+        let r = resolved();
+        let (s, v) = run(&r, &foreign_step_down(5010));
+        assert!(v.is_empty(), "{v:?}");
+        let g = &s.handoff_gaps[0];
+        // From the poll that saw n1 stepped down (5,010 ms) to n2's first write.
+        assert_eq!(
+            (g.gap_ms, g.overlap, g.in_flight_sent_ms),
+            (10.0, false, None)
+        );
+    }
+
+    #[test]
+    fn a_foreign_step_down_seen_after_the_next_write_is_an_overlap() {
+        let r = resolved();
+        let (s, v) = run(&r, &foreign_step_down(5100));
+        assert!(v.is_empty(), "{v:?}");
+        let g = &s.handoff_gaps[0];
+        // Still leading by its polls when n2 first wrote: measured from its last write.
+        assert_eq!((g.gap_ms, g.overlap), (30.0, true));
     }
 
     #[test]

@@ -252,6 +252,12 @@ fn handoffs(w: &mut String, run: &Run) {
                 "the old leader had not stopped by then: its write sent at {} was still in flight",
                 ms(sent)
             )),
+            // A node run by --node-cmd is seen only by its /status polls: they say when
+            // its step-down was first seen, not when it happened.
+            (true, None) if run.real.is_some_and(|r| r.node_cmd.is_some()) => notes.push(
+                "the old leader had not stopped by then: no poll of its /status had yet seen it stop"
+                    .into(),
+            ),
             (true, None) => notes
                 .push("the old leader had not stopped by then: it still believed it led".into()),
             (false, _) => {}
