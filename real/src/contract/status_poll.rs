@@ -83,7 +83,7 @@ impl Tracker {
     }
 
     /// The end of the leadership seen so far, at `at_us` (the answer, or the sighting,
-    /// that proved it over), into `role`.
+    /// that proved it over), into `role` (what the node said it was next).
     fn step_down(&mut self, at_us: i64, role: Role) -> Option<(i64, Event)> {
         let l = self.leading.take()?;
         Some((
@@ -155,7 +155,7 @@ impl Tracker {
                         },
                     ));
                 }
-                _ => out.extend(self.step_down(answered_us, Role::Follower)),
+                (role, _, _) => out.extend(self.step_down(answered_us, role)),
             },
         }
         out
@@ -255,7 +255,7 @@ pub fn spawn(targets: Vec<Target>, log: &EventLog) -> Vec<JoinHandle<()>> {
 mod tests {
     //! Methodology: sightings as the poller makes them, checked against the stamps the
     //! module doc promises: a step-up at the first answer that showed it, a step-down at
-    //! the first answer that showed it over, a restart
+    //! the first answer that showed it over (into the role that answer gave), a restart
     //! forgetting the old process, each breach once per process.
     use super::*;
 
@@ -303,6 +303,15 @@ mod tests {
                 (45_200, Role::Follower, None)
             ]
         );
+    }
+
+    #[test]
+    fn a_step_down_keeps_the_role_the_node_gave() {
+        // A leader that campaigns again right away is recorded as a candidate.
+        let mut t = Tracker::new("n1");
+        t.observe(1, seen(0, 900, Role::Leader, Some(2)));
+        let down = t.observe(1, seen(15_000, 15_100, Role::Candidate, None));
+        assert_eq!(roles(&down), vec![(15_100, Role::Candidate, None)]);
     }
 
     #[test]
