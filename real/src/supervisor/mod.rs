@@ -112,6 +112,10 @@ pub struct Supervisor {
     foreign: Vec<crate::contract::status_poll::Current>,
 }
 
+/// The marker file the supervisor writes first into a run directory (`run/`), so that
+/// Baton knows its own leftovers from a directory someone else wrote.
+pub const RUN_MARKER: &str = ".baton-run";
+
 impl Supervisor {
     /// Starts every process of a run (see the module doc) and returns once all listen.
     /// The run's clock starts once the backend answers, just before the resource and the
@@ -122,6 +126,12 @@ impl Supervisor {
         if log_path.exists() {
             return Err(RealError::RunDirUsed(cfg.run_dir.clone()));
         }
+        // Marked first: a run that cannot start (the backend fails before
+        // supervisor.jsonl exists) still leaves a directory the next run knows is Baton's.
+        std::fs::write(
+            cfg.run_dir.join(RUN_MARKER),
+            "Written by the Baton supervisor: a real run's process logs.\n",
+        )?;
         let backend = Backend::start(&cfg.protocol, &cfg.etcd, &cfg.run_dir).await?;
         let clock = RunClock::start();
         let log = EventLog::open(&log_path, clock)?;

@@ -232,12 +232,37 @@ pub enum TrialDirError {
     ForeignRun(PathBuf),
 }
 
+/// Whether `run` is a run directory Baton's supervisor wrote: it holds the marker the
+/// supervisor writes first, or the log it writes next (a run from before the marker).
+pub fn is_own_run(run: &Path) -> bool {
+    run.join(crate::supervisor::RUN_MARKER).is_file() || run.join("supervisor.jsonl").is_file()
+}
+
+/// Removes a trial's `run/` when it is Baton's (an earlier run's, or one left by a trial
+/// that could not start), so that the next trial starts from nothing; anything else is
+/// left alone ([`check_trial_dir`] refused it before anything ran).
+pub fn clear_own_run(run: &Path) -> std::io::Result<()> {
+    if is_own_run(run) {
+        std::fs::remove_dir_all(run)?;
+    }
+    Ok(())
+}
+
 /// A trial's directory may be written: Baton's own (its marker), new, or empty, or
-/// `--force`; its `run/` is replaced only when it holds an earlier real run's files.
+/// `--force`; its `run/` is replaced only when it holds an earlier real run's files. A
+/// trial that could not start left only its `run/` (no report, so no marker): that
+/// directory is Baton's too.
 pub fn check_trial_dir(dir: &Path, force: bool) -> Result<(), TrialDirError> {
-    output_dir::check_writable(dir, force)?;
     let run = dir.join("run");
-    if run.exists() && !run.join("supervisor.jsonl").is_file() {
+    let only_own_run = is_own_run(&run)
+        && std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .all(|e| e.file_name() == "run")
+        });
+    // `force` here only lets Baton's own leftovers through: nothing else is in the way.
+    output_dir::check_writable(dir, force || only_own_run)?;
+    if run.exists() && !is_own_run(&run) {
         return Err(TrialDirError::ForeignRun(dir.to_path_buf()));
     }
     Ok(())
@@ -373,10 +398,8 @@ async fn run_trial(
     }
     // An earlier real run's process files in this trial's directory go: the check
     // before the start made sure they are Baton's.
-    if spec.run_dir.join("supervisor.jsonl").is_file() {
-        std::fs::remove_dir_all(&spec.run_dir)
-            .map_err(|e| bad(format!("cannot remove {}: {e}", spec.run_dir.display())))?;
-    }
+    clear_own_run(&spec.run_dir)
+        .map_err(|e| bad(format!("cannot remove {}: {e}", spec.run_dir.display())))?;
     let t = finish_trial(p, spec, sigint, lines).await?;
     let tdir = p.dir.join(format!("trial-{}", spec.trial));
     output_dir::write_run(&tdir, &t.artifacts).map_err(|e| {
@@ -469,5 +492,53 @@ fn say_pooled(p: &Prepared, lines: &[TrialLine]) {
                 p.dir.join("trials.json").display()
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: trial directories as Baton and a user leave them, in a fresh temporary
+    //! directory each: Baton's own leftovers (a `run/` it marked, from a trial that could
+    //! not start) are taken back; anything a user wrote is refused.
+    use super::*;
+
+    fn trial_dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("baton-trial-dir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("run")).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_trial_that_could_not_start_leaves_a_directory_baton_takes_back() {
+        // The backend failed: only the supervisor's marker (and a backend log) is there.
+        let d = trial_dir("marker");
+        std::fs::write(d.join("run").join(crate::supervisor::RUN_MARKER), "x").unwrap();
+        std::fs::write(d.join("run").join("etcd-1.stderr"), "x").unwrap();
+        assert!(check_trial_dir(&d, false).is_ok());
+        clear_own_run(&d.join("run")).unwrap();
+        assert!(!d.join("run").exists());
+        // The preflight failed: an older supervisor wrote its log but no marker.
+        std::fs::create_dir_all(d.join("run")).unwrap();
+        std::fs::write(d.join("run").join("supervisor.jsonl"), "").unwrap();
+        assert!(check_trial_dir(&d, false).is_ok());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn what_a_user_wrote_is_still_refused() {
+        let d = trial_dir("user");
+        std::fs::write(d.join("run").join("notes.md"), "mine").unwrap();
+        let e = check_trial_dir(&d, false).unwrap_err().to_string();
+        assert!(e.contains("it holds `run`, which sim did not write"), "{e}");
+        clear_own_run(&d.join("run")).unwrap();
+        assert!(d.join("run").join("notes.md").is_file(), "never removed");
+        // Baton's run/ beside a file of the user's: the directory is not Baton's alone.
+        std::fs::remove_file(d.join("run").join("notes.md")).unwrap();
+        std::fs::write(d.join("run").join(crate::supervisor::RUN_MARKER), "x").unwrap();
+        std::fs::write(d.join("mine.txt"), "mine").unwrap();
+        let e = check_trial_dir(&d, false).unwrap_err().to_string();
+        assert!(e.contains("mine.txt"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

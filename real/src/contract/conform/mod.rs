@@ -399,10 +399,8 @@ async fn one_trial(
             spec.seed
         );
     }
-    if spec.run_dir.join("supervisor.jsonl").is_file() {
-        std::fs::remove_dir_all(&spec.run_dir)
-            .map_err(|err| bad(format!("cannot remove {}: {err}", spec.run_dir.display())))?;
-    }
+    crate::trial::command::clear_own_run(&spec.run_dir)
+        .map_err(|err| bad(format!("cannot remove {}: {err}", spec.run_dir.display())))?;
     let t = tokio::select! {
         r = trial::run(spec) => r,
         _ = sigint.recv() => {
