@@ -123,9 +123,11 @@ pub struct RealArgs {
 #[derive(Clone, Debug, Default, Args)]
 pub struct NodeCmdFlag {
     /// Run this command as each node instead of Baton's own (the node contract,
-    /// docs/src/node-contract.md). Placeholders such as {id}, {http_port},
-    /// {etcd_endpoints}, {election_prefix}, {lease_ttl_ms} and {resource_url} are filled
-    /// in per node; the same values are in BATON_* environment variables. Example:
+    /// docs/src/node-contract.md), on the backend of the scenario's protocol: etcd
+    /// (etcd-lease), Redis (redis-fenced), ZooKeeper (zk-sequential) or PostgreSQL
+    /// (db-row). Placeholders such as {id}, {http_port}, {backend}, {etcd_endpoints},
+    /// {election_prefix}, {lease_ttl_ms} and {resource_url} are filled in per node; the
+    /// same values are in BATON_* environment variables. Example:
     /// --node-cmd 'examples/go-node/bin/go-node --id {id} --http-port {http_port}
     /// --etcd-endpoints {etcd_endpoints} --resource-url {resource_url}'
     #[arg(long = "node-cmd", value_name = "TEMPLATE")]
@@ -171,9 +173,13 @@ pub struct ConformArgs {
     /// docs/src/node-contract.md).
     #[arg(long = "node-cmd", value_name = "TEMPLATE", required = true)]
     pub node_cmd: String,
-    /// The backend the nodes elect on (node contract v1 covers etcd: a live 3-member
-    /// cluster).
-    #[arg(long, default_value = "etcd", value_name = "etcd")]
+    /// The backend the nodes elect on (node contract v2): etcd (a live 3-member
+    /// cluster), redis, zookeeper or postgres (one live server each).
+    #[arg(
+        long,
+        default_value = "etcd",
+        value_name = "etcd|redis|zookeeper|postgres"
+    )]
     pub backend: String,
     /// Trials per experiment, one after another; trial k uses seed S + k - 1.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]

@@ -9,6 +9,10 @@
 //! (`apt-get install golang-go golang-etcd-server-dev`) its test says so and passes,
 //! unless BATON_REQUIRE_GO is set (CI sets it), when it fails. Bad arguments and a node
 //! that breaks the contract in the preflight are refused with exit 2 and one line.
+//! On Redis, ZooKeeper and PostgreSQL (node contract version 2), Baton's own node runs
+//! one clean kill each through the contract and must pass with a protocol-level verdict
+//! that is not `unsafe`; a server that is not installed skips its test with a line
+//! naming the apt package, unless BATON_REQUIRE_SERVERS is set (CI sets it).
 //! Real processes, one run at a time.
 #![cfg(not(madsim))]
 
@@ -159,7 +163,8 @@ fn bad_arguments_and_a_node_breaking_the_contract_are_exit_2_in_one_line() {
         script.display()
     );
     for (args, says) in [
-        (vec!["--node-cmd", "sh", "--backend", "redis"], "--backend \"redis\": node contract v1 covers nodes that elect on etcd (allowed: etcd)"),
+        (vec!["--node-cmd", "sh", "--backend", "consul"], "--backend \"consul\": not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres)"),
+        (vec!["--node-cmd", "sh {zk_connect}", "--backend", "redis"], "--node-cmd: {zk_connect} is a placeholder of zookeeper, and this run is on redis (allowed on redis:"),
         (vec!["--node-cmd", "sh", "--only", "clean-kill,split-brain"], "--only: no experiment named \"split-brain\" (allowed: clean-kill, clean-kill-unfenced, partition"),
         (vec!["--node-cmd", "{nope}"], "--node-cmd: unknown placeholder {nope}"),
         (vec!["--node-cmd", breaking.as_str(), "--only", "clean-kill", "--trials", "1", "-q"], "clean-kill trial 1 could not start: node n2 broke node contract v1 rule `next-follower`"),
@@ -171,4 +176,113 @@ fn bad_arguments_and_a_node_breaking_the_contract_are_exit_2_in_one_line() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     assert_gone(&out.to_string_lossy());
+}
+
+/// Whether a server Baton starts is installed (`found`); if not, says so (skip) or fails
+/// under BATON_REQUIRE_SERVERS, as `real/tests/backends.rs` does.
+fn have_server(found: bool, what: &str, package: &str) -> bool {
+    if found {
+        return true;
+    }
+    assert!(
+        std::env::var_os("BATON_REQUIRE_SERVERS").is_none(),
+        "BATON_REQUIRE_SERVERS is set but {what} is missing: apt-get install {package}"
+    );
+    eprintln!("skipped: {what} is missing (apt-get install {package})");
+    false
+}
+
+/// One clean kill of Baton's own node through the contract on `backend` (node contract
+/// version 2): it passes, its report names the backend, the trial ran the backend's
+/// protocol (and its reproduce command says so), and the protocol-level verdict is
+/// given and is not `unsafe`.
+fn contract_node_passes_a_clean_kill_on(backend: &str, protocol: &str) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let cmd = format!(
+        "{} contract-node --dir {{dir}}",
+        env!("CARGO_BIN_EXE_baton-real")
+    );
+    let o = conform(
+        &out,
+        &[
+            "--node-cmd",
+            &cmd,
+            "--backend",
+            backend,
+            "--only",
+            "clean-kill",
+            "--trials",
+            "1",
+            "--quiet",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{backend}: {stdout}\n{stderr}");
+    assert_gone(&out.to_string_lossy());
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conformance.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["backend"], backend);
+    let e = &j["experiments"][0];
+    assert_eq!(e["verdict"], "pass", "{e}");
+    let t = &e["trials"][0];
+    let outcome = t["protocol_safety"].as_str().unwrap();
+    assert!(
+        ["protocol-safe", "fence-saved"].contains(&outcome),
+        "{backend}: {outcome}"
+    );
+    assert!(
+        t["reproduce"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("--set protocol={protocol}")),
+        "{t}"
+    );
+    let r: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("clean-kill/trial-1/report.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r["protocol"], protocol);
+    assert_eq!(r["protocol_safety"]["outcome"], outcome, "{r}");
+}
+
+#[test]
+fn baton_s_own_node_passes_a_clean_kill_through_the_contract_on_redis() {
+    if have_server(
+        Path::new(baton_real::backend::redis::server::REDIS_BINARY).is_file(),
+        baton_real::backend::redis::server::REDIS_BINARY,
+        "redis-server",
+    ) {
+        contract_node_passes_a_clean_kill_on("redis", "redis-fenced");
+    }
+}
+
+#[test]
+fn baton_s_own_node_passes_a_clean_kill_through_the_contract_on_zookeeper() {
+    if have_server(
+        Path::new(baton_real::backend::zk::server::ZK_JAR).is_file(),
+        baton_real::backend::zk::server::ZK_JAR,
+        "zookeeper",
+    ) {
+        contract_node_passes_a_clean_kill_on("zookeeper", "zk-sequential");
+    }
+}
+
+#[test]
+fn baton_s_own_node_passes_a_clean_kill_through_the_contract_on_postgresql() {
+    let found = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.path().join("bin/postgres").is_file());
+    if have_server(
+        found,
+        "/usr/lib/postgresql/<version>/bin/postgres",
+        "postgresql",
+    ) {
+        contract_node_passes_a_clean_kill_on("postgres", "db-row");
+    }
 }

@@ -1,9 +1,11 @@
 //! `--node-cmd`: a node Baton did not write, started from a command template.
 //!
 //! The template is split into words as a POSIX shell would (quotes group, nothing is
-//! expanded), then every placeholder of [`PLACEHOLDERS`] in a word is replaced by its
+//! expanded), then every placeholder of [`PLACEHOLDERS`] (see
+//! [`crate::contract::placeholders`]) in a word is replaced by its
 //! value for the node being started; the same values are in the node's environment as
-//! `BATON_*` variables, so a node may read either. No shell runs the result: the first
+//! `BATON_*` variables, so a node may read either. A template may name only the
+//! placeholders of the run's backend ([`NodeCmd::check_backend`]). No shell runs the result: the first
 //! word is the program itself, which Baton starts in a process group of its own (see
 //! [`crate::process`]) and kills with its group. `{{` and `}}` stand for literal braces.
 //!
@@ -12,39 +14,15 @@
 //! timeout. Its stdout and stderr are appended to `<run_dir>/<id>.stdout` and
 //! `<id>.stderr`.
 
+use crate::contract::backends::ContractBackend;
+use crate::contract::placeholders::{NodeParams, PLACEHOLDERS};
 use crate::contract::rules::{check_status, Breach};
-use crate::node::{NodeConfig, StatusBody};
+use crate::node::StatusBody;
 use crate::process::ManagedChild;
-use baton_model::NodeId;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// One placeholder: its name in the template, its environment variable, and what it
-/// holds (for `docs/src/node-contract.md` and messages).
-pub struct Placeholder {
-    /// `id`, written `{id}` in a template.
-    pub name: &'static str,
-    /// `BATON_ID`.
-    pub env: &'static str,
-    /// What it holds.
-    pub holds: &'static str,
-}
-
-/// Every placeholder, in the order the contract lists them.
-pub const PLACEHOLDERS: &[Placeholder] = &[
-    Placeholder { name: "id", env: "BATON_ID", holds: "the node's name: n1, n2, ... (its /status node_id)" },
-    Placeholder { name: "http_port", env: "BATON_HTTP_PORT", holds: "the port to serve HTTP on, on 127.0.0.1 (a fresh one at every start)" },
-    Placeholder { name: "etcd_endpoints", env: "BATON_ETCD_ENDPOINTS", holds: "every etcd member's client URL, comma-separated, each through this node's own proxy" },
-    Placeholder { name: "election_prefix", env: "BATON_ELECTION_PREFIX", holds: "the etcd key prefix to campaign under (Baton watches it)" },
-    Placeholder { name: "lease_ttl_ms", env: "BATON_LEASE_TTL_MS", holds: "the lease TTL to ask for, in ms" },
-    Placeholder { name: "resource_url", env: "BATON_RESOURCE_URL", holds: "the fenced resource's write URL, through this node's own proxy" },
-    Placeholder { name: "peers", env: "BATON_PEERS", holds: "every node as name=url, comma-separated: the address a client reaches it at (for 409 hints)" },
-    Placeholder { name: "tick_ms", env: "BATON_TICK_MS", holds: "the interval of the leader's tick writes, in ms" },
-    Placeholder { name: "write_timeout_ms", env: "BATON_WRITE_TIMEOUT_MS", holds: "the timeout of each write to the resource, in ms" },
-    Placeholder { name: "dir", env: "BATON_NODE_DIR", holds: "a directory of the run the node may write into (kept with the run's files)" },
-];
 
 /// A parsed `--node-cmd` template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,10 +32,11 @@ pub struct NodeCmd {
     words: Vec<String>,
 }
 
-/// The names of every placeholder, for messages.
-fn allowed() -> String {
+/// The names of every placeholder (of backend `b`, when given), for messages.
+fn allowed(b: Option<ContractBackend>) -> String {
     PLACEHOLDERS
         .iter()
+        .filter(|p| b.is_none_or(|b| p.applies(b)))
         .map(|p| format!("{{{}}}", p.name))
         .collect::<Vec<_>>()
         .join(", ")
@@ -73,8 +52,18 @@ pub enum NodeCmdError {
     #[error("an unclosed `{{` in {0:?} (write `{{{{` for a literal brace)")]
     UnclosedBrace(String),
     /// A placeholder that is not one of [`PLACEHOLDERS`].
-    #[error("unknown placeholder {{{0}}} (allowed: {})", allowed())]
+    #[error("unknown placeholder {{{0}}} (allowed: {})", allowed(None))]
     UnknownPlaceholder(String),
+    /// A placeholder of another backend than the run's.
+    #[error("{{{name}}} is a placeholder of {}, and this run is on {} (allowed on {}: {})", .of.name(), .run.name(), .run.name(), allowed(Some(*.run)))]
+    OtherBackend {
+        /// The placeholder, without braces.
+        name: String,
+        /// Its backend.
+        of: ContractBackend,
+        /// The run's backend.
+        run: ContractBackend,
+    },
     /// A quote that nothing closes.
     #[error("{0:?} has an unclosed quote")]
     UnclosedQuote(String),
@@ -144,6 +133,27 @@ impl NodeCmd {
         })
     }
 
+    /// Refuses a template that names a placeholder of another backend than `run`'s:
+    /// such a node would be started with a value that means nothing on this run (or
+    /// none), so it is named before anything starts.
+    pub fn check_backend(&self, run: ContractBackend) -> Result<(), NodeCmdError> {
+        let other = std::cell::RefCell::new(None);
+        let value = |n: &str| {
+            let p = PLACEHOLDERS.iter().find(|p| p.name == n)?;
+            if !p.applies(run) && other.borrow().is_none() {
+                *other.borrow_mut() = Some((n.to_string(), p.backend.expect("of one backend")));
+            }
+            Some(String::new())
+        };
+        for w in &self.words {
+            fill(w, &value)?;
+        }
+        match other.into_inner() {
+            Some((name, of)) => Err(NodeCmdError::OtherBackend { name, of, run }),
+            None => Ok(()),
+        }
+    }
+
     /// The program the template starts, checked to exist and be executable (a name
     /// without a `/` is looked up on `PATH`); `Err` is one line.
     pub fn check_program(&self) -> Result<PathBuf, NodeCmdError> {
@@ -196,7 +206,10 @@ impl NodeCmd {
             .stdin(Stdio::null())
             .stdout(append("stdout")?)
             .stderr(append("stderr")?);
-        for p in PLACEHOLDERS {
+        for p in PLACEHOLDERS
+            .iter()
+            .filter(|p| p.applies(params.backend.kind()))
+        {
             cmd.env(
                 p.env,
                 params.value(p.name).expect("every placeholder has a value"),
@@ -206,86 +219,18 @@ impl NodeCmd {
     }
 }
 
-/// What one start of one node is given: the placeholders' values.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NodeParams {
-    /// `{id}`.
-    pub id: NodeId,
-    /// `{http_port}`.
-    pub http_port: u16,
-    /// `{etcd_endpoints}`, one per member.
-    pub etcd_endpoints: Vec<String>,
-    /// `{election_prefix}`.
-    pub election_prefix: String,
-    /// `{lease_ttl_ms}`.
-    pub lease_ttl_ms: u64,
-    /// `{resource_url}`.
-    pub resource_url: String,
-    /// `{peers}`, as `name=url`.
-    pub peers: Vec<String>,
-    /// `{tick_ms}`.
-    pub tick_ms: u64,
-    /// `{write_timeout_ms}`.
-    pub write_timeout_ms: u64,
-    /// `{dir}`.
-    pub dir: PathBuf,
-}
-
-impl NodeParams {
-    /// The values for the node whose Baton config is `cfg` (a run on etcd: checked
-    /// before the run), serving on `http_port`, writing into `dir`.
-    pub fn of(cfg: &NodeConfig, http_port: u16, dir: PathBuf) -> NodeParams {
-        let etcd = cfg
-            .protocol
-            .etcd_lease()
-            .expect("--node-cmd runs on etcd (checked before the run)");
-        NodeParams {
-            id: cfg.name.clone(),
-            http_port,
-            etcd_endpoints: cfg.backend_endpoints.clone(),
-            election_prefix: etcd.prefix.clone(),
-            lease_ttl_ms: etcd.lease_ttl_ms,
-            resource_url: cfg.resource_url.clone(),
-            peers: cfg
-                .peers
-                .iter()
-                .map(|p| format!("{}={}", p.name, p.url))
-                .collect(),
-            tick_ms: cfg.tick_interval_ms,
-            write_timeout_ms: cfg.resource_timeout_ms,
-            dir,
-        }
-    }
-
-    /// The value of placeholder `name`, `None` for an unknown one.
-    pub fn value(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "id" => self.id.to_string(),
-            "http_port" => self.http_port.to_string(),
-            "etcd_endpoints" => self.etcd_endpoints.join(","),
-            "election_prefix" => self.election_prefix.clone(),
-            "lease_ttl_ms" => self.lease_ttl_ms.to_string(),
-            "resource_url" => self.resource_url.clone(),
-            "peers" => self.peers.join(","),
-            "tick_ms" => self.tick_ms.to_string(),
-            "write_timeout_ms" => self.write_timeout_ms.to_string(),
-            "dir" => self.dir.display().to_string(),
-            _ => return None,
-        })
-    }
-}
-
 /// What of scenario `r` a `--node-cmd` node cannot take, as `key ...: why` (one line,
-/// after the file's name), or `None`: node contract v1 is on etcd; Baton's own
+/// after the file's name), or `None`: node contract v2 runs nodes on the backends of
+/// [`ContractBackend`], the scenario's protocol picking the backend; Baton's own
 /// instrumentation (a pause armed before a write, a skewed clock) needs Baton's own node.
 pub fn refusal(r: &baton_model::scenario::Resolved) -> Option<String> {
     use baton_model::fault::{Fault, PausePoint};
-    use baton_model::protocol::ProtocolName;
     let protocol = r.scenario.protocol;
-    if protocol != ProtocolName::EtcdLease {
+    if ContractBackend::of_protocol(protocol).is_none() {
         return Some(format!(
-            "key `protocol`: {}: node contract v1 covers nodes that elect on etcd (allowed with --node-cmd: etcd-lease, whose table gives the nodes their lease TTL and election prefix)",
-            protocol.name()
+            "key `protocol`: {}: a --node-cmd node elects on etcd, Redis, ZooKeeper or PostgreSQL, and the scenario's protocol picks which (allowed with --node-cmd: {}; each protocol's table gives the nodes their TTL and key, path or table)",
+            protocol.name(),
+            ContractBackend::protocols()
         ));
     }
     r.faults.iter().enumerate().find_map(|(i, f)| match &f.fault {
@@ -297,7 +242,7 @@ pub fn refusal(r: &baton_model::scenario::Resolved) -> Option<String> {
         )),
         Fault::ClockOffset { .. } | Fault::ClockDrift { .. } | Fault::ClockStep { .. } => {
             Some(format!(
-                "fault {i} (`faults.{i}.kind` when the file lists it as such): {}: a --node-cmd node reads the machine's clock, which Baton does not skew (allowed: kill, restart, pause, partition, slow-link, network, resign, and faults on etcd members)",
+                "fault {i} (`faults.{i}.kind` when the file lists it as such): {}: a --node-cmd node reads the machine's clock, which Baton does not skew (allowed: kill, restart, pause, partition, slow-link, network, resign, and faults on the backend)",
                 f.fault.kind().name()
             ))
         }
@@ -379,21 +324,7 @@ mod tests {
     //! the placeholder or quote named, and a good one filled in word by word, values
     //! never split or expanded by a shell.
     use super::*;
-
-    fn params() -> NodeParams {
-        NodeParams {
-            id: "n2".into(),
-            http_port: 4100,
-            etcd_endpoints: vec!["http://127.0.0.1:1".into(), "http://127.0.0.1:2".into()],
-            election_prefix: "/election/leader".into(),
-            lease_ttl_ms: 2000,
-            resource_url: "http://127.0.0.1:9/write".into(),
-            peers: vec!["n1=http://127.0.0.1:7".into()],
-            tick_ms: 1000,
-            write_timeout_ms: 500,
-            dir: PathBuf::from("/tmp/run/n2"),
-        }
-    }
+    use crate::contract::placeholders::samples::*;
 
     #[test]
     fn a_template_is_filled_word_by_word() {
@@ -425,13 +356,51 @@ mod tests {
     }
 
     #[test]
-    fn every_placeholder_has_a_value_and_a_variable() {
-        let p = params();
-        for ph in PLACEHOLDERS {
-            assert!(p.value(ph.name).is_some(), "{}", ph.name);
-            assert!(ph.env.starts_with("BATON_"), "{}", ph.env);
+    fn a_placeholder_of_another_backend_is_refused_naming_both_backends() {
+        let c = NodeCmd::parse("node --id {id} --ttl {lease_ttl_ms} --key {redis_key}").unwrap();
+        assert!(c.check_backend(ContractBackend::Redis).is_ok());
+        let e = c
+            .check_backend(ContractBackend::Etcd)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("{redis_key} is a placeholder of redis, and this run is on etcd (allowed on etcd: {id}, {http_port}, {etcd_endpoints}, {election_prefix}, {lease_ttl_ms},"),
+            "{e}"
+        );
+        assert!(!e.contains("{zk_connect}") && !e.contains('\n'), "{e}");
+        let v1 = NodeCmd::parse("node {etcd_endpoints} {election_prefix}").unwrap();
+        assert!(v1.check_backend(ContractBackend::Etcd).is_ok());
+        let e = v1
+            .check_backend(ContractBackend::Postgres)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("{etcd_endpoints} is a placeholder of etcd, and this run is on postgres (allowed on postgres:") && e.contains("{pg_table}"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_node_is_given_the_variables_of_its_backend_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = NodeCmd::parse("node {id}").unwrap();
+        for b in every_backend() {
+            let kind = b.kind();
+            let cmd = c.command(&with(b), dir.path()).unwrap();
+            let vars: Vec<String> = cmd
+                .get_envs()
+                .map(|(k, _)| k.to_string_lossy().into_owned())
+                .collect();
+            for ph in PLACEHOLDERS {
+                assert_eq!(
+                    vars.contains(&ph.env.to_string()),
+                    ph.applies(kind),
+                    "{} on {}",
+                    ph.env,
+                    kind.name()
+                );
+            }
         }
-        assert_eq!(p.value("nope"), None);
     }
 
     #[test]

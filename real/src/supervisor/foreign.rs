@@ -4,7 +4,7 @@
 
 use super::error::RealError;
 use super::Supervisor;
-use crate::contract::node_cmd::NodeParams;
+use crate::contract::placeholders::NodeParams;
 use crate::contract::status_poll::{self, Target};
 use crate::ports::{free_ports, LOOPBACK};
 use std::net::SocketAddr;

@@ -21,6 +21,7 @@
 //! | 3 | a trial started and then broke (stderr names its logs) |
 //! | 130 | interrupted (Ctrl-C); the trials that finished are written |
 
+use crate::contract::backends::ContractBackend;
 use crate::contract::node_cmd::{NodeCmd, NodeCmdError};
 use crate::trial::refusals::{self, Source};
 use crate::trial::{self, TrialError, TrialSpec};
@@ -137,6 +138,9 @@ pub enum TrialSpecError {
         /// Why not.
         why: String,
     },
+    /// The `--node-cmd` template names a placeholder of another backend than the run's.
+    #[error(transparent)]
+    Placeholder(#[from] NodeCmdFlagError),
     /// This process's own binary cannot be found (the supervisor starts it again).
     #[error("cannot find the baton-real binary: {0}")]
     NoBinary(std::io::Error),
@@ -151,13 +155,16 @@ pub fn trial_spec(
     node_cmd: Option<&NodeCmd>,
 ) -> Result<TrialSpec, TrialSpecError> {
     let mut plan = refusals::check(drawn, src).map_err(TrialSpecError::Refused)?;
-    if node_cmd.is_some() {
+    if let Some(cmd) = node_cmd {
         if let Some(why) = crate::contract::node_cmd::refusal(drawn) {
             return Err(TrialSpecError::NodeCmd {
                 path: drawn.path.clone(),
                 why,
             });
         }
+        let backend = ContractBackend::of_protocol(drawn.scenario.protocol)
+            .expect("refusal() passed only the contract's protocols");
+        cmd.check_backend(backend).map_err(NodeCmdFlagError::from)?;
         if drawn.scenario.start_delay_ms_max > 0 {
             plan.notes.push(format!(
                 "start_delay_ms_max = {} was not applied: a --node-cmd node starts campaigning when it likes",

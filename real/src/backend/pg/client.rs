@@ -25,6 +25,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
+/// The lease table's name, as every statement here spells it (they are literals made
+/// with `concat!`, which cannot name a constant): a foreign node is given it as
+/// `{pg_table}` (node contract v2).
+pub const TABLE: &str = "leader";
+
 /// The table and its one row.
 pub const CREATE_TABLE: &str = "CREATE TABLE leader (node text NOT NULL, expires_at timestamptz NOT NULL, generation bigint NOT NULL); INSERT INTO leader VALUES ('', '1970-01-01 00:00:00+00', 0);";
 

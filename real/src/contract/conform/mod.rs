@@ -20,6 +20,7 @@
 
 pub mod report;
 
+use crate::contract::backends::ContractBackend;
 use crate::contract::conform::report::{ExperimentResult, Report, TrialResult, Verdict};
 use crate::contract::node_cmd::NodeCmd;
 use crate::trial::command::{check_trial_dir, parse_node_cmd, trial_spec, RealCommandError};
@@ -58,8 +59,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         name: "partition",
         file: "scenarios/conform/partition.toml",
         text: include_str!("../../../../scenarios/conform/partition.toml"),
-        does:
-            "the leader's links to every etcd member cut both ways for 5 s (its resource link up)",
+        does: "the leader's links to its backend (every etcd member, or the one server) cut both ways for 5 s (its resource link up)",
         needs_resign: false,
     },
     Scenario {
@@ -151,23 +151,68 @@ fn picked(only: Option<&str>) -> Result<Vec<String>, OnlyError> {
     Ok(out)
 }
 
-/// The scenario of `s`, fenced or not, as real mode loads it.
-fn load(s: &Scenario, fencing: bool) -> Result<Resolved, ScenarioError> {
-    let sets: Vec<String> = if fencing {
-        vec![]
-    } else {
-        vec!["fencing=false".into()]
-    };
+/// The scenario of `s`, fenced or not, on backend `b`, as real mode loads it.
+///
+/// The scenarios are written for etcd (`protocol = "etcd-lease"`, a 2 s lease). Their
+/// faults name no etcd member (a partition is from `backend`, which real mode reads as
+/// every etcd member or the one server), so each runs on any backend of the contract
+/// once `--set` moves it onto that backend's protocol with the same TTL: these sets are
+/// in the scenario's resolved overrides, hence in every reproduce command. On etcd
+/// nothing is set, so its reports stay as they were.
+fn load(s: &Scenario, fencing: bool, b: ContractBackend) -> Result<Resolved, ScenarioError> {
     let stem = Path::new(s.file)
         .file_stem()
         .map(|x| x.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let mut sets: Vec<String> = vec![];
+    if b != ContractBackend::Etcd {
+        let etcd = scenario::load_str(s.file, &stem, s.text, &[])?;
+        let ttl_ms = match etcd.scenario.protocol_config() {
+            baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,
+            other => panic!(
+                "{} is written for etcd-lease, not {}",
+                s.file,
+                other.name().name()
+            ),
+        };
+        sets = backend_sets(b, ttl_ms);
+    }
+    if !fencing {
+        sets.push("fencing=false".into());
+    }
     scenario::load_str(s.file, &stem, s.text, &sets)
+}
+
+/// The `--set`s that move a scenario written for etcd onto backend `b`'s protocol with
+/// lease TTL `ttl_ms`.
+fn backend_sets(b: ContractBackend, ttl_ms: u64) -> Vec<String> {
+    let protocol = b.protocol().name();
+    let mut sets = vec![format!("protocol={protocol}")];
+    sets.extend(match b {
+        ContractBackend::Etcd => vec![format!("etcd-lease.lease_ttl_ms={ttl_ms}")],
+        ContractBackend::Redis => vec![format!("redis-fenced.lock_ttl_ms={ttl_ms}")],
+        // ZooKeeper negotiates a session timeout of at least 2 ticks: a tick of half the
+        // TTL grants the TTL asked for (the default 2 s tick would raise 2 s to 4 s).
+        ContractBackend::Zookeeper => vec![
+            format!("zk-sequential.session_timeout_ms={ttl_ms}"),
+            format!("zk-sequential.tick_time_ms={}", ttl_ms / 2),
+        ],
+        // db-row's candidates retry every 2 s by default, which would add up to a whole
+        // TTL to a 2 s lease's failover; a fifth of the TTL is what the contract node
+        // uses (see `crate::contract::baton_node`), so a reproduce without --node-cmd
+        // runs Baton's own node as conformance ran it.
+        ContractBackend::Postgres => vec![
+            format!("db-row.lease_ttl_ms={ttl_ms}"),
+            format!("db-row.poll_interval_ms={}", ttl_ms / 5),
+        ],
+    });
+    sets
 }
 
 /// Everything decided before anything starts.
 struct Prepared {
     dir: PathBuf,
+    backend: ContractBackend,
     node_cmd: NodeCmd,
     experiments: Vec<Planned>,
     trials: u64,
@@ -177,12 +222,13 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
     let node_cmd = parse_node_cmd(Some(&args.node_cmd))
         .map_err(bad)?
         .expect("given");
-    if args.backend != "etcd" {
-        return Err(bad(format!(
-            "--backend {:?}: node contract v1 covers nodes that elect on etcd (allowed: etcd)",
-            args.backend
-        )));
-    }
+    let backend = ContractBackend::parse(&args.backend).ok_or_else(|| {
+        bad(format!(
+            "--backend {:?}: not a backend of the node contract (allowed: {})",
+            args.backend,
+            ContractBackend::allowed()
+        ))
+    })?;
     let names = picked(args.only.as_deref()).map_err(bad)?;
     let first_seed = args.seed;
     if first_seed > baton_model::seed::MAX - (args.trials - 1) {
@@ -204,7 +250,7 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
             if !names.contains(&experiment_name(s, fencing)) {
                 continue;
             }
-            let base = load(s, fencing).map_err(bad)?;
+            let base = load(s, fencing, backend).map_err(bad)?;
             let mut p = Planned {
                 scenario: s,
                 fencing,
@@ -229,6 +275,7 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
     }
     Ok(Prepared {
         dir,
+        backend,
         node_cmd,
         experiments,
         trials: args.trials,
@@ -297,6 +344,7 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
                 .chain(args.to_words()),
         ),
         node_cmd: p.node_cmd.template.clone(),
+        backend: p.backend.name().to_string(),
         commit: commit(),
         root: root_link(&p.dir),
         trials_per_experiment: p.trials,

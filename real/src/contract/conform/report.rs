@@ -9,6 +9,7 @@
 //! table with one row per failed trial: the properties that failed, the first
 //! violation, and the command that reproduces the trial.
 
+use crate::contract::backends::ContractBackend;
 use crate::trial::{Trial, TrialSpec};
 use baton_model::checker::failover::nearest_rank;
 use baton_model::checker::Violation;
@@ -204,6 +205,8 @@ pub struct Report {
     pub command: String,
     /// The node's command template.
     pub node_cmd: String,
+    /// The backend the nodes elected on (`etcd`, `redis`, `zookeeper`, `postgres`).
+    pub backend: String,
     /// Baton's commit (with "plus uncommitted changes" when the code differs from it).
     pub commit: String,
     /// The way from the report's directory to the source tree, for links.
@@ -303,8 +306,11 @@ impl Report {
         );
         let _ = writeln!(
             w,
-            "- contract: [docs/src/node-contract.md]({}docs/src/node-contract.md); backend: a live 3-member etcd (Debian's etcd-server) on 127.0.0.1, started and removed per trial",
-            self.root
+            "- contract: [docs/src/node-contract.md]({}docs/src/node-contract.md); backend: {} on 127.0.0.1, started and removed per trial",
+            self.root,
+            ContractBackend::parse(&self.backend)
+                .map(ContractBackend::server)
+                .unwrap_or(&self.backend)
         );
         let _ = writeln!(
             w,
@@ -480,6 +486,7 @@ mod tests {
         let r = Report {
             command: "sim conform --node-cmd 'n --id {id}'".into(),
             node_cmd: "n --id {id}".into(),
+            backend: "redis".into(),
             commit: "abc1234".into(),
             root: "../../".into(),
             trials_per_experiment: 1,
@@ -501,6 +508,10 @@ mod tests {
         assert!(md.contains("| gc-pause-unfenced | 1 (0) | double_leader_acting | double_leader_acting at 8512.3 ms"), "{md}");
         assert!(md.contains("`sim real scenarios/conform/gc-pause.toml --seed 0 --set fencing=false --node-cmd 'n --id {id}'`"), "{md}");
         assert!(md.contains("- Baton commit: abc1234"), "{md}");
+        assert!(
+            md.contains("backend: a live Redis (Debian's redis-server) on 127.0.0.1"),
+            "{md}"
+        );
         let json: serde_json::Value = serde_json::to_value(&r).unwrap();
         assert_eq!(json["experiments"][2]["verdict"], "not_applicable");
     }
