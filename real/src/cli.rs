@@ -33,18 +33,20 @@ enum Cmd {
     #[command(after_help = baton_model::flags::exit_codes::REAL)]
     Real(baton_model::flags::RealArgs),
     /// Run the spec's experiments against a node of your own (`--node-cmd`) on a live
-    /// etcd, a few trials each, and write a conformance report.
+    /// etcd, Redis, ZooKeeper or PostgreSQL, a few trials each, and write a conformance
+    /// report.
     ///
-    /// Ten experiments: clean kill under load, the leader partitioned from etcd, a
+    /// Ten experiments: clean kill under load, the leader partitioned from its backend, a
     /// SIGSTOP past the TTL, a graceful step-down and leader churn, each with fencing on
     /// and off (scenarios/conform/). Writes conformance.md and conformance.json, and
     /// each trial's report under <experiment>/trial-<k>/, to DIR (default
     /// reports/conformance-latest/, or --out).
     #[command(after_help = baton_model::flags::exit_codes::CONFORM)]
     Conform(baton_model::flags::ConformArgs),
-    /// Baton's own etcd-lease node, started as the node contract starts any node
-    /// (flags, or the BATON_* variables): for `conform --node-cmd`.
-    ContractNode(baton_real::contract::baton_node::ContractNodeArgs),
+    /// Baton's own node (etcd-lease, redis-fenced, zk-sequential or db-row, as the
+    /// backend says), started as the node contract starts any node (flags, or the
+    /// BATON_* variables): for `conform --node-cmd`.
+    ContractNode(Box<baton_real::contract::baton_node::ContractNodeArgs>),
     /// Run clean-kill trials: start etcd, 3 nodes, the resource and the load client,
     /// kill -9 the leader, restart it, and report the failover (last old-leader write
     /// accepted -> first new-leader write accepted).

@@ -108,10 +108,11 @@ enum Command {
     /// postgresql).
     #[command(after_help = exit_codes::REAL)]
     Real(RealArgs),
-    /// Run the spec's experiments against a node of your own, on a live etcd cluster.
+    /// Run the spec's experiments against a node of your own, on a live etcd, Redis,
+    /// ZooKeeper or PostgreSQL (--backend).
     ///
     /// Starts your node from --node-cmd (the node contract: docs/src/node-contract.md) for
-    /// ten experiments: clean kill under load, the leader partitioned from etcd, a
+    /// ten experiments: clean kill under load, the leader partitioned from its backend, a
     /// SIGSTOP past the TTL, a graceful step-down and leader churn, each with fencing on
     /// and off (scenarios/conform/), --trials trials each (default 3). Writes
     /// conformance.md (a table per experiment: verdict, failover, election latency,
