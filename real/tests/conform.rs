@@ -167,7 +167,7 @@ fn bad_arguments_and_a_node_breaking_the_contract_are_exit_2_in_one_line() {
         (vec!["--node-cmd", "sh {zk_connect}", "--backend", "redis"], "--node-cmd: {zk_connect} is a placeholder of zookeeper, and this run is on redis (allowed on redis:"),
         (vec!["--node-cmd", "sh", "--only", "clean-kill,split-brain"], "--only: no experiment named \"split-brain\" (allowed: clean-kill, clean-kill-unfenced, partition"),
         (vec!["--node-cmd", "{nope}"], "--node-cmd: unknown placeholder {nope}"),
-        (vec!["--node-cmd", breaking.as_str(), "--only", "clean-kill", "--trials", "1", "-q"], "clean-kill trial 1 could not start: node n2 broke node contract v1 rule `next-follower`"),
+        (vec!["--node-cmd", breaking.as_str(), "--only", "clean-kill", "--trials", "1", "-q"], "clean-kill trial 1 could not start: node n2 broke node contract v2 rule `next-follower`"),
     ] {
         let o = conform(&out, &args);
         let stderr = String::from_utf8_lossy(&o.stderr);

@@ -98,7 +98,7 @@ fn a_breach_before_the_run_is_one_line_naming_the_rule_and_exit_2() {
         let lines: Vec<&str> = stderr.lines().collect();
         assert_eq!(lines.len(), 1, "{rule}: {stderr}");
         assert!(
-            lines[0].contains(&format!("node contract v1 rule `{rule}`"))
+            lines[0].contains(&format!("node contract v2 rule `{rule}`"))
                 && lines[0].contains(says),
             "{rule}: {stderr}"
         );

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::fmt;
 
 /// The contract's version, as `docs/src/node-contract.md` states it.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// One rule: its name (the anchor of its heading in `docs/src/node-contract.md`) and what
 /// it asks, in one line.
@@ -403,7 +403,7 @@ mod tests {
         let b = Breach::new("n2", "status", "`role` is \"boss\"");
         let line = b.to_string();
         assert!(
-            line.starts_with("node n2 broke node contract v1 rule `status`"),
+            line.starts_with("node n2 broke node contract v2 rule `status`"),
             "{line}"
         );
         assert!(!line.contains('\n'));

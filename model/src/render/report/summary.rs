@@ -101,7 +101,7 @@ fn header(w: &mut String, run: &Run) {
             if let Some(cmd) = &x.node_cmd {
                 let _ = writeln!(
                     w,
-                    "nodes: --node-cmd {} (node contract v1; {}'s table gave their settings), seen from outside",
+                    "nodes: --node-cmd {} (node contract v2; {}'s table gave their settings), seen from outside",
                     crate::render::shell::quote(cmd),
                     s.protocol.name()
                 );
