@@ -4,8 +4,7 @@
 //! Such a run's merged timeline holds the supervisor's faults and the backend
 //! observer's grant ends (exact), the resource's verdict on every protected write
 //! (exact, stamped when the write arrived), and the nodes' beliefs as the status poller
-//! saw them ([`crate::contract::status_poll`]: stamped where the answers prove them, a
-//! step-down never before it happened, good to one poll).
+//! saw them ([`crate::contract::status_poll`]: stamped in the node's favour, good to one poll).
 //! [`complete`] adds what follows from them:
 //!
 //! - each write the resource saw was **attempted** by its node no later than it
@@ -15,10 +14,11 @@
 //! - a node that had a write accepted or refused under token T **believed it led** with
 //!   T no later than that write arrived: when the poller first saw that leadership
 //!   later (or never), the leadership starts at its first write;
-//! - a leadership the polls never saw ends right after its last write.
-//!
-//! A stopped process (SIGSTOP) answers nothing, so the poller never stamps a step-down
-//! while it is stopped: nothing needs moving past a pause.
+//! - a leadership the polls never saw ends right after its last write;
+//! - a stopped process (SIGSTOP) answers nothing and changes no belief: a step-down the
+//!   poller stamped while the node was stopped (the send of a poll its frozen process
+//!   answered only after it was continued) happened after it ran again, and is moved to
+//!   just after its `node_resumed` (see [`after_pauses`]).
 //!
 //! [`NOTES`] says, for the report, what such a run cannot see.
 
@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 
 /// What a run of foreign nodes cannot see, one sentence each, for the report's notes.
 pub const NOTES: &[&str] = &[
-    "the nodes were run by --node-cmd and write no event log: their beliefs were polled from GET /status every 15 ms (a step-up stamped at the answer of the first poll that saw it, a step-down at the answer of the first poll that saw it over, never earlier), so a belief is good to about one poll: a step-down is stamped up to one poll late, against the node (a handoff within one poll of it may be counted as an overlap), and two beliefs overlapping for less than a poll may not be seen",
+    "the nodes were run by --node-cmd and write no event log: their beliefs were polled from GET /status every 15 ms (a step-up stamped at the first poll that saw it, a step-down at the last poll that still saw the old role, or when the node ran again if that poll found it stopped), so a belief is good to about one poll, and two beliefs overlapping for less than that are not seen",
     "a write's attempt is stamped when it reached the resource (an upper bound on its send); a leadership starts no later than its first write the resource saw",
     "campaign starts, lease grants and renewals, and why a leader stopped are not seen from outside: election latency is timed from the seat falling vacant (the etcd observer) to the first poll that saw the winner",
 ];
@@ -82,10 +82,41 @@ fn write_spans(entries: &[Entry]) -> BTreeMap<(NodeId, u64), (usize, usize)> {
     spans
 }
 
+/// Moves each node's step-downs stamped while it was stopped to just after it ran again
+/// (its `node_resumed`, or its `node_killed`: a process killed while stopped never ran
+/// again, and the kill ends its belief anyway). Keeps time order.
+pub fn after_pauses(entries: Vec<Entry>) -> Vec<Entry> {
+    let mut stopped: BTreeMap<NodeId, Vec<Entry>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for e in entries {
+        match &e.event {
+            Event::NodePaused { node } => {
+                stopped.entry(node.clone()).or_default();
+                out.push(e);
+            }
+            Event::NodeResumed { node } | Event::NodeKilled { node } => {
+                let held = stopped.remove(node).unwrap_or_default();
+                let at_us = e.at_us;
+                out.push(e);
+                out.extend(held.into_iter().map(|h| Entry { at_us, ..h }));
+            }
+            Event::RoleChanged { node, role, .. }
+                if *role != Role::Leader && stopped.contains_key(node) =>
+            {
+                stopped.get_mut(node).expect("checked").push(e);
+            }
+            _ => out.push(e),
+        }
+    }
+    // A pause still open at the end (the run ended first): its step-downs stay last.
+    out.extend(stopped.into_values().flatten());
+    out
+}
+
 /// The merged timeline of a `--node-cmd` run, completed as the module doc says; still
 /// in time order.
 pub fn complete(entries: Vec<Entry>) -> Vec<Entry> {
-    fill_in(entries)
+    after_pauses(fill_in(entries))
 }
 
 /// Write attempts and leadership starts and ends, from the resource's log.
@@ -227,6 +258,34 @@ mod tests {
             .collect();
         assert_eq!(roles, vec![10, 30]);
         assert_eq!(c.len(), t.len() + 2);
+    }
+
+    #[test]
+    fn a_step_down_stamped_while_stopped_comes_after_the_resume() {
+        // n1 was stopped 100..300; the poller's last leader sighting was sent at 250
+        // (answered after the resume), so it stamped the step-down at 250.
+        let t = vec![
+            at(10, role_change("n1", Role::Leader, Some(2))),
+            at(100, Event::NodePaused { node: "n1".into() }),
+            at(200, role_change("n2", Role::Leader, Some(3))),
+            at(250, role_change("n1", Role::Follower, None)),
+            at(300, Event::NodeResumed { node: "n1".into() }),
+            at(310, role_change("n2", Role::Follower, None)),
+        ];
+        let c = after_pauses(t);
+        let order: Vec<(i64, &'static str)> = kinds(&c);
+        assert_eq!(
+            order,
+            vec![
+                (10, "role_changed"),
+                (100, "node_paused"),
+                (200, "role_changed"),
+                (300, "node_resumed"),
+                (300, "role_changed"),
+                (310, "role_changed"),
+            ]
+        );
+        assert!(matches!(&c[4].event, Event::RoleChanged { node, .. } if node == "n1"));
     }
 
     #[test]

@@ -4,15 +4,15 @@
 //! `contract_broken` events.
 //!
 //! A poll is sent at `s` and answered at `r` (the run's clock); the node's answer was
-//! true at some instant between. So a belief is stamped where the answers prove it: a
-//! node **becomes leader** at `r` of the first poll that saw it lead (it led by then),
-//! and **stops leading** at `r` of the first poll that saw it not lead (it had stopped
-//! by then), or when the poller saw its process gone. A step-down is thus stamped up to
-//! one interval and a round trip late, never early: the verdicts that read it (a leader
-//! believed past its grant, a handoff that overlapped) may hold it against the node, and
-//! never rest on a guess in its favour. A paused process answers nothing, so a step-down
-//! is never stamped while it is stopped. ([`crate::contract::outside_view`] then moves a
-//! leadership's start earlier when the resource accepted its write first.)
+//! true at some instant between. So a belief is stamped at the edge of its window that
+//! gives the node the benefit of the doubt: a node **becomes leader** at `r` of the
+//! first poll that saw it lead (later than it did, by up to one interval and a round
+//! trip), and **stops leading** at `s` of the last poll that still saw it lead (earlier
+//! than it did, by as much), never before it was first seen to lead. Two beliefs that
+//! overlap for less than a poll interval are therefore not seen, and a belief is never
+//! said to last longer than it did. ([`crate::contract::outside_view`] then moves a leadership's
+//! start earlier still when the resource accepted its write first, and a step-down
+//! stamped while the node was stopped to when it ran again.)
 //!
 //! A node that does not answer (paused, killed, slow) tells nothing: its last belief
 //! stands until a poll sees another. A new process of a node (a restart) starts from
@@ -59,6 +59,7 @@ pub enum Sighting {
 struct Seen {
     token: u64,
     first_answered_us: i64,
+    last_sent_us: i64,
 }
 
 /// One node's beliefs as the polls saw them, and the rules already reported for its
@@ -82,12 +83,11 @@ impl Tracker {
         }
     }
 
-    /// The end of the leadership seen so far, at `at_us` (the answer, or the sighting,
-    /// that proved it over), into `role` (what the node said it was next).
-    fn step_down(&mut self, at_us: i64, role: Role) -> Option<(i64, Event)> {
+    /// The end of the leadership seen so far, stamped as the module doc says.
+    fn step_down(&mut self, role: Role) -> Option<(i64, Event)> {
         let l = self.leading.take()?;
         Some((
-            at_us.max(l.first_answered_us),
+            l.last_sent_us.max(l.first_answered_us),
             Event::RoleChanged {
                 node: self.node.clone(),
                 role,
@@ -120,7 +120,7 @@ impl Tracker {
         let mut out = vec![];
         match sighting {
             Sighting::Exited(at_us) => {
-                out.extend(self.step_down(at_us, Role::Follower));
+                out.extend(self.step_down(Role::Follower));
                 let detail = format!(
                     "its process exited by itself (its stderr: run/{}.stderr)",
                     self.node
@@ -133,18 +133,17 @@ impl Tracker {
                 ..
             } => out.extend(self.breach(answered_us, "status", why.to_string())),
             Sighting::Answer {
+                sent_us,
                 answered_us,
                 status: Ok(s),
-                ..
-            } => match (s.role, s.fence_token, self.leading.as_ref()) {
-                (Role::Leader, Some(t), Some(l)) if l.token == t => {}
+            } => match (s.role, s.fence_token, self.leading.as_mut()) {
+                (Role::Leader, Some(t), Some(l)) if l.token == t => l.last_sent_us = sent_us,
                 (Role::Leader, Some(token), _) => {
-                    // A new token: the old leadership was over by this answer. What the
-                    // node was in between no poll saw.
-                    out.extend(self.step_down(answered_us, Role::Follower));
+                    out.extend(self.step_down(Role::Follower));
                     self.leading = Some(Seen {
                         token,
                         first_answered_us: answered_us,
+                        last_sent_us: sent_us,
                     });
                     out.push((
                         answered_us,
@@ -155,7 +154,7 @@ impl Tracker {
                         },
                     ));
                 }
-                (role, _, _) => out.extend(self.step_down(answered_us, role)),
+                (role, _, _) => out.extend(self.step_down(role)),
             },
         }
         out
@@ -255,8 +254,8 @@ pub fn spawn(targets: Vec<Target>, log: &EventLog) -> Vec<JoinHandle<()>> {
 mod tests {
     //! Methodology: sightings as the poller makes them, checked against the stamps the
     //! module doc promises: a step-up at the first answer that showed it, a step-down at
-    //! the first answer that showed it over (into the role that answer gave), a restart
-    //! forgetting the old process, each breach once per process.
+    //! the send of the last poll that still showed it (never before the step-up), a
+    //! restart forgetting the old process, each breach once per process.
     use super::*;
 
     fn status(role: Role, token: Option<u64>) -> StatusBody {
@@ -287,43 +286,34 @@ mod tests {
     }
 
     #[test]
-    fn beliefs_are_stamped_where_the_answers_prove_them() {
+    fn a_step_down_keeps_the_role_the_node_gave() {
+        // A leader that campaigns again right away is recorded as a candidate.
+        let mut t = Tracker::new("n1");
+        t.observe(1, seen(0, 900, Role::Leader, Some(2)));
+        let down = t.observe(1, seen(15_000, 15_100, Role::Candidate, None));
+        assert_eq!(roles(&down), vec![(900, Role::Candidate, None)]);
+    }
+
+    #[test]
+    fn beliefs_are_stamped_at_the_last_instant_a_poll_proves() {
         let mut t = Tracker::new("n1");
         let mut all = vec![];
         all.extend(t.observe(1, seen(0, 500, Role::Candidate, None)));
         all.extend(t.observe(1, seen(15_000, 15_400, Role::Leader, Some(4))));
         all.extend(t.observe(1, seen(30_000, 30_300, Role::Leader, Some(4))));
         all.extend(t.observe(1, seen(45_000, 45_200, Role::Follower, None)));
-        // The step-down is stamped when the answer that proved it came (45.2 ms), never
-        // at the last poll that still saw it lead (30 ms): that would favour the node.
         assert_eq!(
             roles(&all),
             vec![
                 (15_400, Role::Leader, Some(4)),
-                (45_200, Role::Follower, None)
+                (30_000, Role::Follower, None)
             ]
         );
-    }
-
-    #[test]
-    fn a_step_down_keeps_the_role_the_node_gave() {
-        // A leader that campaigns again right away is recorded as a candidate.
+        // Seen leading once only: it stopped no earlier than it was seen to start.
         let mut t = Tracker::new("n1");
         t.observe(1, seen(0, 900, Role::Leader, Some(2)));
-        let down = t.observe(1, seen(15_000, 15_100, Role::Candidate, None));
-        assert_eq!(roles(&down), vec![(15_100, Role::Candidate, None)]);
-    }
-
-    #[test]
-    fn a_step_down_seen_after_a_pause_is_stamped_after_it() {
-        // Stopped 5,001..7,500 ms: the polls sent meanwhile time out (no sighting); the
-        // first answer after SIGCONT still says leader, the next one says follower.
-        let mut t = Tracker::new("n1");
-        t.observe(1, seen(4_974_000, 4_975_000, Role::Leader, Some(2)));
-        let e = t.observe(1, seen(7_510_000, 7_511_000, Role::Leader, Some(2)));
-        assert!(e.is_empty(), "{e:?}");
-        let down = t.observe(1, seen(7_640_000, 7_641_000, Role::Follower, None));
-        assert_eq!(roles(&down), vec![(7_641_000, Role::Follower, None)]);
+        let down = t.observe(1, seen(15_000, 15_100, Role::Follower, None));
+        assert_eq!(roles(&down), vec![(900, Role::Follower, None)]);
     }
 
     #[test]
@@ -333,10 +323,7 @@ mod tests {
         let e = t.observe(1, seen(15_000, 15_100, Role::Leader, Some(5)));
         assert_eq!(
             roles(&e),
-            vec![
-                (15_100, Role::Follower, None),
-                (15_100, Role::Leader, Some(5))
-            ]
+            vec![(100, Role::Follower, None), (15_100, Role::Leader, Some(5))]
         );
         // Killed and started again: the new process's first answer is not a step-down.
         let e = t.observe(2, seen(90_000, 90_100, Role::Follower, None));
@@ -355,7 +342,7 @@ mod tests {
         assert!(t.observe(1, bad()).is_empty());
         t.observe(1, seen(20, 30, Role::Leader, Some(3)));
         let e = t.observe(1, Sighting::Exited(50));
-        assert_eq!(roles(&e), vec![(50, Role::Follower, None)]);
+        assert_eq!(roles(&e), vec![(30, Role::Follower, None)]);
         assert!(matches!(
             &e[1].1,
             Event::ContractBroken { rule, .. } if rule == "keeps-running"
