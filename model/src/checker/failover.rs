@@ -27,7 +27,7 @@
 //! `StoppedActing`) or its `NodeKilled` after its win, and the moment its last write
 //! reached the resource,
 //! accepted or rejected: a write in flight is the leader still acting (see
-//! [`super::flight`]), unless it landed after its sender had given it up (its resource
+//! `checker/flight.rs`), unless it landed after its sender had given it up (its resource
 //! timeout), which is the network's doing, not the leader's. When the old leader had not
 //! stopped by then, the handoff is marked `overlap`: its gap runs from the old leader's
 //! write that landed last, when that is what came after the new leader's first write
