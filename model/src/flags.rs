@@ -181,9 +181,21 @@ pub struct ConformArgs {
         value_name = "etcd|redis|zookeeper|postgres"
     )]
     pub backend: String,
-    /// Trials per experiment, one after another; trial k uses seed S + k - 1.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
-    pub trials: u64,
+    /// Trials per experiment, one after another; trial k uses seed S + k - 1 (default
+    /// 3, or 1 with --quick).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub trials: Option<u64>,
+    /// A short run: 1 trial per experiment and churn cut to 3 rounds (about 4 minutes
+    /// on etcd for Baton's own node; the defaults take about 18 minutes). --trials and
+    /// --churn-rounds still apply on top. The first line printed gives the estimate for
+    /// the run asked.
+    #[arg(long)]
+    pub quick: bool,
+    /// The churn experiment's rounds: the leader is killed every 5 s and restarted
+    /// 2.5 s later, N times (default: the 20 of scenarios/conform/churn.toml, or 3 with
+    /// --quick).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=200))]
+    pub churn_rounds: Option<u64>,
     /// Run only these experiments (names separated by commas, as conformance.md lists
     /// them: clean-kill, clean-kill-unfenced, partition, ...); default: all ten.
     #[arg(long, value_name = "a,b,...")]
@@ -200,6 +212,11 @@ pub struct ConformArgs {
 }
 
 impl ConformArgs {
+    /// Trials per experiment: `--trials`, else 1 with `--quick`, else 3.
+    pub fn trials(&self) -> u64 {
+        self.trials.unwrap_or(if self.quick { 1 } else { 3 })
+    }
+
     /// The arguments again, as words for `baton-real conform`.
     pub fn to_words(&self) -> Vec<String> {
         let mut w = vec![
@@ -207,9 +224,16 @@ impl ConformArgs {
             self.node_cmd.clone(),
             "--backend".into(),
             self.backend.clone(),
-            "--trials".into(),
-            self.trials.to_string(),
         ];
+        if let Some(trials) = self.trials {
+            w.extend(["--trials".into(), trials.to_string()]);
+        }
+        if self.quick {
+            w.push("--quick".into());
+        }
+        if let Some(rounds) = self.churn_rounds {
+            w.extend(["--churn-rounds".into(), rounds.to_string()]);
+        }
         if let Some(only) = &self.only {
             w.extend(["--only".into(), only.clone()]);
         }

@@ -2,9 +2,10 @@
 //! on Baton's own node (through the contract, `contract-node`) and on the reference Go
 //! node of `examples/go-node/`, with the report they must write.
 //!
-//! Methodology: a short conformance (the clean kill and the graceful step-down, one
-//! trial each) on each node, as a user runs it: exit 0, every experiment `pass` in
-//! conformance.json, the report's tables, and no process left. The Go node is built by
+//! Methodology: a short conformance (the clean kill and the graceful step-down under
+//! `--quick`: one trial each) on each node, as a user runs it: the first line's time
+//! estimate, exit 0, every experiment `pass` in conformance.json, the report's tables
+//! and the step-down's gap (never negative), and no process left. The Go node is built by
 //! `examples/go-node/build.sh` when it is not there; without Go and etcd's client sources
 //! (`apt-get install golang-go golang-etcd-server-dev`) its test says so and passes,
 //! unless BATON_REQUIRE_GO is set (CI sets it), when it fails. Bad arguments and a node
@@ -85,14 +86,18 @@ fn short_conformance_passes(node_cmd: &str, needle: &str) {
             node_cmd,
             "--only",
             "clean-kill,graceful-stepdown",
-            "--trials",
-            "1",
+            "--quick",
             "--quiet",
         ],
     );
     let stderr = String::from_utf8_lossy(&o.stderr);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    // Two trials of 16 s and 12 s of scenario, plus the overhead of each.
+    assert!(
+        stdout.starts_with("conform: 2 experiment(s) x 1 trial(s) on etcd, about 32 seconds"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("conformance: PASS: 2 of 2 experiments passed"),
         "{stdout}"
@@ -115,6 +120,9 @@ fn short_conformance_passes(node_cmd: &str, needle: &str) {
         assert_eq!(t["resign_served"], true, "{t}");
         assert_eq!(t["failover_ms"].as_array().unwrap().len(), 1, "{t}");
         assert_eq!(t["double_leader_acting_incidents"], 0);
+        let gaps = t["handoff_gaps_ms"].as_array().unwrap();
+        assert!(!gaps.is_empty(), "{t}");
+        assert!(gaps.iter().all(|g| g.as_f64().unwrap() >= 0.0), "{t}");
         // The first trial keeps its page; a passing one keeps no process files.
         let tdir = out.join(e["name"].as_str().unwrap()).join("trial-1");
         assert!(tdir.join("timeline.html").is_file());
@@ -125,6 +133,11 @@ fn short_conformance_passes(node_cmd: &str, needle: &str) {
     assert!(md.contains("**PASS: 2 of 2 experiments passed**"), "{md}");
     assert!(md.contains("| clean-kill | on | PASS | 1/1 |"), "{md}");
     assert!(md.contains("Nothing failed."), "{md}");
+    assert!(md.contains("## The spec's figures"), "{md}");
+    assert!(
+        md.contains("- **graceful-stepdown**: gap from the old leader's stop to the new leader's first write"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -17,11 +17,19 @@
 //! thirty trials' worth would be tens of megabytes. A step-down experiment whose nodes do not serve the
 //! optional `POST /resign` (the preflight asks) is not applicable, whatever its trials
 //! found.
+//!
+//! The scenarios carry the spec's numbers ([`EXPERIMENTS`] says which); `--quick` (one
+//! trial each, churn cut to [`QUICK_CHURN_ROUNDS`]) and `--churn-rounds` shorten a run,
+//! and its first line says how long it will take ([`estimate`]). The churn and
+//! step-down experiments add the spec's own criteria to the checkers' ([`spec`]).
 
+pub mod estimate;
 pub mod report;
+pub mod spec;
 
 use crate::contract::backends::ContractBackend;
 use crate::contract::conform::report::{ExperimentResult, Report, TrialResult, Verdict};
+use crate::contract::conform::spec::SpecCheck;
 use crate::contract::node_cmd::NodeCmd;
 use crate::trial::command::{check_trial_dir, parse_node_cmd, trial_spec, RealCommandError};
 use crate::trial::refusals::Source;
@@ -44,6 +52,8 @@ pub struct Scenario {
     pub does: &'static str,
     /// It asks the leader to step down: not applicable to nodes without `POST /resign`.
     pub needs_resign: bool,
+    /// The spec's own criteria judged beyond the trial's checkers, and its figures.
+    pub check: SpecCheck,
 }
 
 /// The suite, in the order the report lists it.
@@ -54,6 +64,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         text: include_str!("../../../../scenarios/conform/clean-kill.toml"),
         does: "the leader killed with SIGKILL under load (1,000 next/s), restarted 4-5 s later",
         needs_resign: false,
+        check: SpecCheck::None,
     },
     Scenario {
         name: "partition",
@@ -61,13 +72,15 @@ pub const EXPERIMENTS: &[Scenario] = &[
         text: include_str!("../../../../scenarios/conform/partition.toml"),
         does: "the leader's links to its backend (every etcd member, or the one server) cut both ways for 5 s (its resource link up)",
         needs_resign: false,
+        check: SpecCheck::None,
     },
     Scenario {
         name: "gc-pause",
         file: "scenarios/conform/gc-pause.toml",
         text: include_str!("../../../../scenarios/conform/gc-pause.toml"),
-        does: "the leader stopped with SIGSTOP for 3.5 s (TTL + 1.5 s), then SIGCONT",
+        does: "the leader stopped with SIGSTOP for 2.5 s (TTL + 500 ms), then SIGCONT",
         needs_resign: false,
+        check: SpecCheck::None,
     },
     Scenario {
         name: "graceful-stepdown",
@@ -75,13 +88,15 @@ pub const EXPERIMENTS: &[Scenario] = &[
         text: include_str!("../../../../scenarios/conform/graceful-stepdown.toml"),
         does: "the leader asked to step down (POST /resign)",
         needs_resign: true,
+        check: SpecCheck::StepDown,
     },
     Scenario {
         name: "churn",
         file: "scenarios/conform/churn.toml",
         text: include_str!("../../../../scenarios/conform/churn.toml"),
-        does: "the leader killed at 4, 7.5 and 11 s, each restarted 1.5 s later",
+        does: "9 nodes, the leader killed every 5 s from 5 s and restarted 2.5 s later",
         needs_resign: false,
+        check: SpecCheck::Churn,
     },
 ];
 
@@ -159,14 +174,21 @@ fn picked(only: Option<&str>) -> Result<Vec<String>, OnlyError> {
 /// once `--set` moves it onto that backend's protocol with the same TTL: these sets are
 /// in the scenario's resolved overrides, hence in every reproduce command. On etcd
 /// nothing is set, so its reports stay as they were.
-fn load(s: &Scenario, fencing: bool, b: ContractBackend) -> Result<Resolved, ScenarioError> {
+///
+/// `churn_rounds` shortens or lengthens the churn experiment (see [`churn_sets`]).
+fn load(
+    s: &Scenario,
+    fencing: bool,
+    b: ContractBackend,
+    churn_rounds: Option<u64>,
+) -> Result<Resolved, ScenarioError> {
     let stem = Path::new(s.file)
         .file_stem()
         .map(|x| x.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut sets: Vec<String> = vec![];
+    let etcd = scenario::load_str(s.file, &stem, s.text, &[])?;
     if b != ContractBackend::Etcd {
-        let etcd = scenario::load_str(s.file, &stem, s.text, &[])?;
         let ttl_ms = match etcd.scenario.protocol_config() {
             baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,
             other => panic!(
@@ -177,10 +199,45 @@ fn load(s: &Scenario, fencing: bool, b: ContractBackend) -> Result<Resolved, Sce
         };
         sets = backend_sets(b, ttl_ms);
     }
+    if let (SpecCheck::Churn, Some(rounds)) = (s.check, churn_rounds) {
+        sets.extend(churn_sets(&etcd, rounds));
+    }
     if !fencing {
         sets.push("fencing=false".into());
     }
     scenario::load_str(s.file, &stem, s.text, &sets)
+}
+
+/// The length of one churn round: scenarios/conform/churn.toml kills the leader every
+/// 5 s (its `every_ms`; a unit test holds the two together).
+const CHURN_ROUND_MS: u64 = 5000;
+
+/// The churn rounds of `--quick`: three handovers under the 9-node storm in 25 s of
+/// scenario, enough to see each keep one leader and to time its election, though not
+/// to judge starvation (a node is starved only after 10 elections without a win).
+const QUICK_CHURN_ROUNDS: u64 = 3;
+
+/// The `--set`s that give churn.toml (`base`, as written) `rounds` rounds: both faults
+/// (the kill, then the restart) fire `rounds` times and the run is shorter or longer by
+/// a round's length per round, so the settling time after the last round stays as
+/// written. None when `rounds` is the file's own, so that a default run's reproduce
+/// commands name the file alone.
+fn churn_sets(base: &Resolved, rounds: u64) -> Vec<String> {
+    let written = base
+        .faults
+        .iter()
+        .filter(|f| matches!(f.fault, baton_model::fault::Fault::Kill { .. }))
+        .count() as u64;
+    if rounds == written {
+        return vec![];
+    }
+    let duration_ms =
+        base.scenario.duration_ms + rounds * CHURN_ROUND_MS - written * CHURN_ROUND_MS;
+    vec![
+        format!("duration_ms={duration_ms}"),
+        format!("faults.0.count={rounds}"),
+        format!("faults.1.count={rounds}"),
+    ]
 }
 
 /// The `--set`s that move a scenario written for etcd onto backend `b`'s protocol with
@@ -216,6 +273,8 @@ struct Prepared {
     node_cmd: NodeCmd,
     experiments: Vec<Planned>,
     trials: u64,
+    /// The run's estimated wall time ([`estimate`]).
+    estimate_ms: u64,
 }
 
 fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
@@ -231,13 +290,17 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
     })?;
     let names = picked(args.only.as_deref()).map_err(bad)?;
     let first_seed = args.seed;
-    if first_seed > baton_model::seed::MAX - (args.trials - 1) {
+    let trials = args.trials();
+    if first_seed > baton_model::seed::MAX - (trials - 1) {
         return Err(bad(format!(
-            "--seed {first_seed} with --trials {}: the last trial's seed would pass {}",
-            args.trials,
+            "--seed {first_seed} with --trials {trials}: the last trial's seed would pass {}",
             baton_model::seed::MAX
         )));
     }
+    let churn_rounds = args
+        .churn_rounds
+        .or(args.quick.then_some(QUICK_CHURN_ROUNDS));
+    let mut durations_ms = vec![];
     let dir = args
         .out
         .out
@@ -250,13 +313,14 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
             if !names.contains(&experiment_name(s, fencing)) {
                 continue;
             }
-            let base = load(s, fencing, backend).map_err(bad)?;
+            let base = load(s, fencing, backend, churn_rounds).map_err(bad)?;
             let mut p = Planned {
                 scenario: s,
                 fencing,
                 specs: vec![],
             };
-            for k in 1..=args.trials {
+            for k in 1..=trials {
+                durations_ms.push(base.scenario.duration_ms);
                 let seed = first_seed + (k - 1);
                 let src = Source {
                     text: s.text,
@@ -278,7 +342,8 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
         backend,
         node_cmd,
         experiments,
-        trials: args.trials,
+        trials,
+        estimate_ms: estimate::total_ms(&durations_ms, backend),
     })
 }
 
@@ -332,6 +397,16 @@ fn root_link(dir: &Path) -> String {
 /// Runs the `conform` command: `Ok(true)` when no experiment failed.
 pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
     let p = prepare(&args)?;
+    // The first line says how long the run will take, so that a user can decide to
+    // shorten it (--quick, --trials, --churn-rounds, --only) before waiting.
+    say(&format!(
+        "conform: {} experiment(s) x {} trial(s) on {}, {} (the scenarios' durations plus about {} s per trial to start and stop)\n",
+        p.experiments.len(),
+        p.trials,
+        p.backend.name(),
+        estimate::say(p.estimate_ms),
+        estimate::overhead_ms(p.backend) / 1000
+    ));
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| bad(format!("cannot watch for Ctrl-C: {e}")))?;
     crate::process::sweep_stale_dirs(crate::backend::etcd::cluster::DATA_PREFIX);
@@ -358,6 +433,7 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
             file: e.scenario.file.to_string(),
             does: e.scenario.does.to_string(),
             fencing: e.fencing,
+            check: e.scenario.check,
             verdict: Verdict::Pass,
             trials: vec![],
         };
@@ -479,9 +555,109 @@ async fn one_trial(
     })?;
     let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
     prune(&tdir, spec.trial, t.artifacts.passed);
-    let line = TrialResult::of(spec, &t, &p.dir, &tdir);
+    let line = TrialResult::of(spec, &t, &p.dir, &tdir, e.scenario.check);
     if !quiet {
         say(&format!("{}\n", line.line(&name)));
     }
     Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: the suite is planned from real command lines (parsed by clap as the
+    //! CLI parses them, into a temporary --out) without running anything; the plan's
+    //! scenarios carry the spec's numbers, the shortening flags shorten what they say,
+    //! and `--help` states the estimate the plan computes.
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ConformArgs,
+    }
+
+    fn plan(extra: &[&str]) -> Prepared {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("conf");
+        let mut words = vec!["conform", "--node-cmd", "true", "--out"];
+        words.push(out.to_str().unwrap());
+        words.extend(extra);
+        prepare(&Cli::parse_from(words).args).unwrap()
+    }
+
+    fn experiment<'a>(p: &'a Prepared, name: &str) -> &'a Planned {
+        p.experiments.iter().find(|e| e.name() == name).unwrap()
+    }
+
+    #[test]
+    fn the_defaults_are_the_spec_s_numbers() {
+        let p = plan(&[]);
+        assert_eq!(p.trials, 3);
+        assert_eq!(p.experiments.len(), 10);
+        let gc = &experiment(&p, "gc-pause").specs[0].plan.resolved.scenario;
+        let ttl_ms = match gc.protocol_config() {
+            baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,
+            other => panic!("{}", other.name().name()),
+        };
+        assert_eq!(gc.faults[0].duration_ms, Some(ttl_ms + 500));
+        let churn = &experiment(&p, "churn").specs[0].plan.resolved;
+        assert_eq!(churn.scenario.nodes, 9);
+        let kills: Vec<_> = churn
+            .scenario
+            .faults
+            .iter()
+            .filter(|f| f.kind == baton_model::fault::FaultKind::Kill)
+            .collect();
+        assert_eq!(kills.len(), 20);
+        // One round is CHURN_ROUND_MS, as the shortening assumes.
+        assert_eq!(
+            kills[1].at_ms.unwrap() - kills[0].at_ms.unwrap(),
+            CHURN_ROUND_MS
+        );
+        assert!(churn.overrides.is_empty(), "{:?}", churn.overrides);
+    }
+
+    #[test]
+    fn quick_and_churn_rounds_shorten_the_run() {
+        let quick = plan(&["--quick"]);
+        assert_eq!(quick.trials, 1);
+        let churn = &experiment(&quick, "churn-unfenced").specs[0].plan.resolved;
+        assert_eq!(churn.scenario.duration_ms, 25_000);
+        assert_eq!(
+            churn.overrides,
+            [
+                "duration_ms=25000",
+                "faults.0.count=3",
+                "faults.1.count=3",
+                "fencing=false"
+            ]
+        );
+        let longer = plan(&["--quick", "--trials", "2", "--churn-rounds", "30"]);
+        assert_eq!(longer.trials, 2);
+        let churn = &experiment(&longer, "churn").specs[1].plan.resolved.scenario;
+        assert_eq!(churn.duration_ms, 160_000);
+        assert!(quick.estimate_ms < 5 * 60_000, "{}", quick.estimate_ms);
+    }
+
+    #[test]
+    fn help_states_the_estimates_the_plan_computes() {
+        let help = Cli::command()
+            .get_arguments()
+            .find(|a| a.get_id() == "quick")
+            .and_then(|a| a.get_long_help().or(a.get_help()))
+            .unwrap()
+            .to_string()
+            .replace('\n', " ");
+        let quick = estimate::say(plan(&["--quick"]).estimate_ms);
+        let full = estimate::say(plan(&[]).estimate_ms);
+        assert!(
+            help.contains(&format!("({quick} on etcd")),
+            "{help}: {quick}"
+        );
+        assert!(
+            help.contains(&format!("the defaults take {full}")),
+            "{help}: {full}"
+        );
+    }
 }

@@ -7,11 +7,15 @@
 //! rejections and double-leader incidents summed, the most nodes that believed they led
 //! at once as the polls saw it, and protocol safety's outcome per trial. Then a verdict
 //! table with one row per failed trial: the properties that failed, the first
-//! violation, and the command that reproduces the trial.
+//! violation, and the command that reproduces the trial. The churn and step-down
+//! experiments add the spec's own criteria and figures ([`crate::contract::conform::spec`]):
+//! a trial that breaks one fails, and the criterion is listed with the properties.
 
 use crate::contract::backends::ContractBackend;
+use crate::contract::conform::spec::{self, SpecCheck, SpecFailure};
 use crate::trial::{Trial, TrialSpec};
 use baton_model::checker::failover::nearest_rank;
+use baton_model::checker::wins::STARVED_MIN_ELECTIONS;
 use baton_model::checker::Violation;
 use serde::Serialize;
 use std::fmt::Write;
@@ -62,6 +66,17 @@ pub struct TrialResult {
     pub protocol_safety: &'static str,
     /// What failed.
     pub violations: Vec<Violation>,
+    /// The spec's criteria it broke beyond the checkers' (see [`spec`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spec_failures: Vec<SpecFailure>,
+    /// Each handover's gap, old leader's stop to new leader's first write, ms.
+    pub handoff_gaps_ms: Vec<f64>,
+    /// How often leadership changed hands (wins after the first).
+    pub leader_changes: u64,
+    /// `election_safety` violations: two winners of one round.
+    pub election_safety_violations: usize,
+    /// Nodes that never won although running through 10+ elections.
+    pub starved: Vec<String>,
     /// Whether the nodes serve the optional `POST /resign` (the preflight's answer).
     pub resign_served: bool,
     /// Its summary, relative to the report's directory.
@@ -75,9 +90,17 @@ pub struct TrialResult {
 }
 
 impl TrialResult {
-    /// The figures of trial `t` of `spec`, whose report is in `tdir` under `dir`.
-    pub fn of(spec: &TrialSpec, t: &Trial, dir: &Path, tdir: &Path) -> TrialResult {
+    /// The figures of trial `t` of `spec`, whose report is in `tdir` under `dir`, with the
+    /// spec's criteria `check` judged.
+    pub fn of(
+        spec: &TrialSpec,
+        t: &Trial,
+        dir: &Path,
+        tdir: &Path,
+        check: SpecCheck,
+    ) -> TrialResult {
         let f = &t.artifacts.findings;
+        let spec_failures = check.failures(f);
         let rel = |file: &str| {
             tdir.join(file)
                 .strip_prefix(dir)
@@ -87,7 +110,11 @@ impl TrialResult {
         TrialResult {
             trial: spec.trial,
             seed: spec.seed,
-            verdict: if t.artifacts.passed { "pass" } else { "fail" },
+            verdict: if t.artifacts.passed && spec_failures.is_empty() {
+                "pass"
+            } else {
+                "fail"
+            },
             failover_ms: f.failover_ms.clone(),
             election_latencies_ms: f.election_latencies_ms.clone(),
             fencing_rejections: f.rejections.len(),
@@ -95,6 +122,16 @@ impl TrialResult {
             leaders_by_belief_max: f.belief.max,
             protocol_safety: f.protocol_safety.outcome.name(),
             violations: f.violations.clone(),
+            spec_failures,
+            handoff_gaps_ms: f.handoff_gaps.iter().map(|g| g.gap_ms).collect(),
+            leader_changes: f.elections.leader_changes,
+            election_safety_violations: spec::election_safety_violations(f),
+            starved: f
+                .elections
+                .starved
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             resign_served: t.preflight.as_ref().is_some_and(|p| p.resign_served),
             summary: rel("summary.txt"),
             timeline: tdir
@@ -119,15 +156,20 @@ impl TrialResult {
             self.double_leader_acting_incidents,
             self.protocol_safety
         );
-        if !self.violations.is_empty() {
+        if !self.violations.is_empty() || !self.spec_failures.is_empty() {
             let _ = write!(l, "; failed: {}", self.properties().join(", "));
         }
         l
     }
 
-    /// The properties that failed, each once.
+    /// The properties and the spec's criteria that failed, each once.
     fn properties(&self) -> Vec<&'static str> {
-        let mut p: Vec<&'static str> = self.violations.iter().map(|v| v.property.name()).collect();
+        let mut p: Vec<&'static str> = self
+            .violations
+            .iter()
+            .map(|v| v.property.name())
+            .chain(self.spec_failures.iter().map(|s| s.criterion))
+            .collect();
         p.sort();
         p.dedup();
         p
@@ -145,6 +187,9 @@ pub struct ExperimentResult {
     pub does: String,
     /// Whether the fence was on.
     pub fencing: bool,
+    /// The spec's criteria and figures it adds.
+    #[serde(skip)]
+    pub check: SpecCheck,
     /// Its verdict.
     pub verdict: Verdict,
     /// Its trials.
@@ -279,6 +324,7 @@ impl Report {
         self.head(&mut w);
         self.table(&mut w);
         self.failures(&mut w);
+        self.spec_figures(&mut w);
         self.experiments_list(&mut w);
         let _ = writeln!(w, "\n## What a run of a foreign node cannot see\n");
         for n in crate::contract::outside_view::NOTES {
@@ -394,6 +440,10 @@ impl Report {
                 .violations
                 .first()
                 .map(|v| format!("{} at {:.1} ms: {}", v.property, v.at_ms, v.detail))
+                .or_else(|| {
+                    let s = t.spec_failures.first()?;
+                    Some(format!("{}: {}", s.criterion, s.detail))
+                })
                 .unwrap_or_default();
             let _ = writeln!(
                 w,
@@ -405,6 +455,21 @@ impl Report {
                 first.replace('|', "\\|"),
                 t.reproduce.replace('|', "\\|")
             );
+        }
+    }
+
+    fn spec_figures(&self, w: &mut String) {
+        let items: Vec<String> = self
+            .experiments
+            .iter()
+            .filter_map(|e| figures(e.check, e))
+            .collect();
+        if items.is_empty() {
+            return;
+        }
+        let _ = writeln!(w, "\n## The spec's figures\n");
+        for i in items {
+            let _ = writeln!(w, "{i}");
         }
     }
 
@@ -423,6 +488,68 @@ impl Report {
             );
         }
     }
+}
+
+/// Every trial's values of `each`, pooled and sorted.
+fn pooled_sorted(e: &ExperimentResult, each: impl Fn(&TrialResult) -> &[f64]) -> Vec<f64> {
+    let mut all: Vec<f64> = e.trials.iter().flat_map(|t| each(t).to_vec()).collect();
+    all.sort_by(f64::total_cmp);
+    all
+}
+
+/// The spec's figures of experiment `e`, a markdown list item; `None` when it has none.
+fn figures(check: SpecCheck, e: &ExperimentResult) -> Option<String> {
+    let mut w = String::new();
+    match check {
+        SpecCheck::None => return None,
+        SpecCheck::Churn => {
+            let lat = pooled_sorted(e, |t| &t.election_latencies_ms);
+            let p99 = if lat.is_empty() {
+                "none (no election)".to_string()
+            } else {
+                format!(
+                    "{:.1} ms over {} elections",
+                    nearest_rank(&lat, 99),
+                    lat.len()
+                )
+            };
+            let changes: Vec<String> = e
+                .trials
+                .iter()
+                .map(|t| t.leader_changes.to_string())
+                .collect();
+            let starved: Vec<&str> = e
+                .trials
+                .iter()
+                .flat_map(|t| t.starved.iter().map(String::as_str))
+                .collect();
+            let _ = write!(
+                w,
+                "- **{}**: leader changes per trial {}; election latency p99 {p99}; backend requests per second during the storm: not measured (real mode counts no backend's requests, on any backend); one winner per round: {} election_safety violations, at most {} node(s) believing they led at once; starved nodes (no win in {STARVED_MIN_ELECTIONS}+ elections): {}.",
+                e.name,
+                changes.join(", "),
+                e.trials.iter().map(|t| t.election_safety_violations).sum::<usize>(),
+                e.trials.iter().map(|t| t.leaders_by_belief_max).max().unwrap_or(0),
+                if starved.is_empty() { "none".to_string() } else { starved.join(", ") },
+            );
+        }
+        SpecCheck::StepDown => {
+            let gaps = pooled_sorted(e, |t| &t.handoff_gaps_ms);
+            let range = match (gaps.first(), gaps.last()) {
+                (Some(lo), Some(hi)) => {
+                    format!("{lo:.1} to {hi:.1} ms over {} handover(s)", gaps.len())
+                }
+                _ => "none (no handover)".to_string(),
+            };
+            let negative = gaps.iter().filter(|g| **g < 0.0).count();
+            let _ = write!(
+                w,
+                "- **{}**: gap from the old leader's stop to the new leader's first write {range}; negative (the spec: never): {negative}.",
+                e.name
+            );
+        }
+    }
+    Some(w)
 }
 
 fn capitalize(s: &str) -> String {
@@ -460,6 +587,11 @@ mod tests {
             } else {
                 vec![]
             },
+            spec_failures: vec![],
+            handoff_gaps_ms: vec![25.0],
+            leader_changes: 1,
+            election_safety_violations: 0,
+            starved: vec![],
             resign_served,
             summary: "x/trial-1/summary.txt".into(),
             timeline: Some("x/trial-1/timeline.html".into()),
@@ -474,6 +606,7 @@ mod tests {
             file: "scenarios/conform/x.toml".into(),
             does: "something".into(),
             fencing: !name.ends_with("unfenced"),
+            check: SpecCheck::None,
             verdict: Verdict::Pass,
             trials,
         };
@@ -514,5 +647,47 @@ mod tests {
         );
         let json: serde_json::Value = serde_json::to_value(&r).unwrap();
         assert_eq!(json["experiments"][2]["verdict"], "not_applicable");
+    }
+
+    #[test]
+    fn the_spec_s_figures_and_criteria_are_reported() {
+        let mut starved = trial("pass", true);
+        starved.verdict = "fail";
+        starved.leader_changes = 20;
+        starved.election_latencies_ms = (1..=100).map(f64::from).collect();
+        starved.starved = vec!["n7".into()];
+        starved.spec_failures = vec![SpecFailure {
+            criterion: "starved_node",
+            detail: "n7 ran through 14 elections without a win (the spec: no starved node)".into(),
+        }];
+        let mut churn = experiment("churn", vec![starved], false);
+        churn.check = SpecCheck::Churn;
+        let mut stepdown = experiment("graceful-stepdown", vec![trial("pass", true)], true);
+        stepdown.check = SpecCheck::StepDown;
+        let r = Report {
+            command: "sim conform --node-cmd n".into(),
+            node_cmd: "n".into(),
+            backend: "etcd".into(),
+            commit: "abc1234".into(),
+            root: String::new(),
+            trials_per_experiment: 1,
+            wall_ms: 1,
+            experiments: vec![churn, stepdown],
+            interrupted: false,
+        };
+        assert_eq!(r.experiments[0].verdict, Verdict::Fail);
+        let md = r.markdown();
+        assert!(
+            md.contains(
+                "| churn | 1 (0) | starved_node | starved_node: n7 ran through 14 elections"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("- **churn**: leader changes per trial 20; election latency p99 99.0 ms over 100 elections; backend requests per second during the storm: not measured"), "{md}");
+        assert!(
+            md.contains("starved nodes (no win in 10+ elections): n7."),
+            "{md}"
+        );
+        assert!(md.contains("- **graceful-stepdown**: gap from the old leader's stop to the new leader's first write 25.0 to 25.0 ms over 1 handover(s); negative (the spec: never): 0."), "{md}");
     }
 }
