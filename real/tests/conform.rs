@@ -133,6 +133,13 @@ fn short_conformance_passes(node_cmd: &str, needle: &str) {
     assert!(md.contains("**PASS: 2 of 2 experiments passed**"), "{md}");
     assert!(md.contains("| clean-kill | on | PASS | 1/1 |"), "{md}");
     assert!(md.contains("Nothing failed."), "{md}");
+    // The spec's criteria open the report; these two experiments show the ledger's
+    // lag() check and the failover's bound, and cannot show the pause or fence-off ones.
+    assert!(md.contains("## The spec's acceptance criteria"), "{md}");
+    assert!(md.contains("(a SQL `lag()` check over the ledger finds 0 non-increasing steps): met. Over 2 fenced trials' SQLite ledgers: 0 non-increasing step(s)"), "{md}");
+    assert!(md.contains("with its bound named (TTL + an election round for a lease): not shown. Clean-kill failover median"), "{md}");
+    assert!(md.contains("against the bound TTL 2000 ms + an election round; the scenario fails a failover above 5000 ms"), "{md}");
+    assert!(md.contains("2. the GC-pause run passes: the woken stale leader's write is fenced out, the rejected token shown: not shown. The gc-pause experiment did not run."), "{md}");
     assert!(md.contains("## The spec's figures"), "{md}");
     assert!(
         md.contains("- **graceful-stepdown**: gap from the old leader's stop to the new leader's first write"),

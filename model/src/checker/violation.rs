@@ -134,6 +134,21 @@ impl Property {
     pub fn is_damage(self) -> bool {
         self.is_safety() && !matches!(self, Property::ActedPastGrant | Property::ActedAfterRelease)
     }
+
+    /// Whether it is damage a fence at the resource stops (a stale leader's write taken,
+    /// the sequence moved back or repeated, two leaders' writes interleaved): what a run
+    /// with fencing off is expected to reproduce, since only the fence turns those
+    /// writes away. Two winners of a term and a stale read are damage no fence stops.
+    pub fn fence_stops(self) -> bool {
+        matches!(
+            self,
+            Property::DoubleLeaderActing
+                | Property::StaleTokenAccepted
+                | Property::SequenceNotIncreasing
+                | Property::SequenceReused
+                | Property::NegativeHandoffGap
+        )
+    }
 }
 
 impl fmt::Display for Property {

@@ -24,6 +24,8 @@
 //! step-down experiments add the spec's own criteria to the checkers' ([`spec`]).
 
 pub mod estimate;
+pub mod findings;
+pub mod markdown;
 pub mod report;
 pub mod spec;
 
@@ -54,6 +56,21 @@ pub struct Scenario {
     pub needs_resign: bool,
     /// The spec's own criteria judged beyond the trial's checkers, and its figures.
     pub check: SpecCheck,
+    /// What its run with fencing off is for.
+    pub unfenced: Unfenced,
+}
+
+/// What an experiment's run with fencing off (`--set fencing=false`) is expected to show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unfenced {
+    /// Nothing changes: no stale leader is left to write (a killed node writes nothing,
+    /// a resigning one stops first), so any failure is the node's, as with the fence.
+    NoChange,
+    /// The bug the fence exists for: a leader cut off or paused past its grant writes
+    /// after its successor, and only the fence turns that write away. Damage the fence
+    /// stops ([`baton_model::checker::Property::fence_stops`]) is then the reproduction
+    /// the spec asks for (experiment 5), not a failure of the node; anything else fails.
+    Reproduces,
 }
 
 /// The suite, in the order the report lists it.
@@ -65,6 +82,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         does: "the leader killed with SIGKILL under load (1,000 next/s), restarted 4-5 s later",
         needs_resign: false,
         check: SpecCheck::None,
+        unfenced: Unfenced::NoChange,
     },
     Scenario {
         name: "partition",
@@ -73,6 +91,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         does: "the leader's links to its backend (every etcd member, or the one server) cut both ways for 5 s (its resource link up)",
         needs_resign: false,
         check: SpecCheck::None,
+        unfenced: Unfenced::Reproduces,
     },
     Scenario {
         name: "gc-pause",
@@ -81,6 +100,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         does: "the leader stopped with SIGSTOP for 2.5 s (TTL + 500 ms), then SIGCONT",
         needs_resign: false,
         check: SpecCheck::None,
+        unfenced: Unfenced::Reproduces,
     },
     Scenario {
         name: "graceful-stepdown",
@@ -89,6 +109,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         does: "the leader asked to step down (POST /resign)",
         needs_resign: true,
         check: SpecCheck::StepDown,
+        unfenced: Unfenced::NoChange,
     },
     Scenario {
         name: "churn",
@@ -97,6 +118,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         does: "9 nodes, the leader killed every 5 s from 5 s and restarted 2.5 s later",
         needs_resign: false,
         check: SpecCheck::Churn,
+        unfenced: Unfenced::NoChange,
     },
 ];
 
@@ -104,12 +126,19 @@ pub const EXPERIMENTS: &[Scenario] = &[
 struct Planned {
     scenario: &'static Scenario,
     fencing: bool,
+    /// The lease TTL its scenario asks for, ms.
+    ttl_ms: u64,
     specs: Vec<TrialSpec>,
 }
 
 impl Planned {
     fn name(&self) -> String {
         experiment_name(self.scenario, self.fencing)
+    }
+
+    /// Fencing off, whether it is expected to reproduce the damage the fence stops.
+    fn reproduces(&self) -> bool {
+        !self.fencing && self.scenario.unfenced == Unfenced::Reproduces
     }
 }
 
@@ -189,15 +218,7 @@ fn load(
     let mut sets: Vec<String> = vec![];
     let etcd = scenario::load_str(s.file, &stem, s.text, &[])?;
     if b != ContractBackend::Etcd {
-        let ttl_ms = match etcd.scenario.protocol_config() {
-            baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,
-            other => panic!(
-                "{} is written for etcd-lease, not {}",
-                s.file,
-                other.name().name()
-            ),
-        };
-        sets = backend_sets(b, ttl_ms);
+        sets = backend_sets(b, written_ttl_ms(s, &etcd));
     }
     if let (SpecCheck::Churn, Some(rounds)) = (s.check, churn_rounds) {
         sets.extend(churn_sets(&etcd, rounds));
@@ -206,6 +227,19 @@ fn load(
         sets.push("fencing=false".into());
     }
     scenario::load_str(s.file, &stem, s.text, &sets)
+}
+
+/// The lease TTL scenario `s` (loaded as written: `etcd`) asks for, ms: every file of
+/// the suite is written for etcd-lease, and moved onto the other backends with it.
+fn written_ttl_ms(s: &Scenario, etcd: &Resolved) -> u64 {
+    match etcd.scenario.protocol_config() {
+        baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,
+        other => panic!(
+            "{} is written for etcd-lease, not {}",
+            s.file,
+            other.name().name()
+        ),
+    }
 }
 
 /// The length of one churn round: scenarios/conform/churn.toml kills the leader every
@@ -314,9 +348,11 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
                 continue;
             }
             let base = load(s, fencing, backend, churn_rounds).map_err(bad)?;
+            let written = load(s, true, ContractBackend::Etcd, None).map_err(bad)?;
             let mut p = Planned {
                 scenario: s,
                 fencing,
+                ttl_ms: written_ttl_ms(s, &written),
                 specs: vec![],
             };
             for k in 1..=trials {
@@ -433,6 +469,12 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
             file: e.scenario.file.to_string(),
             does: e.scenario.does.to_string(),
             fencing: e.fencing,
+            reproduces: e.reproduces(),
+            ttl_ms: e.ttl_ms,
+            failover_max_ms: e
+                .specs
+                .first()
+                .and_then(|s| s.plan.resolved.scenario.expect.failover_ms_max),
             check: e.scenario.check,
             verdict: Verdict::Pass,
             trials: vec![],
@@ -555,7 +597,7 @@ async fn one_trial(
     })?;
     let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
     prune(&tdir, spec.trial, t.artifacts.passed);
-    let line = TrialResult::of(spec, &t, &p.dir, &tdir, e.scenario.check);
+    let line = TrialResult::of(spec, &t, &p.dir, &tdir, e.scenario.check, e.reproduces());
     if !quiet {
         say(&format!("{}\n", line.line(&name)));
     }

@@ -11,11 +11,10 @@
 //! experiments add the spec's own criteria and figures ([`crate::contract::conform::spec`]):
 //! a trial that breaks one fails, and the criterion is listed with the properties.
 
-use crate::contract::backends::ContractBackend;
 use crate::contract::conform::spec::{self, SpecCheck, SpecFailure};
 use crate::trial::{Trial, TrialSpec};
 use baton_model::checker::failover::nearest_rank;
-use baton_model::checker::wins::STARVED_MIN_ELECTIONS;
+use baton_model::checker::stale_token::Rejection;
 use baton_model::checker::Violation;
 use serde::Serialize;
 use std::fmt::Write;
@@ -31,14 +30,22 @@ pub enum Verdict {
     Fail,
     /// The node cannot take part (a step-down without `POST /resign`).
     NotApplicable,
+    /// Fencing off, a trial reproduced the damage the fence exists to stop, and nothing
+    /// else failed (see [`crate::contract::conform::Unfenced::Reproduces`]).
+    Reproduced,
+    /// Fencing off, no trial's stale leader wrote anything the fence would have had to
+    /// stop, and nothing failed: the bug was not shown by these trials.
+    NotReproduced,
 }
 
 impl Verdict {
-    fn word(self) -> &'static str {
+    pub(super) fn word(self) -> &'static str {
         match self {
             Verdict::Pass => "PASS",
             Verdict::Fail => "FAIL",
             Verdict::NotApplicable => "n/a",
+            Verdict::Reproduced => "REPRODUCED",
+            Verdict::NotReproduced => "NOT REPRODUCED",
         }
     }
 }
@@ -50,7 +57,7 @@ pub struct TrialResult {
     pub trial: usize,
     /// Its seed.
     pub seed: u64,
-    /// `pass` or `fail`.
+    /// `pass`, `fail`, or (fencing off, see [`Verdict::Reproduced`]) `reproduced`.
     pub verdict: &'static str,
     /// Each failover, ms.
     pub failover_ms: Vec<f64>,
@@ -58,6 +65,16 @@ pub struct TrialResult {
     pub election_latencies_ms: Vec<f64>,
     /// Writes the fence rejected.
     pub fencing_rejections: usize,
+    /// Each of them: when, whose, its token and the highest accepted before it.
+    pub rejections: Vec<Rejection>,
+    /// The most leaders acting at once by effect (tokens with interleaved accepted
+    /// writes).
+    pub leaders_by_effect_max: u32,
+    /// The SQL check over the trial's SQLite ledger: sequencer batches, in commit
+    /// order, that did not go above the batch before them (the `lag()` query).
+    pub ledger_non_increasing_steps: u64,
+    /// The ledger's sequencer batches.
+    pub ledger_seq_batches: u64,
     /// Double-leader-acting incidents.
     pub double_leader_acting_incidents: u64,
     /// The most nodes believing they led at once (as polled).
@@ -98,9 +115,11 @@ impl TrialResult {
         dir: &Path,
         tdir: &Path,
         check: SpecCheck,
+        reproduces: bool,
     ) -> TrialResult {
         let f = &t.artifacts.findings;
         let spec_failures = check.failures(f);
+        let verdict = trial_verdict(&f.violations, &spec_failures, reproduces);
         let rel = |file: &str| {
             tdir.join(file)
                 .strip_prefix(dir)
@@ -110,14 +129,14 @@ impl TrialResult {
         TrialResult {
             trial: spec.trial,
             seed: spec.seed,
-            verdict: if t.artifacts.passed && spec_failures.is_empty() {
-                "pass"
-            } else {
-                "fail"
-            },
+            verdict,
             failover_ms: f.failover_ms.clone(),
             election_latencies_ms: f.election_latencies_ms.clone(),
             fencing_rejections: f.rejections.len(),
+            rejections: f.rejections.clone(),
+            leaders_by_effect_max: f.effect.max,
+            ledger_non_increasing_steps: t.output.ledger.non_increasing_steps,
+            ledger_seq_batches: t.output.ledger.seq_batches,
             double_leader_acting_incidents: f.double_leader_acting_incidents,
             leaders_by_belief_max: f.belief.max,
             protocol_safety: f.protocol_safety.outcome.name(),
@@ -163,7 +182,7 @@ impl TrialResult {
     }
 
     /// The properties and the spec's criteria that failed, each once.
-    fn properties(&self) -> Vec<&'static str> {
+    pub(super) fn properties(&self) -> Vec<&'static str> {
         let mut p: Vec<&'static str> = self
             .violations
             .iter()
@@ -173,6 +192,23 @@ impl TrialResult {
         p.sort();
         p.dedup();
         p
+    }
+}
+
+/// A trial's verdict from what its checkers (`violations`) and the spec's criteria
+/// (`spec`) found: `pass` when nothing; with fencing off in an experiment that
+/// `reproduces`, `reproduced` when all of it is damage the fence stops; else `fail`.
+pub fn trial_verdict(
+    violations: &[Violation],
+    spec: &[SpecFailure],
+    reproduces: bool,
+) -> &'static str {
+    if violations.is_empty() && spec.is_empty() {
+        "pass"
+    } else if reproduces && spec.is_empty() && violations.iter().all(|v| v.property.fence_stops()) {
+        "reproduced"
+    } else {
+        "fail"
     }
 }
 
@@ -187,6 +223,13 @@ pub struct ExperimentResult {
     pub does: String,
     /// Whether the fence was on.
     pub fencing: bool,
+    /// Fencing off, whether the run is expected to reproduce the damage the fence stops
+    /// (see [`crate::contract::conform::Unfenced`]).
+    pub reproduces: bool,
+    /// The lease TTL the scenario asked for, ms.
+    pub ttl_ms: u64,
+    /// The scenario's ceiling on a failover (`expect.failover_ms_max`), ms.
+    pub failover_max_ms: Option<u64>,
     /// The spec's criteria and figures it adds.
     #[serde(skip)]
     pub check: SpecCheck,
@@ -201,14 +244,18 @@ impl ExperimentResult {
     pub fn judge(&mut self, needs_resign: bool) {
         self.verdict = if needs_resign && self.trials.iter().any(|t| !t.resign_served) {
             Verdict::NotApplicable
-        } else if self.trials.iter().all(|t| t.verdict == "pass") {
-            Verdict::Pass
-        } else {
+        } else if self.trials.iter().any(|t| t.verdict == "fail") {
             Verdict::Fail
+        } else if !self.reproduces {
+            Verdict::Pass
+        } else if self.reproduced() > 0 {
+            Verdict::Reproduced
+        } else {
+            Verdict::NotReproduced
         };
     }
 
-    fn pooled(&self, each: impl Fn(&TrialResult) -> &[f64]) -> String {
+    pub(super) fn pooled(&self, each: impl Fn(&TrialResult) -> &[f64]) -> String {
         let mut all: Vec<f64> = self.trials.iter().flat_map(|t| each(t).to_vec()).collect();
         if all.is_empty() {
             return "none".into();
@@ -223,7 +270,7 @@ impl ExperimentResult {
         )
     }
 
-    fn safety(&self) -> String {
+    pub(super) fn safety(&self) -> String {
         let mut counts: Vec<(&str, usize)> = vec![];
         for t in &self.trials {
             match counts.iter_mut().find(|(n, _)| *n == t.protocol_safety) {
@@ -238,8 +285,25 @@ impl ExperimentResult {
             .join(", ")
     }
 
-    fn passed(&self) -> usize {
-        self.trials.iter().filter(|t| t.verdict == "pass").count()
+    pub(super) fn passed(&self) -> usize {
+        self.trials.iter().filter(|t| t.verdict != "fail").count()
+    }
+
+    /// Its trials that reproduced the damage the fence stops.
+    pub(super) fn reproduced(&self) -> usize {
+        self.trials
+            .iter()
+            .filter(|t| t.verdict == "reproduced")
+            .count()
+    }
+
+    /// How its trials went, for the table: `3/3`, or `1/3 reproduced` with fencing off.
+    pub(super) fn trials_word(&self) -> String {
+        if self.reproduces && self.verdict != Verdict::Fail {
+            format!("{}/{} reproduced", self.reproduced(), self.trials.len())
+        } else {
+            format!("{}/{}", self.passed(), self.trials.len())
+        }
     }
 }
 
@@ -277,27 +341,40 @@ impl Report {
             .filter(|e| e.verdict == Verdict::Fail)
             .map(|e| e.name.as_str())
             .collect();
-        let na = self
+        let count = |v: Verdict| self.experiments.iter().filter(|e| e.verdict == v).count();
+        let na = count(Verdict::NotApplicable);
+        let shown: Vec<String> = self
             .experiments
             .iter()
-            .filter(|e| e.verdict == Verdict::NotApplicable)
-            .count();
-        let n = self.experiments.len();
+            .filter_map(|e| match e.verdict {
+                Verdict::Reproduced => Some(format!(
+                    "{} reproduced the double write ({} of {} trials)",
+                    e.name,
+                    e.reproduced(),
+                    e.trials.len()
+                )),
+                Verdict::NotReproduced => Some(format!("{} did not", e.name)),
+                _ => None,
+            })
+            .collect();
+        let n = self.experiments.len() - shown.len();
         let passed = n - failed.len() - na;
-        let na = if na > 0 {
-            format!(", {na} not applicable")
-        } else {
-            String::new()
-        };
-        if failed.is_empty() {
-            format!("PASS: {passed} of {n} experiments passed{na}")
+        let mut line = if failed.is_empty() {
+            format!("PASS: {passed} of {n} experiments passed")
         } else {
             format!(
-                "FAIL: {} of {n} experiments failed ({}){na}",
+                "FAIL: {} of {n} experiments failed ({})",
                 failed.len(),
                 failed.join(", ")
             )
+        };
+        if na > 0 {
+            let _ = write!(line, ", {na} not applicable");
         }
+        if !shown.is_empty() {
+            let _ = write!(line, "; fencing off, {}", shown.join(", "));
+        }
+        line
     }
 
     /// The experiments' verdicts, one line each, for the terminal.
@@ -306,257 +383,15 @@ impl Report {
         for e in &self.experiments {
             let _ = writeln!(
                 out,
-                "{:<28} {:<4} {}/{} trials passed, failover ms {}, {}",
+                "{:<28} {:<14} {} trials, failover ms {}, {}",
                 e.name,
                 e.verdict.word(),
-                e.passed(),
-                e.trials.len(),
+                e.trials_word(),
                 e.pooled(|t| &t.failover_ms),
                 e.safety()
             );
         }
         out
-    }
-
-    /// `conformance.md`.
-    pub fn markdown(&self) -> String {
-        let mut w = String::new();
-        self.head(&mut w);
-        self.table(&mut w);
-        self.failures(&mut w);
-        self.spec_figures(&mut w);
-        self.experiments_list(&mut w);
-        let _ = writeln!(w, "\n## What a run of a foreign node cannot see\n");
-        for n in crate::contract::outside_view::NOTES {
-            let _ = writeln!(w, "- {}.", capitalize(n));
-        }
-        w
-    }
-
-    fn head(&self, w: &mut String) {
-        let _ = writeln!(
-            w,
-            "# Conformance to Baton's node contract v{}\n",
-            crate::contract::rules::VERSION
-        );
-        let _ = writeln!(
-            w,
-            "- node: `--node-cmd {}`",
-            baton_model::render::shell::quote(&self.node_cmd)
-        );
-        let _ = writeln!(w, "- command: `{}`", self.command);
-        let _ = writeln!(
-            w,
-            "- Baton commit: {} (the source tree the command ran from)",
-            self.commit
-        );
-        let _ = writeln!(
-            w,
-            "- contract: [docs/src/node-contract.md]({}docs/src/node-contract.md); backend: {} on 127.0.0.1, started and removed per trial",
-            self.root,
-            ContractBackend::parse(&self.backend)
-                .map(ContractBackend::server)
-                .unwrap_or(&self.backend)
-        );
-        let _ = writeln!(
-            w,
-            "- {} trial(s) per experiment; wall time {:.1} min{}",
-            self.trials_per_experiment,
-            self.wall_ms as f64 / 60_000.0,
-            if self.interrupted {
-                " (interrupted: the experiments below finished)"
-            } else {
-                ""
-            }
-        );
-        let _ = writeln!(w, "\n**{}**\n", self.overall());
-    }
-
-    fn table(&self, w: &mut String) {
-        let _ = writeln!(w, "## Experiments\n");
-        let _ = writeln!(w, "Failover and election latency: median (min-max, count) over every trial's, in ms. Beliefs: the most nodes the polls saw believing they led at once. Trials: each one's summary, and its timeline where it was kept (the first trial of each experiment, and every trial that failed).\n");
-        let _ = writeln!(w, "| experiment | fencing | verdict | trials passed | failover | election latency | fencing rejections | double-leader incidents | beliefs max | protocol safety | trials |");
-        let _ = writeln!(w, "|---|---|---|---|---|---|---|---|---|---|---|");
-        for e in &self.experiments {
-            let links: Vec<String> = e
-                .trials
-                .iter()
-                .map(|t| match &t.timeline {
-                    Some(page) => format!("[{}]({}) ([timeline]({page}))", t.trial, t.summary),
-                    None => format!("[{}]({})", t.trial, t.summary),
-                })
-                .collect();
-            let _ = writeln!(
-                w,
-                "| {} | {} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |",
-                e.name,
-                if e.fencing { "on" } else { "off" },
-                e.verdict.word(),
-                e.passed(),
-                e.trials.len(),
-                e.pooled(|t| &t.failover_ms),
-                e.pooled(|t| &t.election_latencies_ms),
-                e.trials.iter().map(|t| t.fencing_rejections).sum::<usize>(),
-                e.trials
-                    .iter()
-                    .map(|t| t.double_leader_acting_incidents)
-                    .sum::<u64>(),
-                e.trials
-                    .iter()
-                    .map(|t| t.leaders_by_belief_max)
-                    .max()
-                    .unwrap_or(0),
-                e.safety(),
-                links.join(", ")
-            );
-        }
-    }
-
-    fn failures(&self, w: &mut String) {
-        let _ = writeln!(w, "\n## What failed, and how to reproduce it\n");
-        let failed: Vec<(&ExperimentResult, &TrialResult)> = self
-            .experiments
-            .iter()
-            .filter(|e| e.verdict == Verdict::Fail)
-            .flat_map(|e| {
-                e.trials
-                    .iter()
-                    .filter(|t| t.verdict == "fail")
-                    .map(move |t| (e, t))
-            })
-            .collect();
-        if failed.is_empty() {
-            let _ = writeln!(w, "Nothing failed.");
-            return;
-        }
-        let _ = writeln!(w, "One row per failed trial (a live run does not repeat exactly: the command runs the same experiment again, with the same seed).\n");
-        let _ = writeln!(
-            w,
-            "| experiment | trial (seed) | properties that failed | first violation | reproduce |"
-        );
-        let _ = writeln!(w, "|---|---|---|---|---|");
-        for (e, t) in failed {
-            let first = t
-                .violations
-                .first()
-                .map(|v| format!("{} at {:.1} ms: {}", v.property, v.at_ms, v.detail))
-                .or_else(|| {
-                    let s = t.spec_failures.first()?;
-                    Some(format!("{}: {}", s.criterion, s.detail))
-                })
-                .unwrap_or_default();
-            let _ = writeln!(
-                w,
-                "| {} | {} ({}) | {} | {} | `{}` |",
-                e.name,
-                t.trial,
-                t.seed,
-                t.properties().join(", "),
-                first.replace('|', "\\|"),
-                t.reproduce.replace('|', "\\|")
-            );
-        }
-    }
-
-    fn spec_figures(&self, w: &mut String) {
-        let items: Vec<String> = self
-            .experiments
-            .iter()
-            .filter_map(|e| figures(e.check, e))
-            .collect();
-        if items.is_empty() {
-            return;
-        }
-        let _ = writeln!(w, "\n## The spec's figures\n");
-        for i in items {
-            let _ = writeln!(w, "{i}");
-        }
-    }
-
-    fn experiments_list(&self, w: &mut String) {
-        let _ = writeln!(w, "\n## The experiments\n");
-        for e in &self.experiments {
-            let _ = writeln!(
-                w,
-                "- **{}** ([{}]({}{})){}: {}.",
-                e.name,
-                e.file,
-                self.root,
-                e.file,
-                if e.fencing { "" } else { ", fencing off" },
-                e.does
-            );
-        }
-    }
-}
-
-/// Every trial's values of `each`, pooled and sorted.
-fn pooled_sorted(e: &ExperimentResult, each: impl Fn(&TrialResult) -> &[f64]) -> Vec<f64> {
-    let mut all: Vec<f64> = e.trials.iter().flat_map(|t| each(t).to_vec()).collect();
-    all.sort_by(f64::total_cmp);
-    all
-}
-
-/// The spec's figures of experiment `e`, a markdown list item; `None` when it has none.
-fn figures(check: SpecCheck, e: &ExperimentResult) -> Option<String> {
-    let mut w = String::new();
-    match check {
-        SpecCheck::None => return None,
-        SpecCheck::Churn => {
-            let lat = pooled_sorted(e, |t| &t.election_latencies_ms);
-            let p99 = if lat.is_empty() {
-                "none (no election)".to_string()
-            } else {
-                format!(
-                    "{:.1} ms over {} elections",
-                    nearest_rank(&lat, 99),
-                    lat.len()
-                )
-            };
-            let changes: Vec<String> = e
-                .trials
-                .iter()
-                .map(|t| t.leader_changes.to_string())
-                .collect();
-            let starved: Vec<&str> = e
-                .trials
-                .iter()
-                .flat_map(|t| t.starved.iter().map(String::as_str))
-                .collect();
-            let _ = write!(
-                w,
-                "- **{}**: leader changes per trial {}; election latency p99 {p99}; backend requests per second during the storm: not measured (real mode counts no backend's requests, on any backend); one winner per round: {} election_safety violations, at most {} node(s) believing they led at once; starved nodes (no win in {STARVED_MIN_ELECTIONS}+ elections): {}.",
-                e.name,
-                changes.join(", "),
-                e.trials.iter().map(|t| t.election_safety_violations).sum::<usize>(),
-                e.trials.iter().map(|t| t.leaders_by_belief_max).max().unwrap_or(0),
-                if starved.is_empty() { "none".to_string() } else { starved.join(", ") },
-            );
-        }
-        SpecCheck::StepDown => {
-            let gaps = pooled_sorted(e, |t| &t.handoff_gaps_ms);
-            let range = match (gaps.first(), gaps.last()) {
-                (Some(lo), Some(hi)) => {
-                    format!("{lo:.1} to {hi:.1} ms over {} handover(s)", gaps.len())
-                }
-                _ => "none (no handover)".to_string(),
-            };
-            let negative = gaps.iter().filter(|g| **g < 0.0).count();
-            let _ = write!(
-                w,
-                "- **{}**: gap from the old leader's stop to the new leader's first write {range}; negative (the spec: never): {negative}.",
-                e.name
-            );
-        }
-    }
-    Some(w)
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
     }
 }
 
@@ -575,6 +410,15 @@ mod tests {
             failover_ms: vec![2100.0],
             election_latencies_ms: vec![12.0],
             fencing_rejections: 1,
+            rejections: vec![Rejection {
+                at_ms: 8480.5,
+                node: "n1".into(),
+                token: 5,
+                max_token: 7,
+            }],
+            leaders_by_effect_max: if verdict == "fail" { 2 } else { 1 },
+            ledger_non_increasing_steps: u64::from(verdict == "fail"),
+            ledger_seq_batches: 40,
             double_leader_acting_incidents: u64::from(verdict == "fail"),
             leaders_by_belief_max: 2,
             protocol_safety: if verdict == "fail" { "unsafe" } else { "fence-saved" },
@@ -606,6 +450,9 @@ mod tests {
             file: "scenarios/conform/x.toml".into(),
             does: "something".into(),
             fencing: !name.ends_with("unfenced"),
+            reproduces: false,
+            ttl_ms: 2000,
+            failover_max_ms: Some(5000),
             check: SpecCheck::None,
             verdict: Verdict::Pass,
             trials,
@@ -647,6 +494,97 @@ mod tests {
         );
         let json: serde_json::Value = serde_json::to_value(&r).unwrap();
         assert_eq!(json["experiments"][2]["verdict"], "not_applicable");
+    }
+
+    #[test]
+    fn fencing_off_the_damage_the_fence_stops_is_a_reproduction() {
+        use baton_model::checker::Property;
+        let v = |p| Violation {
+            property: p,
+            at_ms: 1.0,
+            detail: String::new(),
+        };
+        let damage = [v(Property::DoubleLeaderActing), v(Property::SequenceReused)];
+        assert_eq!(trial_verdict(&damage, &[], true), "reproduced");
+        assert_eq!(trial_verdict(&damage, &[], false), "fail", "the fence on");
+        let own = [v(Property::DoubleLeaderActing), v(Property::ActedPastGrant)];
+        assert_eq!(trial_verdict(&own, &[], true), "fail", "the node's own bug");
+        assert_eq!(trial_verdict(&[], &[], true), "pass");
+        let mut shown = trial("fail", true);
+        shown.verdict = "reproduced";
+        let mut unfenced = ExperimentResult {
+            reproduces: true,
+            ..experiment("gc-pause-unfenced", vec![trial("pass", true), shown], false)
+        };
+        unfenced.judge(false);
+        assert_eq!(unfenced.verdict, Verdict::Reproduced);
+        let mut quiet = ExperimentResult {
+            reproduces: true,
+            ..experiment("partition-unfenced", vec![trial("pass", true)], false)
+        };
+        quiet.judge(false);
+        assert_eq!(quiet.verdict, Verdict::NotReproduced);
+        let r = Report {
+            command: "sim conform --node-cmd n".into(),
+            node_cmd: "n".into(),
+            backend: "etcd".into(),
+            commit: "abc1234".into(),
+            root: String::new(),
+            trials_per_experiment: 2,
+            wall_ms: 1,
+            experiments: vec![
+                experiment("gc-pause", vec![trial("pass", true)], false),
+                unfenced,
+                quiet,
+            ],
+            interrupted: false,
+        };
+        assert_eq!(r.overall(), "PASS: 1 of 1 experiments passed; fencing off, gc-pause-unfenced reproduced the double write (1 of 2 trials), partition-unfenced did not");
+        let md = r.markdown();
+        assert!(
+            md.contains("| gc-pause-unfenced | off | REPRODUCED | 1/2 reproduced |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("## What the runs with fencing off reproduced"),
+            "{md}"
+        );
+        assert!(md.contains("1. leaders acting by effect always 1 and 0 double-leader-acting incidents (with the fencing-rejection log): met. Over 1 fenced trials"), "{md}");
+        assert!(md.contains("2. the GC-pause run passes: the woken stale leader's write is fenced out, the rejected token shown: met. gc-pause passed 1 of 1 trials; the woken leader's write was fenced out in 1 (trial 1: n1's token 5 rejected below max_token 7 at 8480.5 ms)."), "{md}");
+        assert!(md.contains("5. the run with fencing off reproduces the bug: the token is load-bearing, not decoration: met. A stale leader's write landed with the fence off (gc-pause-unfenced: 1 of 2 trials; partition-unfenced: 0 of 1 trials)"), "{md}");
+        assert!(
+            md.contains("| gc-pause | 1 | 8480.5 | n1 | 5 | 7 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_spec_s_criteria_fail_when_the_run_breaks_them() {
+        let mut r = Report {
+            command: "sim conform --node-cmd n".into(),
+            node_cmd: "n".into(),
+            backend: "etcd".into(),
+            commit: "abc1234 plus uncommitted changes".into(),
+            root: String::new(),
+            trials_per_experiment: 1,
+            wall_ms: 1,
+            experiments: vec![experiment("gc-pause", vec![trial("fail", true)], false)],
+            interrupted: false,
+        };
+        let md = r.markdown();
+        for broken in [
+            "1. leaders acting by effect always 1 and 0 double-leader-acting incidents (with the fencing-rejection log): **not met**. Over 1 fenced trials: at most 2 leader(s) acting at once by effect, 1 double-leader-acting incident(s)",
+            "2. the GC-pause run passes: the woken stale leader's write is fenced out, the rejected token shown: **not met**. gc-pause failed in 1 of 1 trials",
+            "3. failover reported, plotted against TTL, with its bound named (TTL + an election round for a lease): not shown. The clean-kill experiment did not run.",
+            "4. the sequence strictly increasing across every failover (a SQL `lag()` check over the ledger finds 0 non-increasing steps): **not met**. Over 1 fenced trials' SQLite ledgers: 1 non-increasing step(s) among 40 sequencer batches",
+            "5. the run with fencing off reproduces the bug: the token is load-bearing, not decoration: not shown.",
+            "6. every number reproducible from a committed command, scenario and seed: **not met**. The source tree was not a clean commit (abc1234 plus uncommitted changes).",
+        ] {
+            assert!(md.contains(broken), "{broken}\n{md}");
+        }
+        r.experiments = vec![experiment("gc-pause", vec![trial("pass", true)], false)];
+        r.experiments[0].trials[0].rejections.clear();
+        assert!(r.markdown().contains("2. the GC-pause run passes: the woken stale leader's write is fenced out, the rejected token shown: not shown. gc-pause passed 1 of 1 trials, but in none did the woken leader write"));
     }
 
     #[test]
