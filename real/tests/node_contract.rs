@@ -157,7 +157,6 @@ fn bad_templates_and_what_a_foreign_node_cannot_take_are_refused_before_anything
         (dir.path().join("quiet.toml"), vec!["--node-cmd", "sh -c 'true", ], "unclosed quote"),
         (dir.path().join("quiet.toml"), vec!["--node-cmd", "sh", "--set", "protocol=redis-naive"], "key `protocol`: redis-naive: a --node-cmd node elects on etcd, Redis, ZooKeeper or PostgreSQL"),
         (dir.path().join("quiet.toml"), vec!["--node-cmd", "sh --key {redis_key}"], "--node-cmd: {redis_key} is a placeholder of redis, and this run is on etcd (allowed on etcd: {id}"),
-        (with_fault("pause", "kind = \"pause\"\nat_ms = 3000\ntarget = \"leader\"\nduration_ms = 500\npoint = \"before-write\"\n"), vec!["--node-cmd", "sh"], "point = \"before-write\" needs Baton's own node"),
         (with_fault("clock", "kind = \"clock-step\"\nat_ms = 3000\ntarget = \"leader\"\nstep_ms = 500\n"), vec!["--node-cmd", "sh"], "clock-step: a --node-cmd node reads the machine's clock"),
     ];
     std::fs::write(dir.path().join("quiet.toml"), QUIET).unwrap();

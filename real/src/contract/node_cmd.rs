@@ -221,10 +221,11 @@ impl NodeCmd {
 
 /// What of scenario `r` a `--node-cmd` node cannot take, as `key ...: why` (one line,
 /// after the file's name), or `None`: node contract v2 runs nodes on the backends of
-/// [`ContractBackend`], the scenario's protocol picking the backend; Baton's own
-/// instrumentation (a pause armed before a write, a skewed clock) needs Baton's own node.
+/// [`ContractBackend`], the scenario's protocol picking the backend; a skewed clock needs
+/// Baton's own node. (A pause armed before a write holds the node's next write at its
+/// proxy to the resource and stops it there: see `Supervisor::arm_pause_before_write`.)
 pub fn refusal(r: &baton_model::scenario::Resolved) -> Option<String> {
-    use baton_model::fault::{Fault, PausePoint};
+    use baton_model::fault::Fault;
     let protocol = r.scenario.protocol;
     if ContractBackend::of_protocol(protocol).is_none() {
         return Some(format!(
@@ -234,12 +235,6 @@ pub fn refusal(r: &baton_model::scenario::Resolved) -> Option<String> {
         ));
     }
     r.faults.iter().enumerate().find_map(|(i, f)| match &f.fault {
-        Fault::Pause {
-            point: PausePoint::BeforeWrite,
-            ..
-        } => Some(format!(
-            "fault {i} (`faults.{i}.point` when the file lists it as such): point = \"before-write\" needs Baton's own node, which stops itself just before a write (allowed with --node-cmd: \"anywhere\", a SIGSTOP at the fault's time)"
-        )),
         Fault::ClockOffset { .. } | Fault::ClockDrift { .. } | Fault::ClockStep { .. } => {
             Some(format!(
                 "fault {i} (`faults.{i}.kind` when the file lists it as such): {}: a --node-cmd node reads the machine's clock, which Baton does not skew (allowed: kill, restart, pause, partition, slow-link, network, resign, and faults on the backend)",

@@ -17,11 +17,12 @@
 
 use crate::ports::LOOPBACK;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -60,6 +61,39 @@ struct Shared {
     forward: watch::Sender<Gate>,
     backward: watch::Sender<Gate>,
     conns: Mutex<Vec<JoinHandle<()>>>,
+    /// Armed by [`Trap::arm`]: the next bytes read forward cut the forward flow (and are
+    /// held), then `struck` is notified.
+    trap: AtomicBool,
+    struck: Notify,
+}
+
+/// A one-shot hold of what the connecting side sends next (a foreign node's
+/// `before-write` pause, see `Supervisor::arm_pause_before_write`): once armed, the
+/// next bytes read forward are held, and everything after them, until [`Trap::release`].
+pub struct Trap {
+    shared: Arc<Shared>,
+}
+
+impl Trap {
+    /// Holds the next bytes sent forward.
+    pub fn arm(&self) {
+        self.shared.trap.store(true, Ordering::SeqCst);
+    }
+
+    /// No longer holds the next bytes (its pause will not strike).
+    pub fn disarm(&self) {
+        self.shared.trap.store(false, Ordering::SeqCst);
+    }
+
+    /// Returns once the armed trap held bytes.
+    pub async fn struck(&self) {
+        self.shared.struck.notified().await;
+    }
+
+    /// Delivers what the trap held, and forwards again.
+    pub fn release(&self) {
+        self.shared.forward.send_modify(|g| g.cut = false);
+    }
 }
 
 /// A running proxy on 127.0.0.1. Dropping it stops it and closes its connections.
@@ -89,6 +123,8 @@ impl Proxy {
             forward: watch::channel(Gate::default()).0,
             backward: watch::channel(Gate::default()).0,
             conns: Mutex::new(vec![]),
+            trap: AtomicBool::new(false),
+            struck: Notify::new(),
         });
         let s = shared.clone();
         let accept = tokio::spawn(async move {
@@ -114,6 +150,13 @@ impl Proxy {
     /// Where to connect to go through the proxy.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Its one-shot hold of the next bytes sent forward.
+    pub fn trap(&self) -> Trap {
+        Trap {
+            shared: self.shared.clone(),
+        }
     }
 
     /// Where it forwards to.
@@ -184,8 +227,8 @@ async fn serve(s: Arc<Shared>, client: TcpStream) {
     let _ = server.set_nodelay(true);
     let (cr, cw) = client.into_split();
     let (sr, sw) = server.into_split();
-    let fwd = pipe(cr, sw, s.forward.subscribe());
-    let back = pipe(sr, cw, s.backward.subscribe());
+    let fwd = pipe(cr, sw, s.forward.subscribe(), Some(s.clone()));
+    let back = pipe(sr, cw, s.backward.subscribe(), None);
     tokio::pin!(fwd, back);
     // A clean EOF ends only its own direction (a half-close, passed on). A failure (a
     // reset: the process behind it died) tears the whole connection down: returning
@@ -199,12 +242,14 @@ async fn serve(s: Arc<Shared>, client: TcpStream) {
     }
 }
 
-/// Copies one direction, honouring its gate. Returns `true` when the source ended
-/// cleanly and the end was passed on, `false` when either side failed.
+/// Copies one direction, honouring its gate and, forward, the proxy's [`Trap`]. Returns
+/// `true` when the source ended cleanly and the end was passed on, `false` when either
+/// side failed.
 async fn pipe(
     mut from: tokio::net::tcp::OwnedReadHalf,
     mut to: tokio::net::tcp::OwnedWriteHalf,
     gate: watch::Receiver<Gate>,
+    trap: Option<Arc<Shared>>,
 ) -> bool {
     let (tx, mut rx) = mpsc::channel::<(Instant, Option<Vec<u8>>)>(QUEUE);
     let mut read_gate = gate.clone();
@@ -227,6 +272,13 @@ async fn pipe(
                 Err(_) => return false,
             };
             let end = chunk.is_none();
+            if let Some(s) = trap.as_ref().filter(|_| !end) {
+                // Cut before the chunk is queued: the writer holds it until the release.
+                if s.trap.swap(false, Ordering::SeqCst) {
+                    s.forward.send_modify(|g| g.cut = true);
+                    s.struck.notify_one();
+                }
+            }
             let (lo, hi) = {
                 let g = read_gate.borrow();
                 (g.latency_ms_min * 1000, g.latency_ms_max * 1000)
@@ -347,6 +399,35 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(&buf, b"two", "held bytes delivered after the mend");
+    }
+
+    /// An armed trap holds the next bytes sent, and nothing before them; the release
+    /// delivers them; a disarmed trap holds nothing.
+    #[tokio::test]
+    async fn a_trap_holds_the_next_bytes_until_released() {
+        let p = Proxy::start(echo_server().await).await.unwrap();
+        let mut c = TcpStream::connect(p.addr()).await.unwrap();
+        let short = Duration::from_millis(300);
+        let trap = p.trap();
+        trap.arm();
+        trap.disarm();
+        assert_eq!(round_trip(&mut c, b"one", short).await.unwrap(), b"one");
+        trap.arm();
+        assert_eq!(round_trip(&mut c, b"two", short).await, None, "held");
+        tokio::time::timeout(short, trap.struck()).await.unwrap();
+        assert_eq!(p.is_cut(), (true, false));
+        trap.release();
+        let mut buf = [0u8; 3];
+        tokio::time::timeout(short, c.read_exact(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(&buf, b"two", "delivered after the release");
+        assert_eq!(
+            round_trip(&mut c, b"six", short).await.unwrap(),
+            b"six",
+            "one-shot"
+        );
     }
 
     /// A one-way cut lets the other direction flow: answers to requests already delivered

@@ -78,6 +78,9 @@ impl Supervisor {
         index: usize,
         duration_ms: u64,
     ) -> Result<(), RealError> {
+        if self.cfg.node_cmd.is_some() {
+            return self.arm_held_write(node, index, duration_ms);
+        }
         let addr = self.node_addr(node)?;
         let resp = self
             .http
@@ -235,6 +238,76 @@ impl Supervisor {
                 node: node.into(),
                 why: e.to_string(),
             })?;
+        Ok(())
+    }
+}
+
+impl Supervisor {
+    /// A foreign node's `before-write` pause (it takes no `/control/pause`): its resource
+    /// proxy holds the next bytes it sends there (its next protected write), and at
+    /// that moment the supervisor stops it (SIGSTOP), logging the fault's application
+    /// and the pause; `duration_ms` later it resumes it and lets the held write go on to
+    /// the resource, logging `node_resumed` and `fault_healed`. The write left the node
+    /// before the pause and lands after it, as a write whose lease check passed just
+    /// before a GC pause would. A node killed or restarted before it wrote is not
+    /// paused: the trap is disarmed.
+    fn arm_held_write(
+        &mut self,
+        node: &str,
+        index: usize,
+        duration_ms: u64,
+    ) -> Result<(), RealError> {
+        let i = self.slot(node)?;
+        let slot = &self.nodes[i];
+        if slot.child.lock().unwrap().is_none() {
+            return Err(RealError::NotRunning(node.to_string()));
+        }
+        let trap = slot.resource_proxy.trap();
+        let incarnation = slot.incarnation.clone();
+        let armed_in = incarnation.load(Ordering::SeqCst);
+        let (child, log, name) = (slot.child.clone(), self.log.clone(), NodeId::from(node));
+        trap.arm();
+        self.tasks.push(tokio::spawn(async move {
+            let same = || incarnation.load(Ordering::SeqCst) == armed_in;
+            loop {
+                tokio::select! {
+                    _ = trap.struck() => break,
+                    _ = tokio::time::sleep(Duration::from_millis(2)) => {
+                        if !same() || child.lock().unwrap().is_none() {
+                            trap.disarm();
+                            return;
+                        }
+                    }
+                }
+            }
+            log.record(Event::FaultApplied {
+                index,
+                kind: baton_model::fault::FaultKind::Pause,
+                target: name.to_string(),
+            });
+            let stopped = match child.lock().unwrap().as_ref() {
+                Some(c) if same() => c.signal(libc::SIGSTOP).is_ok(),
+                _ => false,
+            };
+            if stopped {
+                log.record(Event::NodePaused { node: name.clone() });
+            }
+            tokio::time::sleep(Duration::from_millis(duration_ms)).await;
+            if stopped && same() {
+                if let Some(c) = child.lock().unwrap().as_ref() {
+                    let _ = c.signal(libc::SIGCONT);
+                }
+            }
+            trap.release();
+            if stopped {
+                log.record(Event::NodeResumed { node: name.clone() });
+            }
+            log.record(Event::FaultHealed {
+                index,
+                kind: baton_model::fault::FaultKind::Pause,
+                target: name.to_string(),
+            });
+        }));
         Ok(())
     }
 }

@@ -82,6 +82,7 @@ pub fn section(r: &Report) -> String {
         let _ = writeln!(w, "{}. {}: {}. {evidence}", i + 1, c.says, status.word());
     }
     rejection_log(r, &mut w);
+    w.push('\n');
     w
 }
 
@@ -248,7 +249,7 @@ fn bug_reproduced(r: &Report) -> (Status, String) {
     }
     (
         Status::NotShown,
-        format!("No stale write landed ({}): the node stopped before writing in every trial, and a SIGSTOP cannot pick the instant the simulator's `point = \"before-write\"` does (`sim run scenarios/gc-pause-unfenced.toml --seed 42` reproduces the bug deterministically).", words.join("; ")),
+        format!("No stale write landed ({}): no stale leader's write reached the resource after its successor's.", words.join("; ")),
     )
 }
 

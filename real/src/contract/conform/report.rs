@@ -176,7 +176,12 @@ impl TrialResult {
             self.protocol_safety
         );
         if !self.violations.is_empty() || !self.spec_failures.is_empty() {
-            let _ = write!(l, "; failed: {}", self.properties().join(", "));
+            let what = if self.verdict == "reproduced" {
+                "reproduced"
+            } else {
+                "failed"
+            };
+            let _ = write!(l, "; {what}: {}", self.properties().join(", "));
         }
         l
     }
