@@ -14,6 +14,8 @@
 //! one clean kill each through the contract and must pass with a protocol-level verdict
 //! that is not `unsafe`; a server that is not installed skips its test with a line
 //! naming the apt package, unless BATON_REQUIRE_SERVERS is set (CI sets it).
+//! The SIGSTOP experiment, fenced and not, on Baton's own node through the contract:
+//! its write held through the pause is rejected with the fence and lands without it.
 //! Real processes, one run at a time.
 #![cfg(not(madsim))]
 
@@ -157,6 +159,59 @@ fn baton_s_own_node_passes_a_short_conformance_through_the_contract() {
         env!("CARGO_BIN_EXE_baton-real")
     );
     short_conformance_passes(&cmd, "contract-node --dir");
+}
+
+/// The SIGSTOP experiment holds a foreign node's next write at its resource proxy
+/// through the pause: with the fence, that write is rejected and the report shows its
+/// token; without it, the write lands after the new leader's, the bug reproduced, and
+/// neither fails the suite. (If the hold never struck, a careful node would write
+/// nothing stale: no rejection, nothing reproduced, and this test fails.)
+#[test]
+fn a_write_held_through_the_pause_is_fenced_and_reproduced_without_the_fence() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let cmd = format!(
+        "{} contract-node --dir {{dir}}",
+        env!("CARGO_BIN_EXE_baton-real")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let o = conform(
+        &out,
+        &[
+            "--node-cmd",
+            &cmd,
+            "--only",
+            "gc-pause,gc-pause-unfenced",
+            "--quick",
+            "--quiet",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("conformance: PASS: 1 of 1 experiments passed; fencing off, gc-pause-unfenced reproduced the double write (1 of 1 trials)"),
+        "{stdout}"
+    );
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conformance.json")).unwrap())
+            .unwrap();
+    let fenced = &j["experiments"][0]["trials"][0];
+    let rejected = fenced["rejections"].as_array().unwrap();
+    assert!(!rejected.is_empty(), "{fenced}");
+    assert!(
+        rejected[0]["token"].as_u64() < rejected[0]["max_token"].as_u64(),
+        "{fenced}"
+    );
+    assert_eq!(j["experiments"][1]["verdict"], "reproduced");
+    let md = std::fs::read_to_string(out.join("conformance.md")).unwrap();
+    assert!(md.contains("the rejected token shown: met. gc-pause passed 1 of 1 trials; the woken leader's write was fenced out in 1 (trial 1: n"), "{md}");
+    assert!(md.contains("not decoration: met. A stale leader's write landed with the fence off (gc-pause-unfenced: 1 of 1 trials)"), "{md}");
+    assert_gone("contract-node --dir");
 }
 
 #[test]
