@@ -455,6 +455,15 @@ pub enum Event {
         /// What it did.
         detail: String,
     },
+    /// The first proof that a node run by `--node-cmd` had stepped down: the answer of
+    /// the first `/status` poll that no longer saw it lead under its token. Its
+    /// `role_changed` is stamped at the last poll that still saw it lead (the belief a
+    /// poll proved); the step-down happened between the two. Handoffs are judged from
+    /// this later edge, against the node (see `checker/failover.rs`).
+    StepDownSeen {
+        /// The node.
+        node: NodeId,
+    },
 }
 
 /// One timeline line: when, and what.

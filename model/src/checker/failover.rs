@@ -24,7 +24,10 @@
 //! at the later of the first of its `StoppedActing` for the old token, its step-down
 //! (`RoleChanged` away from leader: every world records it, while a node that writes no
 //! event log, run by `--node-cmd` and seen from its `/status` polls, records no
-//! `StoppedActing`) or its `NodeKilled` after its win, and the moment its last write
+//! `StoppedActing`; such a step-down counts from its `StepDownSeen`, the first poll that
+//! proved it, rather than the last poll that still saw the node lead, so that a handoff
+//! never rests on the stamp that favours the node) or its `NodeKilled` after its win,
+//! and the moment its last write
 //! reached the resource,
 //! accepted or rejected: a write in flight is the leader still acting (see
 //! `checker/flight.rs`), unless it landed after its sender had given it up (its resource
@@ -151,6 +154,8 @@ struct Win {
     /// Its first stop after the win (`StoppedActing` for its token, its step-down, or its
     /// node killed).
     stop: Option<(usize, i64)>,
+    /// Its stop is a polled step-down not yet moved to its `StepDownSeen`.
+    stop_polled: bool,
     /// Its leadership's first write accepted after the next win's first write.
     late_us: Option<i64>,
     /// When it gave the leadership up on purpose (`Released`), if it did.
@@ -233,8 +238,21 @@ impl Failover {
                     for w in self.wins.iter_mut() {
                         if w.stop.is_none() && w.node == *node && w.token == token && w.idx < idx {
                             w.stop = Some((idx, e.at_us));
+                            w.stop_polled = true;
                         }
                     }
+                }
+            }
+            Event::StepDownSeen { node } => {
+                // A polled step-down is judged at its first proof, against the node.
+                if let Some(w) = self
+                    .wins
+                    .iter_mut()
+                    .rev()
+                    .find(|w| w.node == *node && w.stop_polled)
+                {
+                    w.stop = Some((idx, e.at_us));
+                    w.stop_polled = false;
                 }
             }
             Event::NodeKilled { node } => {
@@ -287,6 +305,7 @@ impl Failover {
                     first_write: None,
                     last_write_us: None,
                     stop: None,
+                    stop_polled: false,
                     late_us: None,
                     released: None,
                     last_landed: None,
@@ -648,6 +667,27 @@ mod tests {
         let g = &s.handoff_gaps[0];
         // Still leading by its polls when n2 first wrote: measured from its last write.
         assert_eq!((g.gap_ms, g.overlap), (30.0, true));
+    }
+
+    /// The step-down stamped at the last poll that saw n1 lead (5,008 ms) counts from
+    /// the first poll that proved it over (`StepDownSeen`): before n2's first write, the
+    /// gap runs from that proof; after it, the old leader may still have believed, and
+    /// the handoff is an overlap, against the node.
+    #[test]
+    fn a_foreign_step_down_counts_from_its_first_proof() {
+        let r = resolved();
+        let seen = |at_ms: i64| {
+            let mut t = foreign_step_down(5008);
+            t.push(at(at_ms, Event::StepDownSeen { node: "n1".into() }));
+            t.sort_by_key(|e| e.at_us);
+            t
+        };
+        let (s, _) = run(&r, &seen(5012));
+        let g = &s.handoff_gaps[0];
+        assert_eq!((g.gap_ms, g.overlap), (8.0, false));
+        let (s, v) = run(&r, &seen(5030));
+        assert!(v.is_empty(), "{v:?}");
+        assert!(s.handoff_gaps[0].overlap, "{:?}", s.handoff_gaps[0]);
     }
 
     #[test]

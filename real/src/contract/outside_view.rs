@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 
 /// What a run of foreign nodes cannot see, one sentence each, for the report's notes.
 pub const NOTES: &[&str] = &[
-    "the nodes were run by --node-cmd and write no event log: their beliefs were polled from GET /status every 15 ms (a step-up stamped at the first poll that saw it, a step-down at the last poll that still saw the old role, or when the node ran again if that poll found it stopped), so a belief is good to about one poll, and two beliefs overlapping for less than that are not seen",
+    "the nodes were run by --node-cmd and write no event log: their beliefs were polled from GET /status every 15 ms (a step-up stamped at the first poll that saw it, a step-down at the last poll that still saw the old role, or when the node ran again if that poll found it stopped), so a belief is good to about one poll, and two beliefs overlapping for less than that are not seen; a handoff counts the step-down from the first poll that proved it over (against the node), and after a POST /resign or a SIGCONT the node was polled every 1 ms for 1 s",
     "a write's attempt is stamped when it reached the resource (an upper bound on its send); a leadership starts no later than its first write the resource saw",
     "campaign starts, lease grants and renewals, and why a leader stopped are not seen from outside: election latency is timed from the seat falling vacant (the backend's observer: an etcd key or a znode gone, a Redis lock or a row lease ended) to the first poll that saw the winner",
 ];

@@ -28,12 +28,25 @@ use crate::process::ManagedChild;
 use baton_model::NodeId;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
 /// How often each node is asked (the design's 10-20 ms).
 pub const POLL_INTERVAL_MS: u64 = 15;
+
+/// How often a node is asked while hurried ([`Hurry`]): after Baton asked it to step
+/// down or continued it from a pause, when its step-down is due.
+pub const HURRY_INTERVAL_MS: u64 = 1;
+
+/// How long a hurry lasts.
+pub const HURRY_MS: u64 = 1000;
+
+/// Until when (run clock, µs) a node is polled every [`HURRY_INTERVAL_MS`]: set by the
+/// supervisor when it sends `POST /resign` or SIGCONT, so that the two polls around the
+/// step-down that follows are about a millisecond apart, not fifteen.
+pub type Hurry = Arc<AtomicI64>;
 
 /// How long a poll waits for an answer (a paused node gives none).
 const POLL_TIMEOUT_MS: u64 = 200;
@@ -83,17 +96,25 @@ impl Tracker {
         }
     }
 
-    /// The end of the leadership seen so far, stamped as the module doc says.
-    fn step_down(&mut self, role: Role) -> Option<(i64, Event)> {
-        let l = self.leading.take()?;
-        Some((
-            l.last_sent_us.max(l.first_answered_us),
-            Event::RoleChanged {
-                node: self.node.clone(),
-                role,
-                token: None,
-            },
-        ))
+    /// The end of the leadership seen so far, stamped as the module doc says, and its
+    /// first proof, `seen_us` (the answer that showed it over).
+    fn step_down(&mut self, role: Role, seen_us: i64) -> Vec<(i64, Event)> {
+        let Some(l) = self.leading.take() else {
+            return vec![];
+        };
+        let node = self.node.clone();
+        let at_us = l.last_sent_us.max(l.first_answered_us);
+        vec![
+            (
+                at_us,
+                Event::RoleChanged {
+                    node: node.clone(),
+                    role,
+                    token: None,
+                },
+            ),
+            (seen_us.max(at_us), Event::StepDownSeen { node }),
+        ]
     }
 
     fn breach(&mut self, at_us: i64, rule: &'static str, detail: String) -> Option<(i64, Event)> {
@@ -120,7 +141,7 @@ impl Tracker {
         let mut out = vec![];
         match sighting {
             Sighting::Exited(at_us) => {
-                out.extend(self.step_down(Role::Follower));
+                out.extend(self.step_down(Role::Follower, at_us));
                 let detail = format!(
                     "its process exited by itself (its stderr: run/{}.stderr)",
                     self.node
@@ -139,7 +160,7 @@ impl Tracker {
             } => match (s.role, s.fence_token, self.leading.as_mut()) {
                 (Role::Leader, Some(t), Some(l)) if l.token == t => l.last_sent_us = sent_us,
                 (Role::Leader, Some(token), _) => {
-                    out.extend(self.step_down(Role::Follower));
+                    out.extend(self.step_down(Role::Follower, answered_us));
                     self.leading = Some(Seen {
                         token,
                         first_answered_us: answered_us,
@@ -154,7 +175,7 @@ impl Tracker {
                         },
                     ));
                 }
-                (role, _, _) => out.extend(self.step_down(role)),
+                (role, _, _) => out.extend(self.step_down(role, answered_us)),
             },
         }
         out
@@ -173,6 +194,8 @@ pub struct Target {
     pub current: Current,
     /// Its current process (taken out by a kill), to see it exit by itself.
     pub child: Arc<Mutex<Option<ManagedChild>>>,
+    /// Until when it is polled faster.
+    pub hurry: Hurry,
 }
 
 /// Polls `target` until aborted, recording into `log` what [`Tracker`] makes of it.
@@ -201,8 +224,14 @@ pub async fn poll(target: Target, http: reqwest::Client, log: EventLog) {
                 log.record_at(at_us, event);
             }
         }
-        let next_us = sent_us + POLL_INTERVAL_MS as i64 * 1000;
-        let wait_us = (next_us - clock.now_us()).max(1000);
+        let hurried = clock.now_us() < target.hurry.load(Ordering::SeqCst);
+        let every_ms = if hurried {
+            HURRY_INTERVAL_MS
+        } else {
+            POLL_INTERVAL_MS
+        };
+        let next_us = sent_us + every_ms as i64 * 1000;
+        let wait_us = (next_us - clock.now_us()).max(every_ms as i64 * 1000 / 2);
         tokio::time::sleep(Duration::from_micros(wait_us as u64)).await;
     }
 }
@@ -314,6 +343,11 @@ mod tests {
         t.observe(1, seen(0, 900, Role::Leader, Some(2)));
         let down = t.observe(1, seen(15_000, 15_100, Role::Follower, None));
         assert_eq!(roles(&down), vec![(900, Role::Follower, None)]);
+        // The first proof of the step-down: the answer that showed it over.
+        assert!(
+            matches!(&down[1], (15_100, Event::StepDownSeen { node }) if node == "n1"),
+            "{down:?}"
+        );
     }
 
     #[test]
@@ -344,7 +378,7 @@ mod tests {
         let e = t.observe(1, Sighting::Exited(50));
         assert_eq!(roles(&e), vec![(30, Role::Follower, None)]);
         assert!(matches!(
-            &e[1].1,
+            &e[2].1,
             Event::ContractBroken { rule, .. } if rule == "keeps-running"
         ));
         assert!(t.observe(1, Sighting::Exited(60)).is_empty());

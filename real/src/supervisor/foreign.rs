@@ -39,6 +39,7 @@ impl Supervisor {
             .expect("called for --node-cmd runs");
         if self.foreign.is_empty() {
             self.foreign = self.nodes.iter().map(|_| Arc::default()).collect();
+            self.hurry = self.nodes.iter().map(|_| Arc::default()).collect();
         }
         let s = &mut self.nodes[i];
         let incarnation = s.incarnation.load(Ordering::SeqCst) + 1;
@@ -82,6 +83,19 @@ impl Supervisor {
         Ok(())
     }
 
+    /// Polls foreign node `node` every [`status_poll::HURRY_INTERVAL_MS`] for the next
+    /// [`status_poll::HURRY_MS`]: its step-down is due (Baton asked it to resign, or
+    /// continued it from a pause). Nothing for Baton's own nodes.
+    pub(super) fn hurry_poll(&self, node: &str) {
+        let Ok(i) = self.slot(node) else {
+            return;
+        };
+        if let Some(h) = self.hurry.get(i) {
+            let until = self.clock.now_us() + status_poll::HURRY_MS as i64 * 1000;
+            h.store(until, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
     /// Starts polling every foreign node's `/status` into the supervisor's log (nothing
     /// for Baton's own nodes, which log their beliefs themselves).
     pub(super) fn poll_foreign_nodes(&mut self) {
@@ -91,11 +105,12 @@ impl Supervisor {
         let targets: Vec<Target> = self
             .nodes
             .iter()
-            .zip(&self.foreign)
-            .map(|(s, current)| Target {
+            .zip(self.foreign.iter().zip(&self.hurry))
+            .map(|(s, (current, hurry))| Target {
                 name: s.cfg.name.clone(),
                 current: current.clone(),
                 child: s.child.clone(),
+                hurry: hurry.clone(),
             })
             .collect();
         for t in status_poll::spawn(targets, &self.log) {

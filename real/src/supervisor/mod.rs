@@ -110,6 +110,8 @@ pub struct Supervisor {
     pids: Arc<Mutex<Vec<u32>>>,
     /// Where each `--node-cmd` node's current process serves, for its poller.
     foreign: Vec<crate::contract::status_poll::Current>,
+    /// Until when each `--node-cmd` node is polled faster (see [`Supervisor::hurry_poll`]).
+    hurry: Vec<crate::contract::status_poll::Hurry>,
 }
 
 /// The marker file the supervisor writes first into a run directory (`run/`), so that
@@ -162,6 +164,7 @@ impl Supervisor {
             ports,
             pids,
             foreign: vec![],
+            hurry: vec![],
         };
         for i in 0..sup.nodes.len() {
             sup.start_node(i).await?;

@@ -6,6 +6,7 @@ use super::error::RealError;
 use super::fleet::SharedChild;
 use super::link::{Direction, Link};
 use super::Supervisor;
+use crate::contract::status_poll;
 use crate::events::{Event, EventLog};
 use crate::node::{ArmPause, ClockChange, ClockState};
 use crate::supervisor::proxy::{Flow, Proxy};
@@ -61,6 +62,7 @@ impl Supervisor {
 
     /// Lets a paused node run again (SIGCONT).
     pub fn resume(&self, node: &str) -> Result<(), RealError> {
+        self.hurry_poll(node);
         self.signal(node, libc::SIGCONT)?;
         self.log.record(Event::NodeResumed { node: node.into() });
         Ok(())
@@ -229,6 +231,7 @@ impl Supervisor {
     /// Asks node `node` to step down if it leads.
     pub async fn resign(&self, node: &str) -> Result<(), RealError> {
         let addr = self.node_addr(node)?;
+        self.hurry_poll(node);
         self.http
             .post(format!("http://{addr}/{}", self.resign_path()))
             .send()
@@ -266,6 +269,8 @@ impl Supervisor {
         let incarnation = slot.incarnation.clone();
         let armed_in = incarnation.load(Ordering::SeqCst);
         let (child, log, name) = (slot.child.clone(), self.log.clone(), NodeId::from(node));
+        let hurry = self.hurry.get(i).cloned();
+        let clock = log.clock();
         trap.arm();
         self.tasks.push(tokio::spawn(async move {
             let same = || incarnation.load(Ordering::SeqCst) == armed_in;
@@ -294,6 +299,10 @@ impl Supervisor {
             }
             tokio::time::sleep(Duration::from_millis(duration_ms)).await;
             if stopped && same() {
+                if let Some(h) = &hurry {
+                    let until = clock.now_us() + status_poll::HURRY_MS as i64 * 1000;
+                    h.store(until, Ordering::SeqCst);
+                }
                 if let Some(c) = child.lock().unwrap().as_ref() {
                     let _ = c.signal(libc::SIGCONT);
                 }

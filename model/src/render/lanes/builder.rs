@@ -92,6 +92,7 @@ pub fn event_kind(e: &Event) -> &'static str {
         Event::MemberResumed { .. } => "member_resumed",
         Event::LeaseRenewed { .. } => "lease_renewed",
         Event::ContractBroken { .. } => "contract_broken",
+        Event::StepDownSeen { .. } => "step_down_seen",
     }
 }
 
@@ -226,7 +227,8 @@ impl LaneBuilder {
             | Event::JobStepStarted { node, .. }
             | Event::JobStepDone { node, .. }
             | Event::JobStepAbandoned { node, .. }
-            | Event::ContractBroken { node, .. } => self.keep_event(Some(node.to_string()), e),
+            | Event::ContractBroken { node, .. }
+            | Event::StepDownSeen { node } => self.keep_event(Some(node.to_string()), e),
         }
     }
 
