@@ -214,6 +214,71 @@ fn a_write_held_through_the_pause_is_fenced_and_reproduced_without_the_fence() {
     assert_gone("contract-node --dir");
 }
 
+/// Trials run side by side (`--jobs 3`), each with its own etcd cluster; Ctrl-C while
+/// all three run stops them all: exit 130, no process of theirs left, no etcd data
+/// directory of the run left in the temporary directory, and a report that says it was
+/// interrupted.
+#[test]
+fn ctrl_c_stops_every_trial_running_side_by_side_and_leaves_nothing() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let cmd = format!(
+        "{} contract-node --dir {{dir}}",
+        env!("CARGO_BIN_EXE_baton-real")
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_baton-real"))
+        .args(["conform", "--node-cmd", &cmd, "--quick", "--jobs", "3"])
+        .args(["--only", "clean-kill,partition,gc-pause", "--out"])
+        .arg(&out)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let started = |e: &str| out.join(e).join("trial-1/run/n3.stdout").is_file();
+    let t0 = Instant::now();
+    while !["clean-kill", "partition", "gc-pause"]
+        .iter()
+        .all(|e| started(e))
+        && t0.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        ["clean-kill", "partition", "gc-pause"]
+            .iter()
+            .all(|e| started(e)),
+        "three trials run at once"
+    );
+    let etcd_dirs = || -> Vec<String> {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(&format!("baton-etcd-{pid}-")))
+            .collect()
+    };
+    assert_eq!(etcd_dirs().len(), 3, "one etcd cluster per trial");
+    // SAFETY: a plain signal to the child we started.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_gone(&out.to_string_lossy());
+    assert_eq!(etcd_dirs(), Vec::<String>::new(), "etcd's data directories");
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conformance.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["interrupted"], true, "{j}");
+    assert_eq!(j["jobs"], 3, "{j}");
+}
+
 #[test]
 fn the_go_node_passes_a_short_conformance() {
     let Some(bin) = go_node() else {

@@ -1,7 +1,7 @@
 //! How long a `conform` run will take, said before it starts (its first line) and in
 //! `--help`: each trial's scenario duration plus a start/stop overhead per trial, summed
-//! over the experiments and trials asked for. Trials run one after another, so the sum
-//! is the run's wall time.
+//! over the experiments and trials asked for, or with `--jobs N` the time N slots take
+//! to run them in order ([`with_jobs`]).
 
 use crate::contract::backends::ContractBackend;
 
@@ -31,6 +31,22 @@ pub fn total_ms(durations_ms: &[u64], b: ContractBackend) -> u64 {
     durations_ms.iter().map(|d| d + overhead_ms(b)).sum()
 }
 
+/// The estimate of one trial, `spec`, on `b`: its scenario's duration and the overhead.
+pub fn trial_ms(spec: &crate::trial::TrialSpec, b: ContractBackend) -> u64 {
+    spec.plan.resolved.scenario.duration_ms + overhead_ms(b)
+}
+
+/// The estimate of the same run with `jobs` trials at a time, started in order, the
+/// next as soon as one ends (as the run does): the time the last one ends.
+pub fn with_jobs(durations_ms: &[u64], b: ContractBackend, jobs: u64) -> u64 {
+    let mut slots = vec![0u64; jobs.max(1) as usize];
+    for d in durations_ms {
+        let first_free = slots.iter_mut().min().expect("at least one slot");
+        *first_free += d + overhead_ms(b);
+    }
+    slots.into_iter().max().unwrap_or(0)
+}
+
 /// `ms` as the first line and `--help` say it: whole minutes from 2 minutes up (rounded
 /// up, an estimate should not promise too little), seconds below.
 pub fn say(ms: u64) -> String {
@@ -53,6 +69,15 @@ mod tests {
         assert_eq!(
             total_ms(&[16_000, 12_000], ContractBackend::Etcd),
             28_000 + 2 * etcd
+        );
+        assert_eq!(
+            with_jobs(&[16_000, 12_000, 10_000], ContractBackend::Etcd, 2),
+            12_000 + 10_000 + 2 * etcd,
+            "16 s in one slot, 12 s then 10 s in the other"
+        );
+        assert_eq!(
+            with_jobs(&[16_000, 12_000], ContractBackend::Etcd, 1),
+            total_ms(&[16_000, 12_000], ContractBackend::Etcd)
         );
         assert_eq!(say(119_999), "about 120 seconds");
         assert_eq!(say(120_000), "about 2 minutes");

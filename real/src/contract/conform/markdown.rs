@@ -54,8 +54,9 @@ impl Report {
         );
         let _ = writeln!(
             w,
-            "- {} trial(s) per experiment; wall time {:.1} min{}",
+            "- {} trial(s) per experiment, {} at a time (each with its own backend, ports and directories); wall time {:.1} min{}",
             self.trials_per_experiment,
+            self.jobs,
             self.wall_ms as f64 / 60_000.0,
             if self.interrupted {
                 " (interrupted: the experiments below finished)"

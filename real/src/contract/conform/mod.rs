@@ -24,23 +24,23 @@
 //! step-down experiments add the spec's own criteria to the checkers' ([`spec`]).
 
 pub mod estimate;
+mod execute;
 pub mod findings;
 pub mod markdown;
+pub mod progress;
 pub mod report;
 pub mod spec;
 
 use crate::contract::backends::ContractBackend;
-use crate::contract::conform::report::{ExperimentResult, Report, TrialResult, Verdict};
 use crate::contract::conform::spec::SpecCheck;
 use crate::contract::node_cmd::NodeCmd;
 use crate::trial::command::{check_trial_dir, parse_node_cmd, trial_spec, RealCommandError};
 use crate::trial::refusals::Source;
-use crate::trial::{self, TrialError, TrialSpec};
+use crate::trial::TrialSpec;
 use baton_model::flags::ConformArgs;
 use baton_model::render::output_dir;
 use baton_model::scenario::{self, Resolved, ScenarioError};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 /// One scenario of the conformance suite.
 pub struct Scenario {
@@ -307,8 +307,12 @@ struct Prepared {
     node_cmd: NodeCmd,
     experiments: Vec<Planned>,
     trials: u64,
-    /// The run's estimated wall time ([`estimate`]).
+    /// Trials run at once (`--jobs`).
+    jobs: u64,
+    /// The run's estimated wall time ([`estimate`]), trials `jobs` at a time.
     estimate_ms: u64,
+    /// The same, one trial at a time: the sum of the trials' estimates.
+    estimate_serial_ms: u64,
 }
 
 fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
@@ -331,6 +335,7 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
             baton_model::seed::MAX
         )));
     }
+    let jobs = args.jobs();
     let churn_rounds = args
         .churn_rounds
         .or(args.quick.then_some(QUICK_CHURN_ROUNDS));
@@ -379,229 +384,15 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
         node_cmd,
         experiments,
         trials,
-        estimate_ms: estimate::total_ms(&durations_ms, backend),
+        jobs,
+        estimate_ms: estimate::with_jobs(&durations_ms, backend, jobs),
+        estimate_serial_ms: estimate::total_ms(&durations_ms, backend),
     })
 }
 
-/// Writes to stdout, ignoring a closed pipe.
-fn say(text: &str) {
-    use std::io::Write;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
-/// The source tree's commit (`git rev-parse --short HEAD`), with "plus uncommitted
-/// changes" when anything outside `reports/` differs from it (as `nightly/lib.sh` names
-/// a report's commit), or `unknown` outside a git checkout.
-fn commit() -> String {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
-            .args(args)
-            .stderr(std::process::Stdio::null())
-            .output()
-            .ok()
-    };
-    let Some(head) = git(&["rev-parse", "--short", "HEAD"])
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    else {
-        return "unknown".into();
-    };
-    let clean = git(&["diff", "--quiet", "HEAD", "--", ".", ":!reports"])
-        .is_some_and(|o| o.status.success());
-    if clean {
-        head
-    } else {
-        format!("{head} plus uncommitted changes")
-    }
-}
-
-/// The way from `dir` up to the directory the command ran in (Baton's source tree, for
-/// the report's links to the contract and the scenarios): `../` per component of a
-/// relative `dir`, the working directory itself for an absolute one.
-fn root_link(dir: &Path) -> String {
-    if dir.is_absolute() {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        return format!("{}/", cwd.display());
-    }
-    let depth = dir
-        .components()
-        .filter(|c| matches!(c, std::path::Component::Normal(_)))
-        .count();
-    "../".repeat(depth)
-}
-
-/// Runs the `conform` command: `Ok(true)` when no experiment failed.
+/// Runs the `conform` command: `Ok(true)` when no experiment failed (see [`execute`]).
 pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
-    let p = prepare(&args)?;
-    // The first line says how long the run will take, so that a user can decide to
-    // shorten it (--quick, --trials, --churn-rounds, --only) before waiting.
-    say(&format!(
-        "conform: {} experiment(s) x {} trial(s) on {}, {} (the scenarios' durations plus about {} s per trial to start and stop)\n",
-        p.experiments.len(),
-        p.trials,
-        p.backend.name(),
-        estimate::say(p.estimate_ms),
-        estimate::overhead_ms(p.backend) / 1000
-    ));
-    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| bad(format!("cannot watch for Ctrl-C: {e}")))?;
-    crate::process::sweep_stale_dirs(crate::backend::etcd::cluster::DATA_PREFIX);
-    let wall = Instant::now();
-    let mut report = Report {
-        command: baton_model::render::shell::join(
-            ["sim", "conform"]
-                .into_iter()
-                .map(String::from)
-                .chain(args.to_words()),
-        ),
-        node_cmd: p.node_cmd.template.clone(),
-        backend: p.backend.name().to_string(),
-        commit: commit(),
-        root: root_link(&p.dir),
-        trials_per_experiment: p.trials,
-        wall_ms: 0,
-        experiments: vec![],
-        interrupted: false,
-    };
-    for e in &p.experiments {
-        let mut result = ExperimentResult {
-            name: e.name(),
-            file: e.scenario.file.to_string(),
-            does: e.scenario.does.to_string(),
-            fencing: e.fencing,
-            reproduces: e.reproduces(),
-            ttl_ms: e.ttl_ms,
-            failover_max_ms: e
-                .specs
-                .first()
-                .and_then(|s| s.plan.resolved.scenario.expect.failover_ms_max),
-            check: e.scenario.check,
-            verdict: Verdict::Pass,
-            trials: vec![],
-        };
-        for spec in &e.specs {
-            let t = match one_trial(&p, e, spec, &mut sigint, args.quiet.quiet).await {
-                Ok(t) => t,
-                Err(err) => {
-                    report.interrupted = matches!(err, RealCommandError::Interrupted(_));
-                    report.wall_ms = wall.elapsed().as_millis() as u64;
-                    if !result.trials.is_empty() {
-                        report.experiments.push(result);
-                    }
-                    let _ = write_report(&p.dir, &report);
-                    return Err(err);
-                }
-            };
-            result.trials.push(t);
-        }
-        result.judge(e.scenario.needs_resign);
-        report.experiments.push(result);
-        report.wall_ms = wall.elapsed().as_millis() as u64;
-        write_report(&p.dir, &report).map_err(|e| {
-            RealCommandError::Broke(format!("cannot write the conformance report: {e}"))
-        })?;
-    }
-    if !args.quiet.quiet {
-        say(&report.verdict_lines());
-    }
-    say(&format!(
-        "conformance: {} ({})\n",
-        report.overall(),
-        p.dir.join("conformance.md").display()
-    ));
-    Ok(report
-        .experiments
-        .iter()
-        .all(|e| e.verdict != Verdict::Fail))
-}
-
-fn write_report(dir: &Path, r: &Report) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let mut json = serde_json::to_string_pretty(r).expect("the report serializes");
-    json.push('\n');
-    output_dir::write_all(
-        dir,
-        &[
-            ("conformance.json", json.as_bytes()),
-            ("conformance.md", r.markdown().as_bytes()),
-        ],
-    )
-}
-
-/// Removes what the module doc says a trial does not keep: a passing trial keeps its
-/// page and plot only if it is its experiment's first, and never its raw timeline or
-/// its processes' files.
-fn prune(tdir: &Path, trial: usize, passed: bool) {
-    if !passed {
-        return;
-    }
-    let _ = std::fs::remove_dir_all(tdir.join("run"));
-    let _ = std::fs::remove_file(tdir.join("timeline.jsonl"));
-    if trial > 1 {
-        let _ = std::fs::remove_file(tdir.join("timeline.html"));
-        let _ = std::fs::remove_file(tdir.join("leaders_acting.svg"));
-    }
-}
-
-/// Runs one trial of experiment `e`, writes its report, and returns its line.
-async fn one_trial(
-    p: &Prepared,
-    e: &Planned,
-    spec: &TrialSpec,
-    sigint: &mut tokio::signal::unix::Signal,
-    quiet: bool,
-) -> Result<TrialResult, RealCommandError> {
-    let name = e.name();
-    let tdir = spec
-        .run_dir
-        .parent()
-        .expect("a trial's run/ has a parent")
-        .to_path_buf();
-    if !quiet {
-        eprintln!(
-            "{name} trial {}/{} (seed {}) ...",
-            spec.trial,
-            e.specs.len(),
-            spec.seed
-        );
-    }
-    crate::trial::command::clear_own_run(&spec.run_dir)
-        .map_err(|err| bad(format!("cannot remove {}: {err}", spec.run_dir.display())))?;
-    let t = tokio::select! {
-        r = trial::run(spec) => r,
-        _ = sigint.recv() => {
-            return Err(RealCommandError::Interrupted(format!(
-                "interrupted during {name} trial {}; the experiments that finished are in {}",
-                spec.trial,
-                p.dir.join("conformance.md").display()
-            )));
-        }
-    };
-    let t = match t {
-        Ok(t) => t,
-        Err(TrialError::CannotStart(err)) => {
-            return Err(bad(format!(
-                "{name} trial {} could not start: {err}",
-                spec.trial
-            )))
-        }
-        Err(err @ TrialError::Broke { .. }) => {
-            return Err(RealCommandError::Broke(format!(
-                "{name} trial {} broke after it started: {err}",
-                spec.trial
-            )))
-        }
-    };
-    output_dir::write_run(&tdir, &t.artifacts).map_err(|err| {
-        RealCommandError::Broke(format!("cannot write {}: {err}", tdir.display()))
-    })?;
-    let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
-    prune(&tdir, spec.trial, t.artifacts.passed);
-    let line = TrialResult::of(spec, &t, &p.dir, &tdir, e.scenario.check, e.reproduces());
-    if !quiet {
-        say(&format!("{}\n", line.line(&name)));
-    }
-    Ok(line)
+    execute::run(args).await
 }
 
 #[cfg(test)]
@@ -691,14 +482,14 @@ mod tests {
             .unwrap()
             .to_string()
             .replace('\n', " ");
-        let quick = estimate::say(plan(&["--quick"]).estimate_ms);
-        let full = estimate::say(plan(&[]).estimate_ms);
+        let quick = estimate::say(plan(&["--quick", "--jobs", "1"]).estimate_ms);
+        let full = estimate::say(plan(&["--jobs", "1"]).estimate_ms);
         assert!(
             help.contains(&format!("({quick} on etcd")),
             "{help}: {quick}"
         );
         assert!(
-            help.contains(&format!("the defaults take {full}")),
+            help.contains(&format!("the defaults take {full} so")),
             "{help}: {full}"
         );
     }

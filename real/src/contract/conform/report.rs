@@ -328,6 +328,8 @@ pub struct Report {
     pub root: String,
     /// Trials per experiment.
     pub trials_per_experiment: u64,
+    /// Trials run at once (`--jobs`), each with its own backend, ports and directories.
+    pub jobs: u64,
     /// Wall time so far.
     pub wall_ms: u64,
     /// Each experiment run so far.
@@ -475,6 +477,7 @@ mod tests {
             commit: "abc1234".into(),
             root: "../../".into(),
             trials_per_experiment: 1,
+            jobs: 1,
             wall_ms: 60_000,
             experiments: vec![
                 experiment("gc-pause", vec![trial("pass", true)], false),
@@ -536,6 +539,7 @@ mod tests {
             commit: "abc1234".into(),
             root: String::new(),
             trials_per_experiment: 2,
+            jobs: 1,
             wall_ms: 1,
             experiments: vec![
                 experiment("gc-pause", vec![trial("pass", true)], false),
@@ -572,6 +576,7 @@ mod tests {
             commit: "abc1234 plus uncommitted changes".into(),
             root: String::new(),
             trials_per_experiment: 1,
+            jobs: 1,
             wall_ms: 1,
             experiments: vec![experiment("gc-pause", vec![trial("fail", true)], false)],
             interrupted: false,
@@ -614,6 +619,7 @@ mod tests {
             commit: "abc1234".into(),
             root: String::new(),
             trials_per_experiment: 1,
+            jobs: 1,
             wall_ms: 1,
             experiments: vec![churn, stepdown],
             interrupted: false,
