@@ -37,23 +37,7 @@ pub(super) async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
         .map_err(|e| bad(format!("cannot watch for Ctrl-C: {e}")))?;
     crate::process::sweep_stale_dirs(crate::backend::etcd::cluster::DATA_PREFIX);
     let wall = Instant::now();
-    let mut report = Report {
-        command: baton_model::render::shell::join(
-            ["sim", "conform"]
-                .into_iter()
-                .map(String::from)
-                .chain(args.to_words()),
-        ),
-        node_cmd: p.node_cmd.template.clone(),
-        backend: p.backend.name().to_string(),
-        commit: commit(),
-        root: root_link(&p.dir),
-        trials_per_experiment: p.trials,
-        jobs: p.jobs,
-        wall_ms: 0,
-        experiments: vec![],
-        interrupted: false,
-    };
+    let mut report = new_report(&p, &args);
     let all: Vec<(usize, &TrialSpec)> = p
         .experiments
         .iter()
@@ -119,6 +103,27 @@ pub(super) async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
         .experiments
         .iter()
         .all(|e| e.verdict != Verdict::Fail))
+}
+
+/// The report of a run about to start: no experiment yet.
+fn new_report(p: &Prepared, args: &ConformArgs) -> Report {
+    Report {
+        command: baton_model::render::shell::join(
+            ["sim", "conform"]
+                .into_iter()
+                .map(String::from)
+                .chain(args.to_words()),
+        ),
+        node_cmd: p.node_cmd.template.clone(),
+        backend: p.backend.name().to_string(),
+        commit: commit(),
+        root: root_link(&p.dir),
+        trials_per_experiment: p.trials,
+        jobs: p.jobs,
+        wall_ms: 0,
+        experiments: vec![],
+        interrupted: false,
+    }
 }
 
 /// Experiment `e`'s result from its trials, judged.
