@@ -258,21 +258,26 @@ fn have_server(backend: &str) -> bool {
 /// Node contract version 2's backend rules. On each backend n1 of the stand-in takes its
 /// grant as the contract says (bad_node.py speaks Redis's, ZooKeeper's and PostgreSQL's
 /// wire protocols with the standard library) and keeps it renewed. The control leads
-/// under the backend's own number for the grant and passes a short run with no contract
-/// violation; the breaking variant leads under another number, and the preflight, which
-/// reads the backend directly, stops the run with one line naming the backend's rule.
+/// under the backend's own number for the grant and passes a short run; each breaking
+/// variant differs from it in one thing (another token, a second row), and the
+/// preflight, which reads the backend directly, stops the run with one line naming the
+/// backend's rule.
 #[test]
 fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
     if !have_python() {
         return;
     }
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    for (backend, sets, rule, says) in [
+    let token_101 = "its /status says it leads under token 101, but";
+    for (backend, sets, breaking) in [
         (
             "redis",
             &["protocol=redis-fenced", "redis-fenced.lock_ttl_ms=2000"][..],
-            "redis-lock",
-            "leads under token 101, but baton:leader:token reads 1 (the token is the answer",
+            &[(
+                "redis-lock",
+                "redis-lock",
+                format!("{token_101} baton:leader:token reads 1 (the token is the answer"),
+            )][..],
         ),
         (
             "zookeeper",
@@ -281,20 +286,33 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
                 "zk-sequential.session_timeout_ms=2000",
                 "zk-sequential.tick_time_ms=1000",
             ],
-            "zk-znode",
-            "leads under token 0, but no child of /election has czxid 0",
+            &[(
+                "zk-znode",
+                "zk-znode",
+                "leads under token 0, but no child of /election has czxid 0".to_string(),
+            )],
         ),
         (
             "postgres",
             &["protocol=db-row", "db-row.lease_ttl_ms=2000"],
-            "pg-row",
-            "leads under token 101, but the lease row holds node \"n1\" at generation 1",
+            &[
+                (
+                    "pg-row",
+                    "pg-row",
+                    format!("{token_101} the lease row holds node \"n1\" at generation 1"),
+                ),
+                (
+                    "pg-row-insert",
+                    "pg-row",
+                    "leads under token 1, but leader holds 2 rows, not Baton's one".to_string(),
+                ),
+            ],
         ),
     ] {
         if !have_server(backend) {
             continue;
         }
-        for case in ["none", rule] {
+        let run = |case: &str| {
             let dir = tempfile::tempdir().unwrap();
             let mut args = vec!["--node-cmd".to_string(), bad_node(case)];
             for set in sets {
@@ -302,18 +320,22 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
             }
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let o = real(dir.path(), &args);
-            let stderr = String::from_utf8_lossy(&o.stderr);
             assert_nothing_left(&dir.path().join("out"));
-            if case == "none" {
-                assert_eq!(o.status.code(), Some(0), "{backend} control: {stderr}");
-                continue;
-            }
-            assert_eq!(o.status.code(), Some(2), "{backend}: {stderr}");
-            assert_eq!(stderr.lines().count(), 1, "{backend}: {stderr}");
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        };
+        let (code, stderr) = run("none");
+        assert_eq!(code, Some(0), "{backend} control: {stderr}");
+        for (case, rule, says) in breaking {
+            let (code, stderr) = run(case);
+            assert_eq!(code, Some(2), "{case}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{case}: {stderr}");
             assert!(
                 stderr.contains(&format!("node n1 broke node contract v2 rule `{rule}`"))
-                    && stderr.contains(says),
-                "{backend}: {stderr}"
+                    && stderr.contains(says.as_str()),
+                "{case}: {stderr}"
             );
         }
     }

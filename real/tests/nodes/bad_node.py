@@ -26,6 +26,7 @@ RULE is one of:
   redis-lock     (Redis) its token is not its INCR's answer but 100 more
   zk-znode       (ZooKeeper) its token is its znode's sequence number, not its czxid
   pg-row         (PostgreSQL) its token is not its row's generation but 100 more
+  pg-row-insert  (PostgreSQL) it inserts a second row into the lease table
 Standard library only.
 """
 
@@ -256,6 +257,8 @@ def pg_grant():
             break
         time.sleep(0.05)
     generation = int(rows[0][0])
+    if args.broken == "pg-row-insert":
+        query("INSERT INTO %s VALUES ('%s', now(), 0)" % (table, args.id))
     renew_every_third_of_ttl(
         lambda: query(
             "UPDATE %s SET expires_at = %s WHERE node = '%s' AND generation = %d"
