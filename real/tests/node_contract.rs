@@ -259,7 +259,8 @@ fn have_server(backend: &str) -> bool {
 /// grant as the contract says (bad_node.py speaks Redis's, ZooKeeper's and PostgreSQL's
 /// wire protocols with the standard library) and keeps it renewed. The control leads
 /// under the backend's own number for the grant and passes a short run; each breaking
-/// variant differs from it in one thing (another token, a second row), and the
+/// variant differs from it in one thing (another token, no lock, a znode that is not
+/// ephemeral or not its session's only one, a second row), and the
 /// preflight, which reads the backend directly, stops the run with one line naming the
 /// backend's rule.
 #[test]
@@ -273,11 +274,19 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
         (
             "redis",
             &["protocol=redis-fenced", "redis-fenced.lock_ttl_ms=2000"][..],
-            &[(
-                "redis-lock",
-                "redis-lock",
-                format!("{token_101} baton:leader:token reads 1 (the token is the answer"),
-            )][..],
+            &[
+                (
+                    "redis-lock",
+                    "redis-lock",
+                    format!("{token_101} baton:leader:token reads 1 (the token is the answer"),
+                ),
+                (
+                    "redis-no-set",
+                    "redis-lock",
+                    "leads under token 1, but baton:leader is not set (the lock is taken with SET"
+                        .to_string(),
+                ),
+            ][..],
         ),
         (
             "zookeeper",
@@ -286,11 +295,23 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
                 "zk-sequential.session_timeout_ms=2000",
                 "zk-sequential.tick_time_ms=1000",
             ],
-            &[(
-                "zk-znode",
-                "zk-znode",
-                "leads under token 0, but no child of /election has czxid 0".to_string(),
-            )],
+            &[
+                (
+                    "zk-znode",
+                    "zk-znode",
+                    "leads under token 0, but no child of /election has czxid 0".to_string(),
+                ),
+                (
+                    "zk-persistent",
+                    "zk-znode",
+                    "/election/n_0000000000, created at that zxid, is not ephemeral".to_string(),
+                ),
+                (
+                    "zk-two",
+                    "zk-znode",
+                    "also owns /election/n_0000000001 (create one child per session)".to_string(),
+                ),
+            ],
         ),
         (
             "postgres",

@@ -9,7 +9,7 @@
 //! | backend | read | the leader's `fence_token` must be |
 //! |---|---|---|
 //! | Redis | `GET {redis_key}`, `GET {redis_key}:token` | the counter's value, with the lock set |
-//! | ZooKeeper | the children of `{zk_election_path}` and their `Stat` | the czxid of an ephemeral child |
+//! | ZooKeeper | the children of `{zk_election_path}` and their `Stat` | the czxid of an ephemeral child, the only one of its session |
 //! | PostgreSQL | every row of `{pg_table}` | the one row's `generation`, its `node` the leader |
 //!
 //! A backend that does not answer in time judges nothing: that is not the node's fault.
@@ -122,7 +122,19 @@ async fn zookeeper(connect: &str, path: &str, token: u64) -> Option<Option<Strin
         Some((child, _, 0)) => Some(format!(
             "{says} {path}/{child}, created at that zxid, is not ephemeral (create one EPHEMERAL_SEQUENTIAL child)"
         )),
-        Some(_) => None,
+        Some((child, _, session)) => {
+            let also: Vec<String> = children
+                .iter()
+                .filter(|c| c.2 == *session && c.0 != *child)
+                .map(|c| format!("{path}/{}", c.0))
+                .collect();
+            (!also.is_empty()).then(|| {
+                format!(
+                    "its session, which owns {path}/{child} (czxid {token}), also owns {} (create one child per session)",
+                    also.join(", ")
+                )
+            })
+        }
         None => {
             let seen: Vec<String> = children
                 .iter()

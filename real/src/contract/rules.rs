@@ -67,7 +67,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         name: "zk-znode",
-        asks: "on ZooKeeper, a leader's token is the czxid of its own EPHEMERAL_SEQUENTIAL child of {zk_election_path}",
+        asks: "on ZooKeeper, a leader's token is the czxid of its own EPHEMERAL_SEQUENTIAL child of {zk_election_path}, the only child of its session",
     },
     Rule {
         name: "pg-row",

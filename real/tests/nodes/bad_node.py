@@ -24,7 +24,10 @@ RULE is one of:
   status-later   keeps every rule for 4 s, then answers GET /status with role "boss"
   exit-later     n2 exits by itself 4 s after it started
   redis-lock     (Redis) its token is not its INCR's answer but 100 more
+  redis-no-set   (Redis) it INCRs the counter and leads under its answer, but never SETs the lock
   zk-znode       (ZooKeeper) its token is its znode's sequence number, not its czxid
+  zk-persistent  (ZooKeeper) its znode is PERSISTENT_SEQUENTIAL, not ephemeral
+  zk-two         (ZooKeeper) its session creates a second child after the one it leads by
   pg-row         (PostgreSQL) its token is not its row's generation but 100 more
   pg-row-insert  (PostgreSQL) it inserts a second row into the lease table
 Standard library only.
@@ -170,7 +173,7 @@ def redis_grant():
         return rest.decode()
 
     value = "%s:%s" % (args.id, os.urandom(8).hex())
-    while call("SET", key, value, "NX", "PX", TTL_MS) != "OK":
+    while args.broken != "redis-no-set" and call("SET", key, value, "NX", "PX", TTL_MS) != "OK":
         time.sleep(0.05)
     token = call("INCR", key + ":token")
     renew_every_third_of_ttl(lambda: call("PEXPIRE", key, TTL_MS))
@@ -197,8 +200,14 @@ def zk_grant():
     receive()
     # create2 (op 15) of parent/n_ with the node's id, world:anyone all, flags 3.
     acl = struct.pack(">ii", 1, 31) + string("world") + string("anyone")
-    send(struct.pack(">ii", 1, 15) + string(parent + "/n_") + string(args.id) + acl + struct.pack(">i", 3))
-    reply = receive()
+
+    def create(xid, flags):
+        send(struct.pack(">ii", xid, 15) + string(parent + "/n_") + string(args.id) + acl + struct.pack(">i", flags))
+        return receive()
+
+    reply = create(1, 2 if args.broken == "zk-persistent" else 3)
+    if args.broken == "zk-two":
+        create(2, 3)
     _, _, err = struct.unpack(">iqi", reply[:16])
     if err != 0:
         raise RuntimeError("create2 failed: %d" % err)
