@@ -12,10 +12,14 @@
 //! that breaks the contract in the preflight are refused with exit 2 and one line.
 //! On Redis, ZooKeeper and PostgreSQL (node contract version 2), Baton's own node runs
 //! one clean kill each through the contract and must pass with a protocol-level verdict
-//! that is not `unsafe`; a server that is not installed skips its test with a line
-//! naming the apt package, unless BATON_REQUIRE_SERVERS is set (CI sets it).
+//! that is not `unsafe`, while on Redis the stand-in's `redis-lock` case (a token that
+//! is not its INCR's answer) is refused with exit 2 and one line naming that rule (its
+//! own control, the stand-in keeping it, is in `node_contract.rs`); a server that is not
+//! installed skips its test with a line naming the apt package, unless
+//! BATON_REQUIRE_SERVERS is set (CI sets it).
 //! The SIGSTOP experiment, fenced and not, on Baton's own node through the contract:
 //! its write held through the pause is rejected with the fence and lands without it.
+//! Trials side by side (`--jobs`) and Ctrl-C stopping them all.
 //! Real processes, one run at a time.
 #![cfg(not(madsim))]
 
@@ -330,6 +334,49 @@ fn have_server(found: bool, what: &str, package: &str) -> bool {
     );
     eprintln!("skipped: {what} is missing (apt-get install {package})");
     false
+}
+
+/// `conform --backend redis` puts the stand-in through the same preflight as `real`: a
+/// leader whose token is not the answer of its INCR (bad_node.py's `redis-lock`) is one
+/// line naming rule `redis-lock`, exit 2, and nothing is left running.
+#[test]
+fn a_node_breaking_a_backend_rule_is_exit_2_in_one_line() {
+    if !have_server(
+        Path::new(baton_real::backend::redis::server::REDIS_BINARY).is_file(),
+        baton_real::backend::redis::server::REDIS_BINARY,
+        "redis-server",
+    ) {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let breaking = format!(
+        "python3 {} --break redis-lock --id {{id}} --http-port {{http_port}} --resource-url {{resource_url}} --dir {{dir}}",
+        root().join("real/tests/nodes/bad_node.py").display()
+    );
+    let args = [
+        "--node-cmd",
+        &breaking,
+        "--backend",
+        "redis",
+        "--only",
+        "clean-kill",
+        "--trials",
+        "1",
+        "-q",
+    ];
+    let o = conform(&out, &args);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "clean-kill trial 1 could not start: node n1 broke node contract v2 rule `redis-lock`"
+        ) && stderr.contains("but baton:leader:token reads 1"),
+        "{stderr}"
+    );
+    assert_gone(&out.to_string_lossy());
 }
 
 /// One clean kill of Baton's own node through the contract on `backend` (node contract

@@ -10,8 +10,12 @@
 //! its `{dir}`, under the run's output). The control, `--break none`, keeps every rule
 //! and must pass: the breaking variants differ from it only in the rule. Bad templates
 //! and scenarios a foreign node cannot take are refused before anything starts; Ctrl-C
-//! during a run stops every node. Real processes, one run at a time; needs python3 (CI
-//! installs it).
+//! during a run stops every node. On Redis, ZooKeeper and PostgreSQL (node contract
+//! version 2), n1 takes a real grant (the stand-in speaks each server's wire protocol
+//! with the standard library) and each backend's rule is broken by a wrong token, beside
+//! the control on the same backend; a server that is not installed skips its case
+//! unless BATON_REQUIRE_SERVERS is set. Real processes, one run at a time; needs python3
+//! (CI installs it).
 #![cfg(not(madsim))]
 
 use baton_real::process::processes_mentioning;
@@ -217,4 +221,142 @@ fn ctrl_c_during_a_node_cmd_run_leaves_nothing() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_nothing_left(&out);
+}
+
+/// Whether the server of `backend` is installed; if not, says so (skip) or fails under
+/// BATON_REQUIRE_SERVERS, as `real/tests/backends.rs` does.
+fn have_server(backend: &str) -> bool {
+    let (found, package) = match backend {
+        "redis" => (
+            Path::new(baton_real::backend::redis::server::REDIS_BINARY).is_file(),
+            "redis-server",
+        ),
+        "zookeeper" => (
+            Path::new(baton_real::backend::zk::server::ZK_JAR).is_file(),
+            "zookeeper",
+        ),
+        _ => (
+            std::fs::read_dir("/usr/lib/postgresql")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.path().join("bin/postgres").is_file()),
+            "postgresql",
+        ),
+    };
+    if !found {
+        assert!(
+            std::env::var_os("BATON_REQUIRE_SERVERS").is_none(),
+            "BATON_REQUIRE_SERVERS is set but {backend} is missing: apt-get install {package}"
+        );
+        eprintln!("skipped: {backend} is missing (apt-get install {package})");
+    }
+    found
+}
+
+/// Node contract version 2's backend rules. On each backend n1 of the stand-in takes its
+/// grant as the contract says (bad_node.py speaks Redis's, ZooKeeper's and PostgreSQL's
+/// wire protocols with the standard library) and keeps it renewed. The control leads
+/// under the backend's own number for the grant and passes a short run; each breaking
+/// variant differs from it in one thing (another token, no lock, a znode that is not
+/// ephemeral or not its session's only one, a second row), and the
+/// preflight, which reads the backend directly, stops the run with one line naming the
+/// backend's rule.
+#[test]
+fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
+    if !have_python() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let token_101 = "its /status says it leads under token 101, but";
+    for (backend, sets, breaking) in [
+        (
+            "redis",
+            &["protocol=redis-fenced", "redis-fenced.lock_ttl_ms=2000"][..],
+            &[
+                (
+                    "redis-lock",
+                    "redis-lock",
+                    format!("{token_101} baton:leader:token reads 1 (the token is the answer"),
+                ),
+                (
+                    "redis-no-set",
+                    "redis-lock",
+                    "leads under token 1, but baton:leader is not set (the lock is taken with SET"
+                        .to_string(),
+                ),
+            ][..],
+        ),
+        (
+            "zookeeper",
+            &[
+                "protocol=zk-sequential",
+                "zk-sequential.session_timeout_ms=2000",
+                "zk-sequential.tick_time_ms=1000",
+            ],
+            &[
+                (
+                    "zk-znode",
+                    "zk-znode",
+                    "leads under token 0, but no child of /election has czxid 0".to_string(),
+                ),
+                (
+                    "zk-persistent",
+                    "zk-znode",
+                    "/election/n_0000000000, created at that zxid, is not ephemeral".to_string(),
+                ),
+                (
+                    "zk-two",
+                    "zk-znode",
+                    "also owns /election/n_0000000001 (create one child per session)".to_string(),
+                ),
+            ],
+        ),
+        (
+            "postgres",
+            &["protocol=db-row", "db-row.lease_ttl_ms=2000"],
+            &[
+                (
+                    "pg-row",
+                    "pg-row",
+                    format!("{token_101} the lease row holds node \"n1\" at generation 1"),
+                ),
+                (
+                    "pg-row-insert",
+                    "pg-row",
+                    "leads under token 1, but leader holds 2 rows, not Baton's one".to_string(),
+                ),
+            ],
+        ),
+    ] {
+        if !have_server(backend) {
+            continue;
+        }
+        let run = |case: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let mut args = vec!["--node-cmd".to_string(), bad_node(case)];
+            for set in sets {
+                args.extend(["--set".to_string(), set.to_string()]);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = real(dir.path(), &args);
+            assert_nothing_left(&dir.path().join("out"));
+            (
+                o.status.code(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        };
+        let (code, stderr) = run("none");
+        assert_eq!(code, Some(0), "{backend} control: {stderr}");
+        for (case, rule, says) in breaking {
+            let (code, stderr) = run(case);
+            assert_eq!(code, Some(2), "{case}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{case}: {stderr}");
+            assert!(
+                stderr.contains(&format!("node n1 broke node contract v2 rule `{rule}`"))
+                    && stderr.contains(says.as_str()),
+                "{case}: {stderr}"
+            );
+        }
+    }
 }

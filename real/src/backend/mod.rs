@@ -106,7 +106,7 @@ pub enum Backend {
 }
 
 /// The libpq connection string of a PostgreSQL reached at `addr`.
-fn conninfo(addr: SocketAddr) -> String {
+pub(crate) fn conninfo(addr: SocketAddr) -> String {
     format!(
         "host={} port={} user={DB_USER} dbname={DB_NAME}",
         addr.ip(),

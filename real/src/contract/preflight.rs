@@ -2,12 +2,14 @@
 //! each a rule of the node contract ([`crate::contract::rules`]): a leader emerges, its
 //! `leaders_acting` gauge says so, every other node turns `POST /next` away with `409`,
 //! the leader answers it with numbers it first wrote to the resource under its token,
-//! and `POST /resign` (optional) is either served or plainly absent.
+//! `POST /resign` (optional) is either served or plainly absent, and, on Redis, ZooKeeper
+//! and PostgreSQL, the leader's token is the backend's own number for its grant.
 //!
 //! A broken rule here is a [`Breach`]: the run stops before it began, with one line
 //! naming the rule (the command's exit 2). Baton's own node is not put through this:
 //! its path is unchanged.
 
+use crate::contract::grant_check::GrantSource;
 use crate::contract::rules::{
     check_next, check_not_leader, check_status, leaders_acting, shown, Breach, Handed,
 };
@@ -274,6 +276,26 @@ impl Check<'_> {
             None => Err(Breach::new(&n.name, "resign", "POST /resign got no answer")),
         }
     }
+
+    /// Rules `redis-lock`, `zk-znode`, `pg-row` (node contract version 2): the leader's
+    /// token is the backend's number for its grant, as Baton reads it there (see
+    /// [`crate::contract::grant_check`]). A leader that stepped down or moved to another
+    /// token meanwhile is passed over: the backend was read for a grant it no longer had.
+    async fn grant_is_the_backend_s(
+        &self,
+        leader: usize,
+        token: u64,
+        source: &GrantSource,
+    ) -> Result<(), Breach> {
+        let n = &self.nodes[leader];
+        let Err(breach) = source.check(&n.name, token).await else {
+            return Ok(());
+        };
+        match self.status(n).await? {
+            Some(s) if s.role == Role::Leader && s.fence_token == Some(token) => Err(breach),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Runs the checks of the module doc on `sup`'s fleet.
@@ -309,6 +331,9 @@ pub async fn run(sup: &Supervisor) -> Result<Preflight, Breach> {
     let name = c.nodes[leader].name.clone();
     c.written_first(&name, handed).await?;
     let resign_served = c.resign_served(leader).await?;
+    if let Some(source) = sup.grant_source() {
+        c.grant_is_the_backend_s(leader, token, &source).await?;
+    }
     Ok(Preflight {
         leader: name,
         resign_served,

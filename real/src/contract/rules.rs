@@ -1,4 +1,4 @@
-//! The node contract, version 1, as Baton checks it: the rules a node run by
+//! The node contract, version 2, as Baton checks it: the rules a node run by
 //! `--node-cmd` must keep ([`RULES`], each a heading of `docs/src/node-contract.md`), and
 //! the checks of what it answers over HTTP.
 //!
@@ -60,6 +60,18 @@ pub const RULES: &[Rule] = &[
     Rule {
         name: "resign",
         asks: "POST /resign, if served, answers 409 on a node that does not lead (404 or 405: not served)",
+    },
+    Rule {
+        name: "redis-lock",
+        asks: "on Redis, a leader holds {redis_key} (SET NX PX) and its token is the answer of the one INCR {redis_key}:token right after that SET",
+    },
+    Rule {
+        name: "zk-znode",
+        asks: "on ZooKeeper, a leader's token is the czxid of its own EPHEMERAL_SEQUENTIAL child of {zk_election_path}, the only child of its session",
+    },
+    Rule {
+        name: "pg-row",
+        asks: "on PostgreSQL, {pg_table} keeps its one row, and a leader's token is the generation its acquire returned, with node its {id}",
     },
     Rule {
         name: "keeps-running",

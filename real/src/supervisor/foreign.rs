@@ -4,6 +4,7 @@
 
 use super::error::RealError;
 use super::Supervisor;
+use crate::contract::grant_check::GrantSource;
 use crate::contract::placeholders::NodeParams;
 use crate::contract::status_poll::{self, Target};
 use crate::ports::{free_ports, LOOPBACK};
@@ -25,6 +26,30 @@ impl Supervisor {
             "resign"
         } else {
             "control/resign"
+        }
+    }
+
+    /// Where the preflight reads the backend's record of a foreign leader's grant (node
+    /// contract version 2's backend rules); `None` on etcd, or for Baton's own nodes.
+    pub fn grant_source(&self) -> Option<GrantSource> {
+        use crate::backend::Backend;
+        use crate::protocol::RealProtocol;
+        if !self.foreign() {
+            return None;
+        }
+        match (self.backend.as_ref()?, &self.cfg.protocol) {
+            (Backend::Redis(s), RealProtocol::RedisFenced(c)) => Some(GrantSource::Redis {
+                addr: s.addr(),
+                key: c.key.clone(),
+            }),
+            (Backend::Zk(s), RealProtocol::ZkSequential(c)) => Some(GrantSource::Zookeeper {
+                connect: s.addr().to_string(),
+                path: c.election_path.clone(),
+            }),
+            (Backend::Postgres(s), RealProtocol::DbRow(_)) => Some(GrantSource::Postgres {
+                conninfo: crate::backend::conninfo(s.addr()),
+            }),
+            _ => None,
         }
     }
 
