@@ -1,7 +1,8 @@
 //! How long a `conform` run will take, said before it starts (its first line) and in
 //! `--help`: each trial's scenario duration plus a start/stop overhead per trial, summed
-//! over the experiments and trials asked for. Trials run one after another, so the sum
-//! is the run's wall time.
+//! over the experiments and trials asked for, the TTL sweep's (one per TTL, each its
+//! noise, the kill and 1.5 TTL + 5 s) included. Trials run one after another, so the
+//! sum is the run's wall time.
 
 use crate::contract::backends::ContractBackend;
 

@@ -3,7 +3,8 @@
 //!
 //! The experiments are [`EXPERIMENTS`]: five scenarios of `scenarios/conform/` (built
 //! into the binary, so the report's reproduce commands name files of the source tree),
-//! each run as written and with fencing off (`--set fencing=false`). Trial k of every
+//! each run as written and with fencing off (`--set fencing=false`), then the TTL sweep
+//! ([`sweep`], one trial per TTL, its section of the report in `sweep_report`). Trial k of every
 //! experiment uses seed S + k - 1. Every trial is a real-mode trial with `--node-cmd`
 //! ([`crate::trial`]): the same checkers, the same report; the conformance report
 //! ([`crate::contract::conform::report`]) puts them side by side and names, for each experiment
@@ -26,6 +27,8 @@
 pub mod estimate;
 pub mod report;
 pub mod spec;
+pub mod sweep;
+mod sweep_report;
 
 use crate::contract::backends::ContractBackend;
 use crate::contract::conform::report::{ExperimentResult, Report, TrialResult, Verdict};
@@ -126,6 +129,7 @@ pub fn experiment_names() -> Vec<String> {
     EXPERIMENTS
         .iter()
         .flat_map(|s| [experiment_name(s, true), experiment_name(s, false)])
+        .chain([sweep::NAME.to_string()])
         .collect()
 }
 
@@ -273,6 +277,8 @@ struct Prepared {
     node_cmd: NodeCmd,
     experiments: Vec<Planned>,
     trials: u64,
+    /// The TTL sweep, when asked ([`sweep`]).
+    sweep: Option<sweep::SweepPlan>,
     /// The run's estimated wall time ([`estimate`]).
     estimate_ms: u64,
 }
@@ -337,12 +343,18 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
             experiments.push(p);
         }
     }
+    let swept = sweep::plan(args, (backend, &node_cmd, &dir), &names, &mut durations_ms)?;
+    let sweep = swept.map(|(e, s)| {
+        experiments.push(e);
+        s
+    });
     Ok(Prepared {
         dir,
         backend,
         node_cmd,
         experiments,
         trials,
+        sweep,
         estimate_ms: estimate::total_ms(&durations_ms, backend),
     })
 }
@@ -400,9 +412,8 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
     // The first line says how long the run will take, so that a user can decide to
     // shorten it (--quick, --trials, --churn-rounds, --only) before waiting.
     say(&format!(
-        "conform: {} experiment(s) x {} trial(s) on {}, {} (the scenarios' durations plus about {} s per trial to start and stop)\n",
-        p.experiments.len(),
-        p.trials,
+        "conform: {} on {}, {} (the scenarios' durations plus about {} s per trial to start and stop)\n",
+        sweep::what_runs(p.experiments.len(), p.trials, p.sweep.as_ref()),
         p.backend.name(),
         estimate::say(p.estimate_ms),
         estimate::overhead_ms(p.backend) / 1000
@@ -426,6 +437,7 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
         wall_ms: 0,
         experiments: vec![],
         interrupted: false,
+        ttl_sweep: None,
     };
     for e in &p.experiments {
         let mut result = ExperimentResult {
@@ -453,6 +465,9 @@ pub async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
             result.trials.push(t);
         }
         result.judge(e.scenario.needs_resign);
+        if let (Some(sp), true) = (&p.sweep, e.scenario.name == sweep::NAME) {
+            report.ttl_sweep = Some(sweep::summarize(&p.dir, sp, &result));
+        }
         report.experiments.push(result);
         report.wall_ms = wall.elapsed().as_millis() as u64;
         write_report(&p.dir, &report).map_err(|e| {
@@ -594,7 +609,7 @@ mod tests {
     fn the_defaults_are_the_spec_s_numbers() {
         let p = plan(&[]);
         assert_eq!(p.trials, 3);
-        assert_eq!(p.experiments.len(), 10);
+        assert_eq!(p.experiments.len(), 11);
         let gc = &experiment(&p, "gc-pause").specs[0].plan.resolved.scenario;
         let ttl_ms = match gc.protocol_config() {
             baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,

@@ -266,6 +266,9 @@ pub struct Report {
     /// Ctrl-C stopped it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The TTL sweep's figures, when it ran ([`crate::contract::conform::sweep`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_sweep: Option<super::sweep::Sweep>,
 }
 
 impl Report {
@@ -325,6 +328,7 @@ impl Report {
         self.table(&mut w);
         self.failures(&mut w);
         self.spec_figures(&mut w);
+        super::sweep_report::markdown(&mut w, self.ttl_sweep.as_ref());
         self.experiments_list(&mut w);
         let _ = writeln!(w, "\n## What a run of a foreign node cannot see\n");
         for n in crate::contract::outside_view::NOTES {
@@ -630,6 +634,7 @@ mod tests {
                 experiment("graceful-stepdown", vec![trial("fail", false)], true),
             ],
             interrupted: false,
+            ttl_sweep: None,
         };
         let v: Vec<Verdict> = r.experiments.iter().map(|e| e.verdict).collect();
         assert_eq!(v, [Verdict::Pass, Verdict::Fail, Verdict::NotApplicable]);
@@ -674,6 +679,7 @@ mod tests {
             wall_ms: 1,
             experiments: vec![churn, stepdown],
             interrupted: false,
+            ttl_sweep: None,
         };
         assert_eq!(r.experiments[0].verdict, Verdict::Fail);
         let md = r.markdown();

@@ -1,0 +1,145 @@
+//! The TTL sweep's section of conformance.md, its finding (the knee for the objective)
+//! and `ttl-sweep.svg` ([`baton_model::render::plot::ttl_sweep`]); the figures are
+//! [`crate::contract::conform::sweep`]'s.
+
+use super::sweep::{Sweep, SweepPoint};
+use baton_model::render::plot::ttl_sweep::{ttl_sweep_svg, TtlPoint};
+use std::fmt::Write;
+use std::path::Path;
+
+/// The plot's file, beside conformance.md.
+pub const PLOT: &str = "ttl-sweep.svg";
+
+fn secs(ms: u64) -> String {
+    format!("{} s", ms as f64 / 1000.0)
+}
+
+/// `2 s` or `2 s (asked 1 s)`.
+fn ttl(p: &SweepPoint) -> String {
+    if p.ttl_granted_ms == p.ttl_asked_ms {
+        secs(p.ttl_granted_ms)
+    } else {
+        format!(
+            "{} (asked {})",
+            secs(p.ttl_granted_ms),
+            secs(p.ttl_asked_ms)
+        )
+    }
+}
+
+/// The knee for the objective, one paragraph (the rule is stated in the section).
+pub fn finding(s: &Sweep) -> String {
+    let Some(k) = s.knee else {
+        return "No TTL's failover was measured (no kill led to a new leader's write within its trial): the sweep names no knee.".into();
+    };
+    let p = &s.points[k];
+    let edge = s.points.len() > 1 && (k == 0 || k == s.points.len() - 1);
+    let mut f = format!(
+        "For {}% availability ({:.2} s of darkness allowed per hour, the leader's process dying {} times a day), the knee is TTL {}: {:.3} dark s/h, the least of the TTLs swept{}.",
+        s.availability_pct,
+        s.budget_s_per_hour,
+        s.leader_deaths_per_day,
+        ttl(p),
+        p.dark_s_per_hour.unwrap_or(0.0),
+        if edge { ", at the edge of the sweep: the least may lie beyond it" } else { "" }
+    );
+    match s.pick_ttl_ms {
+        Some(ms) if ms != p.ttl_asked_ms => {
+            let _ = write!(f, " It meets the objective: configure {}; {} was asked, and {} is what the backend granted and was measured.", secs(ms), secs(p.ttl_asked_ms), secs(ms));
+        }
+        Some(ms) => {
+            let _ = write!(f, " It meets the objective: configure {}.", secs(ms));
+        }
+        None => f.push_str(" No TTL swept meets the objective: widen the sweep, or lower the GC tail or the death rate."),
+    }
+    f
+}
+
+/// Writes ttl-sweep.svg into `dir`; its file name, or why it was not drawn.
+pub fn write_plot(dir: &Path, s: &Sweep) -> Result<String, String> {
+    let mut order: Vec<usize> = (0..s.points.len()).collect();
+    order.sort_by_key(|&i| s.points[i].ttl_granted_ms);
+    let pts: Vec<TtlPoint> = order
+        .iter()
+        .map(|&i| {
+            let p = &s.points[i];
+            TtlPoint {
+                ttl_s: p.ttl_granted_ms as f64 / 1000.0,
+                failover_s: p.failover_median_ms.map(|m| m / 1000.0),
+                false_per_hour: p.false_failovers_per_hour,
+                dark_s_per_hour: p.dark_s_per_hour,
+            }
+        })
+        .collect();
+    let knee = s.knee.and_then(|k| order.iter().position(|&i| i == k));
+    let title = format!(
+        "TTL sweep on {}: {} s of GC noise, then a kill, per TTL",
+        s.backend, s.noise_s
+    );
+    let svg = ttl_sweep_svg(&pts, s.budget_s_per_hour, knee, &title)?;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join(PLOT), svg).map_err(|e| format!("{}: {e}", PLOT))?;
+    Ok(PLOT.to_string())
+}
+
+/// The section of conformance.md, when the sweep ran.
+pub fn markdown(w: &mut String, s: Option<&Sweep>) {
+    let Some(s) = s else {
+        return;
+    };
+    let _ = writeln!(w, "\n## TTL sweep\n");
+    let g = &s.gc;
+    let _ = writeln!(
+        w,
+        "At each TTL, one live trial: every node under the simulator's GC noise (`[noise.gc]` of scenarios/ttl-sweep.toml, drawn by the simulator's function from the trial's seed: a pause every {} ms on average, median {} ms, p99 {} ms, at most {} ms; SIGSTOP/SIGCONT of the node's processes) for {} s, then the leader killed with SIGKILL. Failover: the kill's, last write of the old leader to first of the new (median of the trial's). A false failover is a leadership change no scripted fault explains, counted over the whole run. Every TTL ran with the same seed, so on the same pauses.\n",
+        g.mean_interval_ms, g.pause_p50_ms, g.pause_p99_ms, g.pause_max_ms, s.noise_s
+    );
+    let _ = writeln!(w, "| TTL asked | TTL granted | trial | failover median | false failovers | per hour | dark s / h | meets {}% |", s.availability_pct);
+    let _ = writeln!(w, "|---|---|---|---|---|---|---|---|");
+    for p in &s.points {
+        let _ = writeln!(
+            w,
+            "| {} | {} ({}) | [{}]({}) {} | {} | {} in {:.3} h | {:.1} | {} | {} |",
+            secs(p.ttl_asked_ms),
+            secs(p.ttl_granted_ms),
+            p.granted_from,
+            p.trial,
+            p.summary,
+            p.verdict,
+            p.failover_median_ms
+                .map_or("none".into(), |m| format!("{m:.0} ms")),
+            p.false_failovers,
+            p.run_hours,
+            p.false_failovers_per_hour,
+            p.dark_s_per_hour
+                .map_or("not measured".into(), |d| format!("{d:.3}")),
+            if p.meets_slo { "yes" } else { "no" }
+        );
+    }
+    match &s.plot {
+        Some(file) => {
+            let _ = writeln!(w, "\n![failover, false failovers and dark time against the TTL]({file})\n\nPlot: [{file}]({file}).");
+        }
+        None => {
+            let _ = writeln!(
+                w,
+                "\nThe plot could not be drawn: {}.",
+                s.plot_error.as_deref().unwrap_or("unknown")
+            );
+        }
+    }
+    let _ = writeln!(w, "\nThe rule (`sim sweep`'s): dark seconds per hour = leader deaths per hour ({} / 24) x the mean failover after the kill + false failovers per hour x their mean length. A TTL meets the objective when that is within its budget ({:.2} s per hour); the knee is the TTL of least dark time.\n", s.leader_deaths_per_day, s.budget_s_per_hour);
+    let _ = writeln!(w, "**{}**\n", s.finding);
+    let hours = s
+        .points
+        .iter()
+        .map(|p| p.run_hours)
+        .fold(f64::INFINITY, f64::min);
+    if hours.is_finite() && hours > 0.0 {
+        let _ = writeln!(w, "How far to trust it: each TTL ran {:.3} h, one kill each. A rate of false failovers that shows as 0 may be up to {:.0} per hour (95%, the rule of three); one failover is one sample. Lengthen the run with --sweep-secs to resolve rarer ones.\n", hours, 3.0 / hours);
+    }
+    let _ = writeln!(w, "Reproduce one TTL's trial:\n");
+    for p in &s.points {
+        let _ = writeln!(w, "- TTL {}: `{}`", secs(p.ttl_asked_ms), p.reproduce);
+    }
+}
