@@ -28,7 +28,7 @@ pub mod estimate;
 pub mod report;
 pub mod spec;
 pub mod sweep;
-mod sweep_report;
+pub mod sweep_report;
 
 use crate::contract::backends::ContractBackend;
 use crate::contract::conform::report::{ExperimentResult, Report, TrialResult, Verdict};

@@ -268,7 +268,7 @@ pub struct Report {
     pub interrupted: bool,
     /// The TTL sweep's figures, when it ran ([`crate::contract::conform::sweep`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ttl_sweep: Option<super::sweep::Sweep>,
+    pub ttl_sweep: Option<super::sweep_report::Sweep>,
 }
 
 impl Report {

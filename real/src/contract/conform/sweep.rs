@@ -19,6 +19,7 @@
 //! The knee is named by the rule `sim sweep` uses ([`Slo::dark_s_per_hour`],
 //! [`Slo::knee`]) for `--slo`, with the leader's process dying once a day.
 
+use super::sweep_report::{Sweep, SweepPoint};
 use super::{backend_sets, bad, ExperimentResult, Planned, Scenario};
 use crate::contract::backends::ContractBackend;
 use crate::contract::conform::spec::SpecCheck;
@@ -26,8 +27,7 @@ use crate::contract::node_cmd::NodeCmd;
 use crate::trial::command::{check_trial_dir, trial_spec, RealCommandError};
 use crate::trial::refusals::Source;
 use baton_model::flags::ConformArgs;
-use baton_model::scenario::{self, GcNoise, Resolved, ScenarioError, Slo};
-use serde::Serialize;
+use baton_model::scenario::{self, Resolved, ScenarioError, Slo};
 use serde_json::Value;
 use std::path::Path;
 
@@ -169,73 +169,6 @@ pub fn what_runs(experiments: usize, trials: u64, sweep: Option<&SweepPlan>) -> 
         0 => swept,
         n => format!("{n} experiment(s) x {trials} trial(s) and {swept}"),
     }
-}
-
-/// One TTL of the sweep, as measured.
-#[derive(Clone, Debug, Serialize)]
-pub struct SweepPoint {
-    /// The TTL asked for.
-    pub ttl_asked_ms: u64,
-    /// The TTL the backend granted.
-    pub ttl_granted_ms: u64,
-    /// `lease_granted events` (the trial's report) or `backend rule` (see the module doc).
-    pub granted_from: &'static str,
-    /// Its trial (1-based) and seed.
-    pub trial: usize,
-    /// The seed.
-    pub seed: u64,
-    /// `pass` or `fail` (the trial's checkers).
-    pub verdict: &'static str,
-    /// The failover the kill caused (a scripted fault's), ms.
-    pub failover_ms: Vec<f64>,
-    /// Their median (nearest rank).
-    pub failover_median_ms: Option<f64>,
-    /// False failovers (no scripted fault explains them).
-    pub false_failovers: u64,
-    /// Their lengths, ms.
-    pub false_failover_ms: Vec<f64>,
-    /// Hours of run they were counted over.
-    pub run_hours: f64,
-    /// `false_failovers / run_hours`.
-    pub false_failovers_per_hour: f64,
-    /// Dark seconds per hour by [`Slo::dark_s_per_hour`]; none without a failover.
-    pub dark_s_per_hour: Option<f64>,
-    /// Within the objective's budget.
-    pub meets_slo: bool,
-    /// The trial's summary, relative to the report's directory.
-    pub summary: String,
-    /// The command that runs it again.
-    pub reproduce: String,
-}
-
-/// The sweep's part of `conformance.json` (`ttl_sweep`).
-#[derive(Clone, Debug, Serialize)]
-pub struct Sweep {
-    /// The backend's name.
-    pub backend: String,
-    /// Seconds of noise before each kill.
-    pub noise_s: u64,
-    /// The noise (scenarios/ttl-sweep.toml's).
-    pub gc: GcNoise,
-    /// The objective, in percent.
-    pub availability_pct: f64,
-    /// Leader deaths per day the rule assumes.
-    pub leader_deaths_per_day: f64,
-    /// Dark seconds per hour the objective allows.
-    pub budget_s_per_hour: f64,
-    /// Each TTL, in the order run.
-    pub points: Vec<SweepPoint>,
-    /// The point of least dark time (an index into `points`).
-    pub knee: Option<usize>,
-    /// The TTL to configure, when the knee meets the objective: the one that ran there.
-    pub pick_ttl_ms: Option<u64>,
-    /// The finding, one paragraph.
-    pub finding: String,
-    /// The plot, beside conformance.md, when it was drawn.
-    pub plot: Option<String>,
-    /// Why it was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plot_error: Option<String>,
 }
 
 /// One trial's point, from its report.json (no figures when it cannot be read).
