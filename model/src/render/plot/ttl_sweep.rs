@@ -17,6 +17,9 @@ pub struct TtlPoint {
     pub failover_s: Option<f64>,
     /// False failovers per hour of run.
     pub false_per_hour: f64,
+    /// When none was seen: the rate a run this short could still hide (95%, drawn as a
+    /// hollow triangle).
+    pub false_upper_per_hour: Option<f64>,
     /// Dark seconds per hour (none when the failover was not measured).
     pub dark_s_per_hour: Option<f64>,
 }
@@ -40,6 +43,8 @@ pub fn ttl_sweep_svg(
     Ok(svg)
 }
 
+/// A point of a chart: (TTL s, value).
+type Xy = (f64, f64);
 type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type Err = DrawingAreaErrorKind<std::io::Error>;
 
@@ -65,27 +70,19 @@ fn draw(
         .iter()
         .filter_map(|p| Some((p.ttl_s, p.dark_s_per_hour?)))
         .collect();
-    panel(
-        &panels[0],
-        &x,
-        &fail,
-        "failover after a kill (s)",
-        PALETTE[0],
-        None,
-    )?;
-    panel(
-        &panels[1],
-        &x,
-        &false_h,
-        "false failovers per hour",
-        PALETTE[1],
-        None,
-    )?;
+    let upper: Vec<(f64, f64)> = points
+        .iter()
+        .filter_map(|p| Some((p.ttl_s, p.false_upper_per_hour?)))
+        .collect();
+    let y = "failover after a kill (s)";
+    panel(&panels[0], &x, (&fail, &[]), y, PALETTE[0], None)?;
+    let y = "false failovers / h (triangle: 95% bound if 0 seen)";
+    panel(&panels[1], &x, (&false_h, &upper), y, PALETTE[1], None)?;
     let ring = knee.and_then(|i| Some((points.get(i)?.ttl_s, points[i].dark_s_per_hour?)));
     panel(
         &panels[2],
         &x,
-        &dark,
+        (&dark, &[]),
         "dark s per hour (budget dashed)",
         PALETTE[3],
         Some((budget, ring)),
@@ -93,18 +90,19 @@ fn draw(
     Ok(())
 }
 
-/// One chart: `data` as a line with dots; `budget` adds the dashed budget line and rings
-/// the knee.
+/// One chart: `data` as a line with dots, `bounds` as hollow triangles; `budget` adds the
+/// dashed budget line and rings the knee.
 fn panel(
     area: &Root,
     x: &std::ops::Range<f64>,
-    data: &[(f64, f64)],
+    (data, bounds): (&[Xy], &[Xy]),
     y_desc: &str,
     color: RGBColor,
     budget: Option<(f64, Option<(f64, f64)>)>,
 ) -> Result<(), Err> {
     let top = data
         .iter()
+        .chain(bounds)
         .map(|p| p.1)
         .chain(budget.map(|b| b.0))
         .fold(0.0f64, f64::max);
@@ -123,6 +121,11 @@ fn panel(
         .y_label_formatter(&|v| format!("{v:.2}"))
         .draw()?;
     chart.draw_series(LineSeries::new(data.iter().copied(), color.stroke_width(2)))?;
+    chart.draw_series(
+        bounds
+            .iter()
+            .map(|&p| TriangleMarker::new(p, 6, color.stroke_width(2))),
+    )?;
     chart.draw_series(
         data.iter()
             .map(|&(a, b)| Circle::new((a, b), 4, color.filled())),
@@ -158,6 +161,7 @@ mod tests {
             ttl_s,
             failover_s: Some(f),
             false_per_hour: h,
+            false_upper_per_hour: (h == 0.0).then_some(60.0),
             dark_s_per_hour: Some(f / 24.0 + h * f),
         };
         let pts = [p(2.0, 2.5, 12.0), p(3.0, 3.4, 0.0), p(10.0, 10.6, 0.0)];
@@ -165,7 +169,8 @@ mod tests {
         assert_eq!(svg, ttl_sweep_svg(&pts, 1.8, Some(1), "TTL sweep").unwrap());
         for needle in [
             "TTL sweep",
-            "false failovers per hour",
+            "false failovers / h",
+            "95% bound",
             "knee",
             "TTL granted",
         ] {

@@ -104,7 +104,7 @@ pub fn finding(s: &Sweep) -> String {
     let p = &s.points[k];
     let edge = s.points.len() > 1 && (k == 0 || k == s.points.len() - 1);
     let mut f = format!(
-        "For {}% availability ({:.2} s of darkness allowed per hour, the leader's process dying {} times a day), the knee is TTL {}: {:.3} dark s/h, the least of the TTLs swept{}.",
+        "For {}% availability ({:.2} s of darkness allowed per hour, the leader's process dying {} time(s) a day), the knee is TTL {}: {:.3} dark s/h, the least of the TTLs swept{}.",
         s.availability_pct,
         s.budget_s_per_hour,
         s.leader_deaths_per_day,
@@ -136,6 +136,8 @@ pub fn write_plot(dir: &Path, s: &Sweep) -> Result<String, String> {
                 ttl_s: p.ttl_granted_ms as f64 / 1000.0,
                 failover_s: p.failover_median_ms.map(|m| m / 1000.0),
                 false_per_hour: p.false_failovers_per_hour,
+                false_upper_per_hour: (p.false_failovers == 0 && p.run_hours > 0.0)
+                    .then(|| 3.0 / p.run_hours),
                 dark_s_per_hour: p.dark_s_per_hour,
             }
         })
