@@ -18,7 +18,7 @@ pub struct TtlPoint {
     /// False failovers per hour of run.
     pub false_per_hour: f64,
     /// When none was seen: the rate a run this short could still hide (95%, drawn as a
-    /// hollow triangle).
+    /// triangle).
     pub false_upper_per_hour: Option<f64>,
     /// Dark seconds per hour (none when the failover was not measured).
     pub dark_s_per_hour: Option<f64>,
@@ -90,7 +90,7 @@ fn draw(
     Ok(())
 }
 
-/// One chart: `data` as a line with dots, `bounds` as hollow triangles; `budget` adds the
+/// One chart: `data` as a line with dots, `bounds` as triangles; `budget` adds the
 /// dashed budget line and rings the knee.
 fn panel(
     area: &Root,
