@@ -185,10 +185,11 @@ pub struct ConformArgs {
     /// 3, or 1 with --quick).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100))]
     pub trials: Option<u64>,
-    /// A short run: 1 trial per experiment and churn cut to 3 rounds (about 4 minutes
-    /// on etcd for Baton's own node one trial at a time, --jobs 1; the defaults take
-    /// about 18 minutes so). --trials and --churn-rounds still apply on top. The first
-    /// line printed gives the estimate for the run asked, at its --jobs.
+    /// A short run: 1 trial per experiment, churn cut to 3 rounds, and the TTL sweep at
+    /// 1, 3 and 10 s with 10 s of noise (about 5 minutes on etcd for Baton's own node
+    /// one trial at a time, --jobs 1; the defaults take about 26 minutes so). --trials,
+    /// --churn-rounds, --sweep-ttls and --sweep-secs still apply on top. The first line
+    /// printed gives the estimate for the run asked, at its --jobs.
     #[arg(long)]
     pub quick: bool,
     /// The churn experiment's rounds: the leader is killed every 5 s and restarted
@@ -203,12 +204,26 @@ pub struct ConformArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=16))]
     pub jobs: Option<u64>,
     /// Run only these experiments (names separated by commas, as conformance.md lists
-    /// them: clean-kill, clean-kill-unfenced, partition, ...); default: all ten.
+    /// them: clean-kill, clean-kill-unfenced, partition, ..., ttl-sweep); default: all
+    /// eleven.
     #[arg(long, value_name = "a,b,...")]
     pub only: Option<String>,
     /// The first trial's seed: trial k of every experiment uses seed S + k - 1.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::seed::parse)]
     pub seed: u64,
+    /// The TTL sweep's TTLs in seconds, one live trial each (default 1,3,10,30, or 1,3,10
+    /// with --quick). A TTL the backend raises (etcd grants at least 2 s) is reported as
+    /// granted.
+    #[arg(long, value_name = "S,S,...", value_delimiter = ',', value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub sweep_ttls: Option<Vec<u64>>,
+    /// The TTL sweep's GC noise before each TTL's kill, in seconds (default 90, or 10 with
+    /// --quick); each trial runs this plus 1.5 TTL + 5 s for the failover.
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(5..=3600))]
+    pub sweep_secs: Option<u64>,
+    /// The availability objective the TTL sweep names its knee for, in percent (the
+    /// leader's process dying once a day, over 30 days).
+    #[arg(long, value_name = "PCT", default_value_t = 99.95)]
+    pub slo: f64,
     #[command(flatten)]
     #[allow(missing_docs)]
     pub out: OutFlags,
@@ -256,6 +271,16 @@ impl ConformArgs {
         }
         if self.seed != 0 {
             w.extend(["--seed".into(), self.seed.to_string()]);
+        }
+        if let Some(ttls) = &self.sweep_ttls {
+            let list: Vec<String> = ttls.iter().map(u64::to_string).collect();
+            w.extend(["--sweep-ttls".into(), list.join(",")]);
+        }
+        if let Some(secs) = self.sweep_secs {
+            w.extend(["--sweep-secs".into(), secs.to_string()]);
+        }
+        if self.slo != 99.95 {
+            w.extend(["--slo".into(), self.slo.to_string()]);
         }
         push_out_quiet(&mut w, &self.out, &self.quiet);
         w

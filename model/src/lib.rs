@@ -59,6 +59,7 @@
 pub mod checker;
 pub mod fault;
 pub mod flags;
+pub mod noise;
 pub mod protocol;
 pub mod render;
 pub mod scenario;

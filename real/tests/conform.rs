@@ -19,7 +19,8 @@
 //! BATON_REQUIRE_SERVERS is set (CI sets it).
 //! The SIGSTOP experiment, fenced and not, on Baton's own node through the contract:
 //! its write held through the pause is rejected with the fence and lands without it.
-//! Trials side by side (`--jobs`) and Ctrl-C stopping them all.
+//! Trials side by side (`--jobs`) and Ctrl-C stopping them all. A short TTL sweep names
+//! what etcd granted and writes its plot.
 //! Real processes, one run at a time.
 #![cfg(not(madsim))]
 
@@ -281,6 +282,73 @@ fn ctrl_c_stops_every_trial_running_side_by_side_and_leaves_nothing() {
             .unwrap();
     assert_eq!(j["interrupted"], true, "{j}");
     assert_eq!(j["jobs"], 3, "{j}");
+}
+
+/// The TTL sweep at two TTLs, 5 s of noise each: each TTL's row names what etcd granted
+/// (2 s for 1 s), the JSON carries the same, the plot is written, and the knee or pick
+/// is never a TTL that did not run (1 s).
+#[test]
+fn a_short_ttl_sweep_reports_the_granted_ttl_and_its_plot() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let cmd = format!(
+        "{} contract-node --dir {{dir}}",
+        env!("CARGO_BIN_EXE_baton-real")
+    );
+    let o = conform(
+        &out,
+        &[
+            "--node-cmd",
+            &cmd,
+            "--only",
+            "ttl-sweep",
+            "--sweep-ttls",
+            "1,3",
+            "--sweep-secs",
+            "5",
+            "--slo",
+            "99.9",
+            "--quiet",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{stdout}\n{stderr}");
+    // 5 + 3 + 5 s and 5 + 4.5 + 5 s of scenario, plus 2 s each.
+    assert!(
+        stdout.starts_with(
+            "conform: the TTL sweep (2 TTLs, one trial each) on etcd, about 32 seconds"
+        ),
+        "{stdout}"
+    );
+    assert_gone("contract-node --dir");
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("conformance.json")).unwrap())
+            .unwrap();
+    let s = &j["ttl_sweep"];
+    assert_eq!(s["availability_pct"], 99.9);
+    let points = s["points"].as_array().unwrap();
+    let asked: Vec<u64> = points
+        .iter()
+        .map(|p| p["ttl_asked_ms"].as_u64().unwrap())
+        .collect();
+    let granted: Vec<u64> = points
+        .iter()
+        .map(|p| p["ttl_granted_ms"].as_u64().unwrap())
+        .collect();
+    assert_eq!((asked, granted), (vec![1000, 3000], vec![2000, 3000]));
+    assert_ne!(s["pick_ttl_ms"], 1000, "{s}");
+    assert_eq!(s["plot"], "ttl-sweep.svg");
+    assert!(out.join("ttl-sweep.svg").is_file());
+    let md = std::fs::read_to_string(out.join("conformance.md")).unwrap();
+    assert!(md.contains("## TTL sweep"), "{md}");
+    assert!(md.contains("| 1 s | 2 s ("), "{md}");
+    assert!(
+        md.contains("the knee is TTL") || md.contains("names no knee"),
+        "{md}"
+    );
+    assert!(md.contains("--set etcd-lease.lease_ttl_ms=3000"), "{md}");
 }
 
 #[test]

@@ -163,6 +163,19 @@ impl FalseFailovers {
     }
 }
 
+/// The failovers of `all_ms` (a run's `failover_ms`) that a scripted fault caused:
+/// `all_ms` without the false ones (`false_ms`), each removed once. What a TTL sweep
+/// charges to a death (`sim sweep`, `sim conform`'s ttl-sweep).
+pub fn scripted_failovers(all_ms: &[f64], false_ms: &[f64]) -> Vec<f64> {
+    let mut scripted = all_ms.to_vec();
+    for x in false_ms {
+        if let Some(i) = scripted.iter().position(|y| y == x) {
+            scripted.remove(i);
+        }
+    }
+    scripted
+}
+
 #[cfg(test)]
 mod tests {
     //! Methodology: hand-built timelines. Canary: a leader stalled by a GC-noise pause

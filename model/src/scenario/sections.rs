@@ -198,6 +198,35 @@ impl Slo {
     pub fn budget_s_per_hour(&self) -> f64 {
         (100.0 - self.availability_pct) / 100.0 * 3600.0
     }
+
+    /// The rule a TTL sweep (`sim sweep`, `sim conform`'s ttl-sweep) weighs a TTL by:
+    /// seconds per hour without a leader's work = leader deaths per hour x the mean
+    /// failover after a death + false failovers per hour x their mean length.
+    pub fn dark_s_per_hour(
+        &self,
+        failover_mean_ms: f64,
+        false_per_hour: f64,
+        false_mean_ms: f64,
+    ) -> f64 {
+        let deaths_per_hour = self.leader_deaths_per_day / 24.0;
+        deaths_per_hour * failover_mean_ms / 1000.0 + false_per_hour * false_mean_ms / 1000.0
+    }
+
+    /// `dark_s_per_hour` is within the error budget.
+    pub fn meets(&self, dark_s_per_hour: f64) -> bool {
+        dark_s_per_hour <= self.budget_s_per_hour()
+    }
+
+    /// The knee of a sweep: the index of the point with the least dark time (the first
+    /// of equals). Below it false failovers dominate, above it the failover itself; it is
+    /// the TTL to pick when it meets the objective.
+    pub fn knee(dark_s_per_hour: &[f64]) -> Option<usize> {
+        dark_s_per_hour
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(i, _)| i)
+    }
 }
 
 /// A property that must hold at least once in a run, proving the run reached the trap.

@@ -12,6 +12,7 @@
 //! | [`kill`](Supervisor::kill) | SIGKILL to the node's process group | `node_killed` |
 //! | [`restart`](Supervisor::restart) | kills it if alive, starts a new process | (`node_killed`), `node_restarted` |
 //! | [`pause`](Supervisor::pause) / [`resume`](Supervisor::resume) | SIGSTOP / SIGCONT | `node_paused` / `node_resumed` |
+//! | [`gc_pause`](Supervisor::gc_pause) / [`gc_resume`](Supervisor::gc_resume) | SIGSTOP / SIGCONT for a pause of the GC noise | `gc_paused` / `gc_resumed` |
 //! | [`arm_pause_before_write`](Supervisor::arm_pause_before_write) | the node stops itself just before its next protected write; the supervisor resumes it `duration_ms` after it stopped | the node: `fault_applied`, `node_paused`; then `node_resumed`, `fault_healed` |
 //! | [`cut`](Supervisor::cut) / [`mend`](Supervisor::mend) | stops / restarts forwarding on a node's link, one way or both | none (the driver logs the fault) |
 //! | [`set_latency_ms`](Supervisor::set_latency_ms), [`set_latency_ms_all`](Supervisor::set_latency_ms_all) | delays a node's link, or every link | none |

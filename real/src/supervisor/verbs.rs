@@ -68,6 +68,30 @@ impl Supervisor {
         Ok(())
     }
 
+    /// Starts a pause of the background GC noise on node `node` (`[noise.gc]`, see
+    /// [`crate::trial::noise`]): SIGSTOP unless `signal` is false (a scripted pause has it
+    /// stopped already), then `gc_paused` with the pause's length, as the simulator logs it.
+    pub fn gc_pause(&self, node: &str, duration_ms: u64, signal: bool) -> Result<(), RealError> {
+        if signal {
+            self.signal(node, libc::SIGSTOP)?;
+        }
+        self.log.record(Event::GcPaused {
+            node: node.into(),
+            duration_ms,
+        });
+        Ok(())
+    }
+
+    /// Ends a pause of [`Supervisor::gc_pause`]: SIGCONT unless `signal` is false (a
+    /// scripted pause still holds it, or it died meanwhile), then `gc_resumed`.
+    pub fn gc_resume(&self, node: &str, signal: bool) {
+        if signal {
+            // A node killed meanwhile has nothing to resume; the pause ends all the same.
+            let _ = self.signal(node, libc::SIGCONT);
+        }
+        self.log.record(Event::GcResumed { node: node.into() });
+    }
+
     /// Arms a `point = "before-write"` pause of fault `index` on node `node`: the node
     /// logs the fault and stops itself (SIGSTOP) just before its next protected write;
     /// the supervisor, which polls the process state every 2 ms, resumes it

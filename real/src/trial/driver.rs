@@ -24,6 +24,7 @@ use crate::events::{Entry, Event};
 use crate::node::ClockChange;
 use crate::run_clock::RunClock;
 use crate::supervisor::{Direction, Link, RealError, Supervisor};
+use crate::trial::noise::GcNoise;
 use baton_model::fault::plan::{Acted, FaultPlan, Verb};
 use baton_model::fault::world::{self, FaultWorld};
 use baton_model::fault::Firing;
@@ -199,6 +200,8 @@ pub struct Driver<'a> {
     latency_ms: (u64, u64),
     end_us: i64,
     notes: Vec<String>,
+    /// The scenario's `[noise.gc]` pauses, carried out while the driver waits.
+    noise: GcNoise,
 }
 
 impl<'a> Driver<'a> {
@@ -220,12 +223,23 @@ impl<'a> Driver<'a> {
             latency_ms: base_latency_ms,
             end_us: 0,
             notes: vec![],
+            noise: GcNoise::default(),
         }
     }
 
-    /// What went wrong applying faults without breaking the run, one sentence each.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
+    /// What went wrong applying faults without breaking the run, one sentence each (and
+    /// the GC noise's pauses not run as scheduled).
+    pub fn notes(&self) -> Vec<String> {
+        self.notes
+            .iter()
+            .cloned()
+            .chain(self.noise.note())
+            .collect()
+    }
+
+    /// Carries out `pauses` (background GC noise, [`crate::trial::noise`]) during the run.
+    pub fn set_noise(&mut self, pauses: Vec<crate::trial::noise::Pause>) {
+        self.noise = GcNoise::new(pauses);
     }
 
     /// Fires `faults` by the plan until the run's clock reaches `end_us`, then returns
@@ -248,6 +262,7 @@ impl<'a> Driver<'a> {
     async fn wait_until(&mut self, t_us: i64) -> Result<bool, RealError> {
         loop {
             self.heal_due().await?;
+            self.noise.due(self.sup, self.clock.now_us())?;
             let now = self.clock.now_us();
             if now >= self.end_us {
                 return Ok(t_us <= now && t_us < self.end_us);
@@ -256,6 +271,7 @@ impl<'a> Driver<'a> {
                 return Ok(true);
             }
             let next_heal = self.pending.iter().map(|(due, _)| *due).min();
+            let next_heal = next_heal.into_iter().chain(self.noise.next_due_us()).min();
             let wake = next_heal.map_or(t_us, |h| h.min(t_us)).min(self.end_us);
             if wake > now {
                 tokio::time::sleep(Duration::from_micros((wake - now) as u64)).await;
@@ -401,10 +417,14 @@ impl FaultWorld for Driver<'_> {
         };
         match verb {
             Verb::Kill(n) => {
+                self.noise.forget(&n);
                 let r = self.sup.kill(&n);
                 self.could_not(index, &format!("kill {n}"), r)
             }
-            Verb::Restart(n) => self.sup.restart(&n).await.map(|()| Acted::Done),
+            Verb::Restart(n) => {
+                self.noise.forget(&n);
+                self.sup.restart(&n).await.map(|()| Acted::Done)
+            }
             // Refused before the run starts (support.rs): never reached.
             Verb::Transfer { node, .. } => Ok(Acted::Skipped(format!(
                 "transfer {node}: real mode has no transfer"
@@ -413,14 +433,13 @@ impl FaultWorld for Driver<'_> {
                 let r = self.sup.resign(&n).await;
                 self.could_not(index, &format!("resign {n}"), r)
             }
+            // One hold beside the GC noise's: see crate::trial::noise.
             Verb::Pause { node, .. } => {
-                let r = self.sup.pause(&node);
+                let r = self.noise.pause(self.sup, &node);
                 self.could_not(index, &format!("pause {node}"), r)
             }
             Verb::Resume { node, .. } => {
-                // A node killed meanwhile has nothing to resume; the pause ends all the
-                // same, as in the simulator.
-                let _ = self.sup.resume(&node);
+                self.noise.resume(self.sup, &node);
                 Ok(Acted::Done)
             }
             Verb::ArmPauseBeforeWrite {

@@ -8,8 +8,9 @@
 //! load client's rate, timeout and quantum (at least 10 ms, see [`crate::trial::refusals`]) and
 //! the nodes' write timeout; `[network]`'s latency is added by every proxy, each way, per
 //! chunk; `start_delay_ms_max` delays each node's first campaign after every start by a
-//! draw from the seed (the simulator's draw); `duration_ms` is how long the run's clock
-//! runs after the fleet starts booting.
+//! draw from the seed (the simulator's draw); `[noise.gc]` stops each node's processes at
+//! the simulator's pauses for the same seed ([`noise`]); `duration_ms` is how long the
+//! run's clock runs after the fleet starts booting.
 //!
 //! The checkers read every merged event up to the run's end, in timeline order, exactly
 //! as the simulator feeds them ([`baton_model::checker::Checks`], and the lanes of the
@@ -19,6 +20,7 @@
 
 pub mod command;
 pub mod driver;
+pub mod noise;
 pub mod refusals;
 pub mod smoke;
 
@@ -165,13 +167,19 @@ async fn drive(
     spec: &TrialSpec,
     end_us: i64,
 ) -> Result<Vec<String>, TrialError> {
+    let nodes: Vec<String> = sup.node_names().into_iter().map(String::from).collect();
     let mut driver = Driver::new(sup, spec.seed, cfg_latency(spec));
+    driver.set_noise(noise::schedule(
+        &spec.plan.resolved.scenario,
+        spec.seed,
+        &nodes,
+    ));
     driver
         .run(&spec.plan.resolved.faults, end_us)
         .await
         .map_err(|e| broke(spec, format!("a fault could not be applied: {e}")))?;
     let mut notes = spec.plan.notes.clone();
-    notes.extend(driver.notes().iter().cloned());
+    notes.extend(driver.notes());
     let mut exited = sup.exited();
     if sup.foreign() {
         // A node of your own that exits by itself broke the contract: the poller

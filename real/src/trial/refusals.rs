@@ -11,7 +11,6 @@
 //!   (`raft.sequencer = "log"`: the real node hands out numbers at the resource only);
 //! - packet loss (`network.loss_ppm`, a `network` fault's `loss_ppm`): TCP proxies cannot
 //!   lose packets, a TCP stream retransmits them;
-//! - background GC noise (`[noise.gc]`): not implemented for processes;
 //! - a SWIM failure detector (`[swim]`) or sharded leadership (`partitions`): the real
 //!   node has neither;
 //! - a partition or slow link between two nodes, except under raft (lease nodes do not
@@ -180,10 +179,6 @@ const RULES: &[Rule] = &[
         refuses: network_loss,
     },
     Rule {
-        key: "noise.gc",
-        refuses: gc_noise,
-    },
-    Rule {
         key: "swim",
         refuses: swim_detector,
     },
@@ -260,12 +255,6 @@ fn raft_release_in_flight(s: &Scenario) -> Option<String> {
 fn network_loss(s: &Scenario) -> Option<String> {
     (s.network.loss_ppm > 0).then(|| {
         format!("{}: the proxies carry TCP, which retransmits what a network loses, so loss has no counterpart (allowed: 0)", s.network.loss_ppm)
-    })
-}
-
-fn gc_noise(s: &Scenario) -> Option<String> {
-    s.noise.gc.is_some().then(|| {
-        "background GC noise is not implemented for real processes; remove [noise.gc] (a scripted `pause` fault works)".into()
     })
 }
 
@@ -645,8 +634,6 @@ mod tests {
         assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.loss_ppm");
         let text = format!("{KILL}[[faults]]\nkind = \"clock-step\"\nat_ms = 6000\ntarget = \"backend\"\nstep_ms = 100\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "faults.1.target");
-        let text = format!("{KILL}[noise.gc]\n");
-        assert_eq!(checked(&text, &[]).unwrap_err().key, "noise.gc");
         let text = format!("{KILL}[swim]\n");
         assert_eq!(checked(&text, &[]).unwrap_err().key, "swim");
         let r = checked(KILL, &["partitions=4", "work.rate_per_s=0"]).unwrap_err();

@@ -16,6 +16,7 @@
 pub mod lanes;
 pub mod shards;
 pub mod style;
+pub mod ttl_sweep;
 
 use crate::checker::Findings;
 use crate::render::lanes::Lanes;

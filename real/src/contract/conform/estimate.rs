@@ -1,7 +1,8 @@
 //! How long a `conform` run will take, said before it starts (its first line) and in
 //! `--help`: each trial's scenario duration plus a start/stop overhead per trial, summed
-//! over the experiments and trials asked for, or with `--jobs N` the time N slots take
-//! to run them in order ([`with_jobs`]).
+//! over the experiments and trials asked for, the TTL sweep's (one per TTL, each its
+//! noise, the kill and 1.5 TTL + 5 s) included: the run's wall time one trial at a
+//! time, or with `--jobs N` the time N slots take to run them in order ([`with_jobs`]).
 
 use crate::contract::backends::ContractBackend;
 

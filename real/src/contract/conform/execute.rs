@@ -25,9 +25,8 @@ pub(super) async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
     // The first line says how long the run will take, so that a user can decide to
     // shorten it (--quick, --trials, --churn-rounds, --only, --jobs) before waiting.
     say(&format!(
-        "conform: {} experiment(s) x {} trial(s) on {}, {} at {} trial(s) at a time (the scenarios' durations plus about {} s per trial to start and stop)\n",
-        p.experiments.len(),
-        p.trials,
+        "conform: {} on {}, {} at {} trial(s) at a time (the scenarios' durations plus about {} s per trial to start and stop)\n",
+        super::sweep::what_runs(p.experiments.len(), p.trials, p.sweep.as_ref()),
         p.backend.name(),
         estimate::say(p.estimate_ms),
         p.jobs,
@@ -81,7 +80,11 @@ pub(super) async fn run(args: ConformArgs) -> Result<bool, RealCommandError> {
             let e = &p.experiments[reported];
             let mut trials = std::mem::take(&mut done[reported]);
             trials.sort_by_key(|t| t.trial);
-            report.experiments.push(result(e, trials));
+            let r = result(e, trials);
+            if let (Some(sp), true) = (&p.sweep, e.scenario.name == super::sweep::NAME) {
+                report.ttl_sweep = Some(super::sweep::summarize(&p.dir, sp, &r));
+            }
+            report.experiments.push(r);
             reported += 1;
             report.wall_ms = wall.elapsed().as_millis() as u64;
             write_report(&p.dir, &report).map_err(|e| {
@@ -123,6 +126,7 @@ fn new_report(p: &Prepared, args: &ConformArgs) -> Report {
         wall_ms: 0,
         experiments: vec![],
         interrupted: false,
+        ttl_sweep: None,
     }
 }
 

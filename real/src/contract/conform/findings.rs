@@ -82,6 +82,9 @@ pub fn section(r: &Report) -> String {
         let _ = writeln!(w, "{}. {}: {}. {evidence}", i + 1, c.says, status.word());
     }
     rejection_log(r, &mut w);
+    if let Some(s) = &r.ttl_sweep {
+        let _ = writeln!(w, "\n### The TTL to pick\n\n{} (The TTL sweep, below, gives each TTL's figures and the plot.)", s.finding);
+    }
     w.push('\n');
     w
 }
@@ -192,10 +195,33 @@ fn failover_reported(r: &Report) -> (Status, String) {
         all.len(),
         e.ttl_ms
     );
-    (
-        Status::NotShown,
-        format!("{reported}. Not plotted against TTL: this suite runs no TTL sweep yet."),
-    )
+    match r.ttl_sweep.as_ref().and_then(|s| s.plot.as_ref().map(|p| (s, p))) {
+        Some((s, plot)) => (
+            Status::Met,
+            format!(
+                "{reported}. Plotted against TTL in [{plot}]({plot}) from the sweep's kills at {} (see the TTL sweep).",
+                granted(s)
+            ),
+        ),
+        None => (
+            Status::NotShown,
+            format!("{reported}. Not plotted against TTL: the TTL sweep did not run (`--only ttl-sweep` runs it alone)."),
+        ),
+    }
+}
+
+/// The sweep's TTLs as granted, for a sentence: `2, 3, 10 and 30 s`.
+fn granted(s: &super::sweep_report::Sweep) -> String {
+    let ttls: Vec<String> = s
+        .points
+        .iter()
+        .map(|p| format!("{}", p.ttl_granted_ms as f64 / 1000.0))
+        .collect();
+    match ttls.split_last() {
+        Some((last, [])) => format!("{last} s"),
+        Some((last, rest)) => format!("{} and {last} s", rest.join(", ")),
+        None => "no TTL".into(),
+    }
 }
 
 fn sequence_increasing(r: &Report) -> (Status, String) {

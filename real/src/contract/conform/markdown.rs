@@ -19,6 +19,7 @@ impl Report {
         self.table(&mut w);
         self.failures(&mut w);
         self.spec_figures(&mut w);
+        super::sweep_report::markdown(&mut w, self.ttl_sweep.as_ref());
         self.experiments_list(&mut w);
         let _ = writeln!(w, "\n## What a run of a foreign node cannot see\n");
         for n in crate::contract::outside_view::NOTES {

@@ -3,7 +3,8 @@
 //!
 //! The experiments are [`EXPERIMENTS`]: five scenarios of `scenarios/conform/` (built
 //! into the binary, so the report's reproduce commands name files of the source tree),
-//! each run as written and with fencing off (`--set fencing=false`). Trial k of every
+//! each run as written and with fencing off (`--set fencing=false`), then the TTL sweep
+//! ([`sweep`], one trial per TTL, its section of the report in `sweep_report`). Trial k of every
 //! experiment uses seed S + k - 1. Every trial is a real-mode trial with `--node-cmd`
 //! ([`crate::trial`]): the same checkers, the same report; the conformance report
 //! ([`crate::contract::conform::report`]) puts them side by side and names, for each experiment
@@ -30,6 +31,8 @@ pub mod markdown;
 pub mod progress;
 pub mod report;
 pub mod spec;
+pub mod sweep;
+pub mod sweep_report;
 
 use crate::contract::backends::ContractBackend;
 use crate::contract::conform::spec::SpecCheck;
@@ -155,6 +158,7 @@ pub fn experiment_names() -> Vec<String> {
     EXPERIMENTS
         .iter()
         .flat_map(|s| [experiment_name(s, true), experiment_name(s, false)])
+        .chain([sweep::NAME.to_string()])
         .collect()
 }
 
@@ -309,6 +313,8 @@ struct Prepared {
     trials: u64,
     /// Trials run at once (`--jobs`).
     jobs: u64,
+    /// The TTL sweep, when asked ([`sweep`]).
+    sweep: Option<sweep::SweepPlan>,
     /// The run's estimated wall time ([`estimate`]), trials `jobs` at a time.
     estimate_ms: u64,
     /// The same, one trial at a time: the sum of the trials' estimates.
@@ -378,6 +384,11 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
             experiments.push(p);
         }
     }
+    let swept = sweep::plan(args, (backend, &node_cmd, &dir), &names, &mut durations_ms)?;
+    let sweep = swept.map(|(e, s)| {
+        experiments.push(e);
+        s
+    });
     Ok(Prepared {
         dir,
         backend,
@@ -387,6 +398,7 @@ fn prepare(args: &ConformArgs) -> Result<Prepared, RealCommandError> {
         jobs,
         estimate_ms: estimate::with_jobs(&durations_ms, backend, jobs),
         estimate_serial_ms: estimate::total_ms(&durations_ms, backend),
+        sweep,
     })
 }
 
@@ -427,7 +439,7 @@ mod tests {
     fn the_defaults_are_the_spec_s_numbers() {
         let p = plan(&[]);
         assert_eq!(p.trials, 3);
-        assert_eq!(p.experiments.len(), 10);
+        assert_eq!(p.experiments.len(), 11);
         let gc = &experiment(&p, "gc-pause").specs[0].plan.resolved.scenario;
         let ttl_ms = match gc.protocol_config() {
             baton_model::protocol::ProtocolConfig::EtcdLease(c) => c.lease_ttl_ms,

@@ -337,6 +337,9 @@ pub struct Report {
     /// Ctrl-C stopped it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// The TTL sweep's figures, when it ran ([`crate::contract::conform::sweep`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_sweep: Option<super::sweep_report::Sweep>,
 }
 
 impl Report {
@@ -485,6 +488,7 @@ mod tests {
                 experiment("graceful-stepdown", vec![trial("fail", false)], true),
             ],
             interrupted: false,
+            ttl_sweep: None,
         };
         let v: Vec<Verdict> = r.experiments.iter().map(|e| e.verdict).collect();
         assert_eq!(v, [Verdict::Pass, Verdict::Fail, Verdict::NotApplicable]);
@@ -547,6 +551,7 @@ mod tests {
                 quiet,
             ],
             interrupted: false,
+            ttl_sweep: None,
         };
         assert_eq!(r.overall(), "PASS: 1 of 1 experiments passed; fencing off, gc-pause-unfenced reproduced the double write (1 of 2 trials), partition-unfenced did not");
         let md = r.markdown();
@@ -580,6 +585,7 @@ mod tests {
             wall_ms: 1,
             experiments: vec![experiment("gc-pause", vec![trial("fail", true)], false)],
             interrupted: false,
+            ttl_sweep: None,
         };
         let md = r.markdown();
         for broken in [
@@ -623,6 +629,7 @@ mod tests {
             wall_ms: 1,
             experiments: vec![churn, stepdown],
             interrupted: false,
+            ttl_sweep: None,
         };
         assert_eq!(r.experiments[0].verdict, Verdict::Fail);
         let md = r.markdown();

@@ -190,15 +190,13 @@ fn findings(w: &mut String, slo: &Slo, slo_given: bool, cells: &[Cell]) {
             .filter(|c| c.meets_slo)
             .map(|c| point_as_measured(c))
             .collect();
-        let knee = series.iter().min_by(|a, b| {
-            a.unavailability_s_per_hour
-                .total_cmp(&b.unavailability_s_per_hour)
-        });
+        let dark: Vec<f64> = series.iter().map(|c| c.unavailability_s_per_hour).collect();
+        let knee = Slo::knee(&dark).map(|i| series[i]);
         if let Some(k) = knee {
             // A knee at either end of the grid may not be one: the curve may go on
             // falling beyond it.
             let at_edge = series.len() > 1
-                && (std::ptr::eq(*k, series[0]) || std::ptr::eq(*k, series[series.len() - 1]));
+                && (std::ptr::eq(k, series[0]) || std::ptr::eq(k, series[series.len() - 1]));
             let _ = writeln!(
                 w,
                 "\nMeets the SLO at: {}. The knee (least dark time: below it false failovers dominate, above it the failover itself) is at {} ({}{:.3} s/h){}.{}\n",

@@ -224,12 +224,8 @@ fn facts(r: &Resolved, seed: u64) -> Result<RunFacts, RunError> {
         .iter()
         .map(|x| x.failover_ms)
         .collect();
-    let mut scripted = f.failover_ms.clone();
-    for x in &false_ms {
-        if let Some(i) = scripted.iter().position(|y| y == x) {
-            scripted.remove(i);
-        }
-    }
+    let scripted =
+        baton_model::checker::false_failover::scripted_failovers(&f.failover_ms, &false_ms);
     Ok(RunFacts {
         passed: a.passed,
         violations,
@@ -359,9 +355,7 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
     let failover = Spread::of(&all(|x| &x.failover_ms));
     let false_ms = Spread::of(&all(|x| &x.false_failover_ms));
     let false_per_hour = false_ms.count as f64 / hours.max(f64::MIN_POSITIVE);
-    let deaths_per_hour = slo.leader_deaths_per_day / 24.0;
-    let unavailability =
-        deaths_per_hour * failover.mean / 1000.0 + false_per_hour * false_ms.mean / 1000.0;
+    let unavailability = slo.dark_s_per_hour(failover.mean, false_per_hour, false_ms.mean);
     let raised = s
         .etcd_lease
         .as_ref()
@@ -385,7 +379,7 @@ fn cell(t: &Target, seeds: &Range<u64>, slo: &Slo, runs: &[RunFacts]) -> Cell {
         incidents: runs.iter().map(|x| x.incidents).sum(),
         seeds_with_incidents: runs.iter().filter(|x| x.incidents > 0 || x.reused > 0).count() as u64,
         unavailability_s_per_hour: unavailability,
-        meets_slo: unavailability <= slo.budget_s_per_hour(),
+        meets_slo: slo.meets(unavailability),
         note: raised.map(|e| {
             format!(
                 "etcd raised the {} ms TTL to its minimum, {} ms (min_lease_ttl_ms), as a real etcd at default settings does",
