@@ -255,6 +255,16 @@ impl Leadership {
         valid(&self.state)
     }
 
+    /// True while [`Leadership::acting`] holds and, for honest protocols, at least
+    /// `margin_us` are left before the lease deadline on the node's own clock: a write
+    /// begun now lands before the deadline if it takes less than that.
+    pub fn acting_with_margin(&self, margin_us: i64) -> bool {
+        let s = &self.state;
+        valid(s)
+            && !(s.honour_deadline
+                && s.clock.now_us() + margin_us >= s.deadline_us.load(Ordering::SeqCst))
+    }
+
     /// Resolves when the node must stop acting.
     pub async fn lost(&self) {
         wait_lost(&self.state).await

@@ -59,6 +59,7 @@ fn node_config(dir: &Path, endpoints: Vec<String>) -> NodeConfig {
         }),
         tick_interval_ms: 1000,
         resource_timeout_ms: 500,
+        write_margin_ms: 0,
         peers: vec![],
         clock_offset_us: 0,
         clock_drift_ppm: 0,

@@ -25,6 +25,13 @@ use baton_protocols::zk_sequential::ZkSequentialConfig;
 use clap::Args;
 use std::path::PathBuf;
 
+/// The margin the node contract asks of a node before its deadline
+/// (docs/src/node-contract.md, "What a deadline counts from, and its margin"): Baton sees
+/// a `--node-cmd` node's write when it arrives, so a write sent just before the
+/// deadline can land after the grant ended; the reference node keeps the margin it
+/// recommends.
+pub const WRITE_MARGIN_MS: u64 = 50;
+
 /// The contract's parameters; each flag falls back to its `BATON_*` variable.
 #[derive(Clone, Debug, Default, Args)]
 pub struct ContractNodeArgs {
@@ -176,6 +183,7 @@ impl ContractNodeArgs {
                 "write-timeout-ms",
                 "BATON_WRITE_TIMEOUT_MS",
             )?,
+            write_margin_ms: WRITE_MARGIN_MS,
             peers,
             clock_offset_us: 0,
             clock_drift_ppm: 0,

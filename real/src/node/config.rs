@@ -36,6 +36,11 @@ pub struct NodeConfig {
     pub tick_interval_ms: u64,
     /// Timeout of each write to the resource.
     pub resource_timeout_ms: u64,
+    /// No protected write starts with less than this left before the lease deadline
+    /// (0 for Baton's own nodes, which log each write's send; `contract-node` keeps the
+    /// node contract's 50 ms, since a foreign node's write counts at its arrival).
+    #[serde(default)]
+    pub write_margin_ms: u64,
     /// The fleet, for hints.
     pub peers: Vec<Peer>,
     /// The clock's offset from the run's clock at start, in µs (a restart does not fix

@@ -318,6 +318,7 @@ fn new_node(cfg: &NodeConfig, clock: RealClock, log: EventLog) -> Result<Arc<Nod
             resource_url: cfg.resource_url.clone(),
             http,
             resource_timeout_ms: cfg.resource_timeout_ms,
+            write_margin_ms: cfg.write_margin_ms,
             tick_interval_ms: cfg.tick_interval_ms,
             resign_requested: AtomicBool::new(false),
             resign_notify: Notify::new(),

@@ -102,6 +102,8 @@ pub struct WorkCtx {
     pub http: reqwest::Client,
     /// Timeout of each write.
     pub resource_timeout_ms: u64,
+    /// No write starts with less than this left before the lease deadline.
+    pub write_margin_ms: u64,
     /// Scheduler tick interval.
     pub tick_interval_ms: u64,
     /// Set to ask the leader to step down.
@@ -210,7 +212,7 @@ pub async fn lead(ctx: &WorkCtx, l: &Leadership, work: &LeaderWork) -> LossReaso
 /// One protected write: check the lease, then send. An armed `before-write` pause
 /// strikes between the two, which is where a real GC pause does its damage.
 async fn write(ctx: &WorkCtx, l: &Leadership, op: WriteOp) -> Outcome {
-    if !l.acting() {
+    if !l.acting_with_margin(ctx.write_margin_ms as i64 * 1000) {
         return Outcome::NotActing;
     }
     strike_armed_pause(ctx);

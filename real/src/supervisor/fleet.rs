@@ -146,6 +146,7 @@ async fn node_slot(
     }
     let name = NodeId::nth(i);
     let ncfg = NodeConfig {
+        write_margin_ms: 0,
         name: name.clone(),
         epoch_us: clock.epoch_us(),
         log_path: cfg.run_dir.join(format!("{name}.jsonl")),
