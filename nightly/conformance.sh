@@ -9,9 +9,11 @@
 #               golang-etcd-server-dev)
 #   baton-etcd  Baton's own etcd-lease node, started through the contract
 #               (baton-real contract-node, every value from the BATON_* variables)
+#   baton-redis, baton-zookeeper, baton-postgres
+#               the same node on the contract's other backends (--backend)
 #
-# TRIALS (3) trials of each of the ten experiments per node, about ten minutes a node
-# on a 2-core machine. Each run writes to a temporary directory; the committed copy keeps
+# With no NODE: go-etcd and baton-etcd. TRIALS (3) trials of each of the ten
+# experiments per node, and the TTL sweep, four trials at a time on a 2-core machine. Each run writes to a temporary directory; the committed copy keeps
 # conformance.md, conformance.json and each trial's summary.txt, report.json and
 # scenario.toml, with timeline.html and leaders_acting.svg where the command kept them
 # (each experiment's first trial, and every failed one). The raw timelines and the
@@ -33,18 +35,20 @@ for node in "${nodes[@]}"; do
     go-etcd)
       cmd='examples/go-node/bin/go-node --id {id} --http-port {http_port} --etcd-endpoints {etcd_endpoints} --election-prefix {election_prefix} --lease-ttl-ms {lease_ttl_ms} --resource-url {resource_url} --peers {peers} --tick-ms {tick_ms} --write-timeout-ms {write_timeout_ms}'
       ;;
-    baton-etcd)
+    baton-etcd|baton-redis|baton-zookeeper|baton-postgres)
       cmd='target/real/release/baton-real contract-node'
       ;;
     *)
-      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd)" >&2
+      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres)" >&2
       exit 2
       ;;
   esac
+  backend=etcd
+  case "$node" in baton-*) backend=${node#baton-} ;; esac
   tmp=$(mktemp -d reports/.conformance.XXXXXX)
   trap 'rm -rf "$tmp"' EXIT
   start=$(date +%s)
-  sim_run conform --node-cmd "$cmd" --trials "$trials" --out "$tmp/$node" --quiet
+  sim_run conform --node-cmd "$cmd" --backend "$backend" --trials "$trials" --out "$tmp/$node" --quiet
   echo "conformance: $node took $(($(date +%s) - start)) s" >&2
   out="$tmp/$node"
   find "$out" -mindepth 3 -maxdepth 3 -name run -type d -exec rm -rf {} +
