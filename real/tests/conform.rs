@@ -20,8 +20,8 @@
 //! are refused with exit 2 and one line; on Redis the stand-in's `redis-lock` case (a
 //! token that is not its INCR's answer) too (its own control, the stand-in keeping it,
 //! is in `node_contract.rs`). Trials side by side (`--jobs`) and Ctrl-C stopping them
-//! all. Real processes, one suite at a time: two at once (eight trials on 2 cores) once
-//! failed ZooKeeper's SIGSTOP trial, whose JVMs are the heaviest.
+//! all. Real processes, one suite at a time (eight trials on 2 cores, two suites at
+//! once, was not tried further after a failure later explained by ZooKeeper's expiry).
 #![cfg(not(madsim))]
 
 use baton_real::process::processes_mentioning;
