@@ -276,7 +276,10 @@ async fn one_trial(
         RealCommandError::Broke(format!("cannot write {}: {err}", tdir.display()))
     })?;
     let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
-    prune(&tdir, spec.trial, t.artifacts.passed);
+    // A trial the spec's own criteria failed (a starved node) keeps its files as one
+    // the checkers failed does.
+    let failed_spec = !e.scenario.check.failures(&t.artifacts.findings).is_empty();
+    prune(&tdir, spec.trial, t.artifacts.passed && !failed_spec);
     let line = TrialResult::of(spec, &t, &p.dir, &tdir, e.scenario.check, e.reproduces());
     if !quiet {
         progress.out(&format!("{}\n", line.line(&name)));
