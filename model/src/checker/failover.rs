@@ -669,10 +669,8 @@ mod tests {
         assert_eq!((g.gap_ms, g.overlap), (30.0, true));
     }
 
-    /// The step-down stamped at the last poll that saw n1 lead (5,008 ms) counts from
-    /// the first poll that proved it over (`StepDownSeen`): before n2's first write, the
-    /// gap runs from that proof; after it, the old leader may still have believed, and
-    /// the handoff is an overlap, against the node.
+    /// A step-down polled at 5,008 ms counts from its first proof (`StepDownSeen`):
+    /// before n2's first write, the gap runs from it; after it, the handoff overlaps.
     #[test]
     fn a_foreign_step_down_counts_from_its_first_proof() {
         let r = resolved();
