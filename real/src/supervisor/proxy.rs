@@ -65,6 +65,8 @@ struct Shared {
     /// held), then `struck` is notified.
     trap: AtomicBool,
     struck: Notify,
+    /// Notified once the bytes the trap held were written on to the upstream.
+    delivered: Notify,
 }
 
 /// A one-shot hold of what the connecting side sends next (a foreign node's
@@ -93,6 +95,12 @@ impl Trap {
     /// Delivers what the trap held, and forwards again.
     pub fn release(&self) {
         self.shared.forward.send_modify(|g| g.cut = false);
+    }
+
+    /// Returns once the bytes the trap held were written on to the upstream (after
+    /// [`Trap::release`]).
+    pub async fn delivered(&self) {
+        self.shared.delivered.notified().await;
     }
 }
 
@@ -125,6 +133,7 @@ impl Proxy {
             conns: Mutex::new(vec![]),
             trap: AtomicBool::new(false),
             struck: Notify::new(),
+            delivered: Notify::new(),
         });
         let s = shared.clone();
         let accept = tokio::spawn(async move {
@@ -251,7 +260,9 @@ async fn pipe(
     gate: watch::Receiver<Gate>,
     trap: Option<Arc<Shared>>,
 ) -> bool {
-    let (tx, mut rx) = mpsc::channel::<(Instant, Option<Vec<u8>>)>(QUEUE);
+    // Each chunk with when it is due and whether the trap held it.
+    let (tx, mut rx) = mpsc::channel::<(Instant, Option<Vec<u8>>, bool)>(QUEUE);
+    let notify = trap.clone();
     let mut read_gate = gate.clone();
     let reader = async move {
         use rand::{Rng, SeedableRng};
@@ -272,11 +283,13 @@ async fn pipe(
                 Err(_) => return false,
             };
             let end = chunk.is_none();
+            let mut held = false;
             if let Some(s) = trap.as_ref().filter(|_| !end) {
                 // Cut before the chunk is queued: the writer holds it until the release.
                 if s.trap.swap(false, Ordering::SeqCst) {
                     s.forward.send_modify(|g| g.cut = true);
                     s.struck.notify_one();
+                    held = true;
                 }
             }
             let (lo, hi) = {
@@ -294,7 +307,7 @@ async fn pipe(
                     due
                 }
             };
-            if tx.send((due, chunk)).await.is_err() {
+            if tx.send((due, chunk, held)).await.is_err() {
                 return false;
             }
             if end {
@@ -304,7 +317,7 @@ async fn pipe(
     };
     let mut write_gate = gate;
     let writer = async move {
-        while let Some((due, chunk)) = rx.recv().await {
+        while let Some((due, chunk, held)) = rx.recv().await {
             crate::supervisor::fine_timer::sleep_until(due.into_std()).await;
             // Bytes read just before a cut wait for the mend too.
             if write_gate.wait_for(|g| !g.cut).await.is_err() {
@@ -314,6 +327,9 @@ async fn pipe(
                 Some(c) => {
                     if to.write_all(&c).await.is_err() {
                         return false;
+                    }
+                    if let Some(s) = notify.as_ref().filter(|_| held) {
+                        s.delivered.notify_one();
                     }
                 }
                 None => {
@@ -417,6 +433,7 @@ mod tests {
         tokio::time::timeout(short, trap.struck()).await.unwrap();
         assert_eq!(p.is_cut(), (true, false));
         trap.release();
+        tokio::time::timeout(short, trap.delivered()).await.unwrap();
         let mut buf = [0u8; 3];
         tokio::time::timeout(short, c.read_exact(&mut buf))
             .await

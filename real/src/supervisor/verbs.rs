@@ -15,6 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How long a `before-write` pause waits, once it let the held write go, for it to
+/// reach the resource before it resumes the node anyway (a loopback write takes µs).
+const DELIVERY: Duration = Duration::from_millis(500);
+
 impl Supervisor {
     /// Kills node `node` with SIGKILL (its whole process group) and reaps it.
     pub fn kill(&mut self, node: &str) -> Result<(), RealError> {
@@ -273,11 +277,12 @@ impl Supervisor {
     /// A foreign node's `before-write` pause (it takes no `/control/pause`): its resource
     /// proxy holds the next bytes it sends there (its next protected write), and at
     /// that moment the supervisor stops it (SIGSTOP), logging the fault's application
-    /// and the pause; `duration_ms` later it resumes it and lets the held write go on to
-    /// the resource, logging `node_resumed` and `fault_healed`. The write left the node
-    /// before the pause and lands after it, as a write whose lease check passed just
-    /// before a GC pause would. A node killed or restarted before it wrote is not
-    /// paused: the trap is disarmed.
+    /// and the pause; `duration_ms` later it logs `node_resumed`, lets the held write go
+    /// on to the resource, and once it is there (at most [`DELIVERY`]) resumes the
+    /// process (SIGCONT) and logs `fault_healed`. The write left the node before the
+    /// pause and lands after it, as a write whose lease check passed just before a GC
+    /// pause would. A node killed or restarted before it wrote is not paused: the trap
+    /// is disarmed.
     fn arm_held_write(
         &mut self,
         node: &str,
@@ -322,6 +327,15 @@ impl Supervisor {
                 log.record(Event::NodePaused { node: name.clone() });
             }
             tokio::time::sleep(Duration::from_millis(duration_ms)).await;
+            // The pause ends: the held write goes on first, and the process is let go
+            // once it reached the resource, so the write is not charged to the node's
+            // own timeout, which ran while it was stopped (a woken node whose timeout
+            // fired hangs up, and the write must already be on its way).
+            if stopped {
+                log.record(Event::NodeResumed { node: name.clone() });
+            }
+            trap.release();
+            let _ = tokio::time::timeout(DELIVERY, trap.delivered()).await;
             if stopped && same() {
                 if let Some(h) = &hurry {
                     let until = clock.now_us() + status_poll::HURRY_MS as i64 * 1000;
@@ -330,10 +344,6 @@ impl Supervisor {
                 if let Some(c) = child.lock().unwrap().as_ref() {
                     let _ = c.signal(libc::SIGCONT);
                 }
-            }
-            trap.release();
-            if stopped {
-                log.record(Event::NodeResumed { node: name.clone() });
             }
             log.record(Event::FaultHealed {
                 index,
