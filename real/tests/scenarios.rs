@@ -244,7 +244,11 @@ fn an_unsupported_fault_is_refused_before_anything_starts() {
             vec!["--set", "protocol=bully"],
             "--set protocol=bully: key `protocol`",
         ),
-        (scenario("ttl-sweep.toml"), vec![], "key `noise.gc`"),
+        (
+            scenario("clean-kill.toml"),
+            vec!["--set", "etcd-lease.min_lease_ttl_ms=500"],
+            "key `etcd-lease.min_lease_ttl_ms`",
+        ),
         (
             scenario("clean-kill.toml"),
             vec!["--set", "network.loss_ppm=1000"],
