@@ -100,7 +100,7 @@ pub const EXPERIMENTS: &[Scenario] = &[
         name: "gc-pause",
         file: "scenarios/conform/gc-pause.toml",
         text: include_str!("../../../../scenarios/conform/gc-pause.toml"),
-        does: "the leader stopped with SIGSTOP for 2.5 s (TTL + 500 ms) as its next protected write left it, then SIGCONT and the write let go on",
+        does: "the leader stopped with SIGSTOP for 2.5 s (TTL + 500 ms) as its next protected write left it, then the write let go on and SIGCONT",
         needs_resign: false,
         check: SpecCheck::None,
         unfenced: Unfenced::Reproduces,
