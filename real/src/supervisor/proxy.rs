@@ -251,6 +251,17 @@ async fn serve(s: Arc<Shared>, client: TcpStream) {
     }
 }
 
+/// Springs the armed trap on the chunk just read, if armed: cuts the forward flow before
+/// the chunk is queued (the writer holds it until the release) and says so.
+fn strike(s: &Shared) -> bool {
+    let armed = s.trap.swap(false, Ordering::SeqCst);
+    if armed {
+        s.forward.send_modify(|g| g.cut = true);
+        s.struck.notify_one();
+    }
+    armed
+}
+
 /// Copies one direction, honouring its gate and, forward, the proxy's [`Trap`]. Returns
 /// `true` when the source ended cleanly and the end was passed on, `false` when either
 /// side failed.
@@ -283,15 +294,7 @@ async fn pipe(
                 Err(_) => return false,
             };
             let end = chunk.is_none();
-            let mut held = false;
-            if let Some(s) = trap.as_ref().filter(|_| !end) {
-                // Cut before the chunk is queued: the writer holds it until the release.
-                if s.trap.swap(false, Ordering::SeqCst) {
-                    s.forward.send_modify(|g| g.cut = true);
-                    s.struck.notify_one();
-                    held = true;
-                }
-            }
+            let held = !end && trap.as_deref().is_some_and(strike);
             let (lo, hi) = {
                 let g = read_gate.borrow();
                 (g.latency_ms_min * 1000, g.latency_ms_max * 1000)
