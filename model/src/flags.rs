@@ -187,14 +187,14 @@ pub struct ConformArgs {
     pub trials: Option<u64>,
     /// A short run: 1 trial per experiment, churn cut to 3 rounds, and the TTL sweep at
     /// 1, 3 and 10 s with 10 s of noise (about 5 minutes on etcd for Baton's own node
-    /// one trial at a time, --jobs 1; the defaults take about 26 minutes so). --trials,
+    /// one trial at a time, --jobs 1; the defaults take about 76 minutes so). --trials,
     /// --churn-rounds, --sweep-ttls and --sweep-secs still apply on top. The first line
     /// printed gives the estimate for the run asked, at its --jobs.
     #[arg(long)]
     pub quick: bool,
     /// The churn experiment's rounds: the leader is killed every 5 s and restarted
-    /// 2.5 s later, N times (default: the 20 of scenarios/conform/churn.toml, or 3 with
-    /// --quick).
+    /// 2.5 s later, N times (default: the 120 of scenarios/conform/churn.toml, the
+    /// spec's 10 minutes, or 3 with --quick).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=200))]
     pub churn_rounds: Option<u64>,
     /// Trials run at once, each with its own backend, ports and directories: trials

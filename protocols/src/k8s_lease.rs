@@ -50,13 +50,12 @@ use crate::leadership::{Leadership, LeaseHandle, LossReason};
 use crate::safety::SafetyBounds;
 use crate::NodeId;
 use async_trait::async_trait;
-use rand::{Rng, RngCore};
+use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// client-go's `JitterFactor`: candidates wait RetryPeriod x [1, 1 + 1.2) between tries.
-pub const JITTER_FACTOR: f64 = 1.2;
+pub use crate::jitter::JITTER_FACTOR;
 
 /// Parameters of the k8s-lease protocol (a scenario's `[k8s-lease]` table).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,7 +146,7 @@ impl K8sLeaseConfig {
 
     /// The longest jittered wait between a candidate's tries.
     pub fn max_retry_wait_ms(&self) -> u64 {
-        (self.retry_period_ms as f64 * (1.0 + JITTER_FACTOR)).ceil() as u64
+        crate::jitter::max_wait_ms(self.retry_period_ms)
     }
 }
 
@@ -290,9 +289,7 @@ impl K8sLeaseElector {
 impl Inner {
     /// `wait.Jitter(RetryPeriod, JitterFactor)`.
     fn jittered_retry(&self) -> Duration {
-        let f: f64 = self.rng.lock().unwrap().gen_range(0.0..1.0);
-        let ms = self.cfg.retry_period_ms as f64 * (1.0 + f * JITTER_FACTOR);
-        Duration::from_micros((ms * 1000.0) as u64)
+        crate::jitter::jittered(self.cfg.retry_period_ms, &mut **self.rng.lock().unwrap())
     }
 
     fn observe_now(&self, lease: Lease) {

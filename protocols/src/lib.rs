@@ -28,6 +28,7 @@
 mod clock;
 mod elector;
 mod etcd_api;
+pub mod jitter;
 mod leadership;
 mod mailbox;
 mod node_id;

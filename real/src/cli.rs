@@ -38,8 +38,9 @@ enum Cmd {
     ///
     /// Ten experiments: clean kill under load, the leader partitioned from its backend, a
     /// SIGSTOP of TTL + 500 ms, a graceful step-down and the spec's 9-node churn, each
-    /// with fencing on and off (scenarios/conform/); about 18 minutes on etcd at the
-    /// defaults, about 4 with --quick (the first line printed gives the estimate). Writes conformance.md and conformance.json, and
+    /// with fencing on and off (scenarios/conform/), and a TTL sweep; about 23 minutes on
+    /// etcd at the defaults four trials at a time, under 2 with --quick (the first line
+    /// printed gives the estimate). Writes conformance.md and conformance.json, and
     /// each trial's report under <experiment>/trial-<k>/, to DIR (default
     /// reports/conformance-latest/, or --out).
     #[command(after_help = baton_model::flags::exit_codes::CONFORM)]

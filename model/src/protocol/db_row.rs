@@ -38,23 +38,27 @@ impl ProtocolModel for DbRow {
     /// The holder's lease ends at most one TTL after its last renewal, which it sent no
     /// later than its last write (plus that renewal's trip). The database judges
     /// `expires_at < now()` exactly, so the first candidate to poll after that wins:
-    /// within one poll interval and one round trip. Then the claim write.
+    /// within one poll wait (the longest jittered one) and one round trip. Then the
+    /// claim write.
     fn failover_bound(&self) -> Bound {
         let ttl = self.0.lease_ttl_ms;
-        let poll = self.0.poll_interval_ms;
+        let poll = baton_protocols::jitter::max_wait_ms(self.0.poll_interval_ms);
         let lat = self.1.latency_ms_max;
         let round = 3 * 2 * lat;
         let commits = 2 * self.0.fsync_ms[1];
         Bound {
             ms: ttl + poll + round + commits,
             formula: format!(
-                "TTL + poll + acquisition = lease TTL {ttl} ms + one poll interval {poll} ms + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms + the renewal's and the acquire's commits (2 x {} ms)",
+                "TTL + poll + acquisition = lease TTL {ttl} ms + the longest poll wait {poll} ms (2.2 x {} ms, jittered) + 3 round trips (last renewal, acquire UPDATE, claim write) at <= {lat} ms one way = {round} ms + the renewal's and the acquire's commits (2 x {} ms)",
+                self.0.poll_interval_ms,
                 self.0.fsync_ms[1]
             ),
         }
     }
 
     fn default_liveness_bound_ms(&self) -> u64 {
-        2 * self.0.lease_ttl_ms + self.0.poll_interval_ms + 1000
+        2 * self.0.lease_ttl_ms
+            + baton_protocols::jitter::max_wait_ms(self.0.poll_interval_ms)
+            + 1000
     }
 }

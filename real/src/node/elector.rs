@@ -160,6 +160,7 @@ async fn lease_elector(cfg: &NodeConfig, side: &NodeSide) -> Result<Arc<dyn Elec
                 Arc::new(api),
                 side.clock.clone(),
                 db.clone(),
+                Box::new(cfg.rng(cfg.protocol.name().name())),
             ))
         }
         RealProtocol::Raft(_) => return Err(NodeError::NotALease),

@@ -114,9 +114,10 @@ enum Command {
     /// Starts your node from --node-cmd (the node contract: docs/src/node-contract.md) for
     /// ten experiments: clean kill under load, the leader partitioned from its backend, a
     /// SIGSTOP of TTL + 500 ms, a graceful step-down and the spec's churn (9 nodes, the
-    /// leader killed every 5 s, 20 rounds), each with fencing on and off
-    /// (scenarios/conform/), --trials trials each (default 3). At the defaults it takes
-    /// about 18 minutes on etcd, with --quick about 4; its first line gives the estimate
+    /// leader killed every 5 s for 10 minutes), each with fencing on and off
+    /// (scenarios/conform/), --trials trials each (default 3), and a TTL sweep. At the
+    /// defaults it takes about 23 minutes on etcd four trials at a time, with --quick
+    /// under 2; its first line gives the estimate
     /// for the run asked (the scenarios' durations plus a measured overhead per trial).
     /// Writes
     /// conformance.md (a table per experiment: verdict, failover, election latency,

@@ -454,7 +454,8 @@ mod tests {
             .iter()
             .filter(|f| f.kind == baton_model::fault::FaultKind::Kill)
             .collect();
-        assert_eq!(kills.len(), 20);
+        // The spec's 10 minutes of churn.
+        assert_eq!(kills.len(), 120);
         // One round is CHURN_ROUND_MS, as the shortening assumes.
         assert_eq!(
             kills[1].at_ms.unwrap() - kills[0].at_ms.unwrap(),

@@ -104,6 +104,16 @@ impl Protocol for DbRow {
 
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
         let api = Arc::new(SimDbClient::new(ctx.ep, self.0.statement_timeout_ms));
-        Arc::new(DbRowElector::new(ctx.node, api, ctx.clock, self.0.clone()))
+        let rng = baton_model::seed::fork(
+            ctx.seed,
+            &format!("db-row/{}/{}", ctx.node, ctx.incarnation),
+        );
+        Arc::new(DbRowElector::new(
+            ctx.node,
+            api,
+            ctx.clock,
+            self.0.clone(),
+            Box::new(rng),
+        ))
     }
 }
