@@ -32,7 +32,7 @@ final class Election {
     static final long HINT_INTERVAL_MS = 1000;
 
     /** Why a leadership ended. */
-    static final String LOST = "latch_lost"; // hasLeadership() went false (SUSPENDED, LOST, our znode gone)
+    static final String LOST = "latch_lost"; // SUSPENDED or LOST, or hasLeadership() went false
     static final String FENCED = "fenced"; // the resource rejected a write: a newer token exists
     static final String RESIGNED = "resigned"; // POST /resign
     static final String SHUTDOWN = "shutdown"; // SIGTERM
@@ -99,6 +99,8 @@ final class Election {
     /** Wakes the loop (capacity 1: a poke while one is pending is the same poke). */
     private final BlockingQueue<Boolean> wake = new ArrayBlockingQueue<>(1);
     private volatile boolean shutdown;
+    /** False from an error state of the connection (SUSPENDED, LOST) until it is back. */
+    private volatile boolean connectionOk = true;
 
     /** Guards the fields below; never held while calling Curator. */
     private final Object mu = new Object();
@@ -149,9 +151,18 @@ final class Election {
 
     /** Starts the client, the campaign loop and the hint loop. */
     void start() {
+        // Curator's documentation: "It is highly recommended that LeaderLatch users
+        // register a ConnectionStateListener". This one stops the writes at an error
+        // state of the client's policy (SUSPENDED or LOST), as the latch itself does.
         client.getConnectionStateListenable().addListener((c, state) -> {
             Main.log("connection: %s", state);
             m.connectionState(state.name());
+            if (c.getConnectionStateErrorPolicy().isErrorState(state)) {
+                connectionOk = false;
+            } else if (state.isConnected()) {
+                connectionOk = true;
+            }
+            poke();
         });
         client.start();
         Thread loop = new Thread(this::run, "election");
@@ -168,7 +179,7 @@ final class Election {
         startLatch();
         while (!shutdown) {
             LeaderLatch l = latch;
-            if (l == null || !l.hasLeadership()) {
+            if (l == null || !l.hasLeadership() || !connectionOk) {
                 setRole();
                 waitWake(250);
                 continue;
@@ -345,7 +356,7 @@ final class Election {
         if (ld.resign) {
             return RESIGNED;
         }
-        if (!ld.latch.hasLeadership() || latch != ld.latch) {
+        if (!connectionOk || !ld.latch.hasLeadership() || latch != ld.latch) {
             return LOST;
         }
         return null;
