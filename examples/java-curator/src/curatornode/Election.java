@@ -91,10 +91,12 @@ final class Election {
 
     private final Config cfg;
     private final Metrics m;
-    private final CuratorFramework client;
-    private final ResourceWriter resource;
+    // Made in start(), after the HTTP port listens: building the client loads most of
+    // Curator's, ZooKeeper's and Guava's classes, a few hundred ms of a JVM's start.
+    private ResourceWriter resource;
+    private volatile CuratorFramework client;
     /** Never started: only asked who leads, for hints. */
-    private final LeaderLatch observer;
+    private LeaderLatch observer;
 
     /** Wakes the loop (capacity 1: a poke while one is pending is the same poke). */
     private final BlockingQueue<Boolean> wake = new ArrayBlockingQueue<>(1);
@@ -130,27 +132,27 @@ final class Election {
     Election(Config cfg, Metrics m) {
         this.cfg = cfg;
         this.m = m;
-        // As Curator's documentation builds a client, with the contract's session timeout
-        // (Baton's server grants it) and a connection timeout below it. The default
-        // ConnectionStateErrorPolicy (Standard) is kept: SUSPENDED is an error state, so
-        // LeaderLatch drops leadership as soon as the connection is suspended, not only
-        // when Curator declares the session LOST.
-        this.client = CuratorFrameworkFactory.builder()
-                .connectString(cfg.zkConnect)
-                .sessionTimeoutMs(cfg.sessionTimeoutMs)
-                .connectionTimeoutMs(cfg.connectionTimeoutMs)
-                .retryPolicy(new ExponentialBackoffRetry(100, 3))
-                .build();
-        this.resource = new ResourceWriter(cfg.resourceUrl, cfg.id, cfg.writeTimeoutMs);
-        this.observer = new LeaderLatch(client, cfg.electionPath, cfg.id);
     }
 
     void poke() {
         wake.offer(Boolean.TRUE);
     }
 
-    /** Starts the client, the campaign loop and the hint loop. */
+    /** Builds and starts the client, then the campaign loop and the hint loop. */
     void start() {
+        // As Curator's documentation builds a client, with the contract's session timeout
+        // (Baton's server grants it) and a connection timeout below it. The default
+        // ConnectionStateErrorPolicy (Standard) is kept: SUSPENDED is an error state, so
+        // LeaderLatch drops leadership as soon as the connection is suspended, not only
+        // when Curator declares the session LOST.
+        client = CuratorFrameworkFactory.builder()
+                .connectString(cfg.zkConnect)
+                .sessionTimeoutMs(cfg.sessionTimeoutMs)
+                .connectionTimeoutMs(cfg.connectionTimeoutMs)
+                .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                .build();
+        this.observer = new LeaderLatch(client, cfg.electionPath, cfg.id);
+        this.resource = new ResourceWriter(cfg.resourceUrl, cfg.id, cfg.writeTimeoutMs);
         // Curator's documentation: "It is highly recommended that LeaderLatch users
         // register a ConnectionStateListener". This one stops the writes at an error
         // state of the client's policy (SUSPENDED or LOST), as the latch itself does.
@@ -588,7 +590,9 @@ final class Election {
         if (l != null) {
             closeLatch(l);
         }
-        client.close();
+        if (client != null) {
+            client.close();
+        }
     }
 
     /** Every second: who the election's lowest znode names (LeaderLatch.getLeader()). */
