@@ -150,6 +150,12 @@ final class Election {
                 .sessionTimeoutMs(cfg.sessionTimeoutMs)
                 .connectionTimeoutMs(cfg.connectionTimeoutMs)
                 .retryPolicy(new ExponentialBackoffRetry(100, 3))
+                // Curator's EnsembleTracker (on by default) reads the ensemble's dynamic
+                // config and replaces the connect string with the servers' own
+                // addresses: behind a proxy, as here, that would route around it (the
+                // contract: keep the endpoints given). A standalone server's config is
+                // empty, so it changes nothing on Baton's server; off all the same.
+                .ensembleTracker(false)
                 .build();
         this.observer = new LeaderLatch(client, cfg.electionPath, cfg.id);
         this.resource = new ResourceWriter(cfg.resourceUrl, cfg.id, cfg.writeTimeoutMs);
