@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
@@ -38,6 +39,8 @@ final class HttpApi {
     private final Metrics metrics;
     private final ExecutorService pool;
     private HttpServer server;
+    /** Counted down once a GET /status has been answered (see {@link #awaitFirstStatus}). */
+    private final CountDownLatch firstStatus = new CountDownLatch(1);
 
     HttpApi(Config cfg, Election election, Metrics metrics) {
         this.cfg = cfg;
@@ -64,6 +67,21 @@ final class HttpApi {
         return server.getAddress().getPort();
     }
 
+    /**
+     * Waits until the first GET /status has been answered, at most {@code ms}. A cold
+     * JVM's first answer is slow (its classes load, its code runs interpreted), and
+     * slower still while another thread loads Curator: Baton gives its readiness poll
+     * 500 ms, headers and body together, and takes a body that misses that for an
+     * empty one. So Curator waits for that first answer.
+     */
+    void awaitFirstStatus(long ms) {
+        try {
+            firstStatus.await(ms, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private void handle(HttpExchange ex) throws IOException {
         try {
             String path = ex.getRequestURI().getPath();
@@ -72,6 +90,7 @@ final class HttpApi {
                 case "/status":
                     if (method(ex, "GET")) {
                         status(ex);
+                        firstStatus.countDown();
                     }
                     return;
                 case "/next":
