@@ -556,11 +556,13 @@ class Node:
             self.count("writes_failed")
             if pause.failures == 0:
                 self.log("write failed (%s); retrying, paced up to %.0f ms" % (res.error, pause.max_s * 1000))
-            wait = pause.failed(sent)
-            if wait > 0:
-                with self._cond:
-                    if l.acting():
-                        self._cond.wait(wait)
+            until = time.monotonic() + pause.failed(sent)
+            with self._cond:
+                while l.acting():
+                    wait = until - time.monotonic()
+                    if wait <= 0:
+                        break
+                    self._cond.wait(wait)
         return res
 
     def _send(self, body):
