@@ -281,11 +281,14 @@ pub async fn wait_ready(
             .await;
         if let Ok(resp) = answer {
             let code = resp.status().as_u16();
-            let body = resp.text().await.unwrap_or_default();
-            if code == 200 {
-                return check_status(id, &body).map_err(|e| Breach::new(id, "status", e));
+            // A body that did not come in time is no answer yet (a cold JVM can send
+            // the head first), not an empty one: poll again until the deadline.
+            if let Ok(body) = resp.text().await {
+                if code == 200 {
+                    return check_status(id, &body).map_err(|e| Breach::new(id, "status", e));
+                }
+                last_code = Some((code, body));
             }
-            last_code = Some((code, body));
         }
         if tokio::time::Instant::now() >= deadline {
             return Err(match last_code {

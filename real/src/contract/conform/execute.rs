@@ -278,9 +278,13 @@ async fn one_trial(
     let _ = std::fs::remove_file(spec.run_dir.join("timeline.jsonl"));
     // A trial the spec's own criteria failed (a starved node) keeps its files as one
     // the checkers failed does.
-    let failed_spec = !e.scenario.check.failures(&t.artifacts.findings).is_empty();
-    prune(&tdir, spec.trial, t.artifacts.passed && !failed_spec);
-    let line = TrialResult::of(spec, &t, &p.dir, &tdir, e.scenario.check, e.reproduces());
+    let spec_failures = e.scenario.check.failures(&t.artifacts.findings);
+    prune(
+        &tdir,
+        spec.trial,
+        t.artifacts.passed && spec_failures.is_empty(),
+    );
+    let line = TrialResult::of(spec, &t, &p.dir, &tdir, spec_failures, e.reproduces());
     if !quiet {
         progress.out(&format!("{}\n", line.line(&name)));
     }

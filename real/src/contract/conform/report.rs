@@ -107,18 +107,17 @@ pub struct TrialResult {
 }
 
 impl TrialResult {
-    /// The figures of trial `t` of `spec`, whose report is in `tdir` under `dir`, with the
-    /// spec's criteria `check` judged.
+    /// The figures of trial `t` of `spec`, whose report is in `tdir` under `dir`, with
+    /// what its spec's criteria found (`SpecCheck::failures`).
     pub fn of(
         spec: &TrialSpec,
         t: &Trial,
         dir: &Path,
         tdir: &Path,
-        check: SpecCheck,
+        spec_failures: Vec<SpecFailure>,
         reproduces: bool,
     ) -> TrialResult {
         let f = &t.artifacts.findings;
-        let spec_failures = check.failures(f);
         let verdict = trial_verdict(&f.violations, &spec_failures, reproduces);
         let rel = |file: &str| {
             tdir.join(file)

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Nothing to compile: checks, offline, that Debian's python3-psycopg (psycopg) is installed for
+# /usr/bin/python3 (the interpreter node.py's shebang names: a python3 elsewhere on PATH,
+# such as a pyenv one, does not see Debian's dist-packages), then byte-compiles the node
+# and the shared module to catch a syntax error now rather than at the node's start.
+#   apt-get install -y --no-install-recommends python3-psycopg
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -x /usr/bin/python3 ] || ! /usr/bin/python3 -c 'import psycopg' >/dev/null 2>&1; then
+    echo "python-psycopg: needs psycopg for /usr/bin/python3: apt-get install -y --no-install-recommends python3-psycopg" >&2
+    exit 2
+fi
+version=$(/usr/bin/python3 -c 'import psycopg; print(psycopg.__version__)')
+/usr/bin/python3 -m py_compile "$here/node.py" "$here/../python-common/baton_node.py"
+if [ "$version" != "3.1.7" ]; then
+    echo "python-psycopg: note: psycopg $version here; the README's results are for 3.1.7" >&2
+fi
+echo "python-psycopg: ready: $here/node.py (psycopg $version, $(/usr/bin/python3 --version))"
