@@ -286,11 +286,14 @@ fn backend_sets(b: ContractBackend, ttl_ms: u64) -> Vec<String> {
     sets.extend(match b {
         ContractBackend::Etcd => vec![format!("etcd-lease.lease_ttl_ms={ttl_ms}")],
         ContractBackend::Redis => vec![format!("redis-fenced.lock_ttl_ms={ttl_ms}")],
-        // ZooKeeper negotiates a session timeout of at least 2 ticks: a tick of half the
-        // TTL grants the TTL asked for (the default 2 s tick would raise 2 s to 4 s).
+        // ZooKeeper negotiates a session timeout of 2 to 20 ticks (the default 2 s tick
+        // would raise 2 s to 4 s), and expires a session at the first tick after its
+        // timeout: the grant lasts up to a tick longer than asked. A tick of a tenth of
+        // the TTL grants the TTL and keeps that overshoot (200 ms at 2 s) inside the
+        // spec's pause of TTL + 500 ms; at half the TTL a session could outlive the pause.
         ContractBackend::Zookeeper => vec![
             format!("zk-sequential.session_timeout_ms={ttl_ms}"),
-            format!("zk-sequential.tick_time_ms={}", ttl_ms / 2),
+            format!("zk-sequential.tick_time_ms={}", (ttl_ms / 10).max(1)),
         ],
         // db-row's candidates retry every 2 s by default, which would add up to a whole
         // TTL to a 2 s lease's failover; a fifth of the TTL is what the contract node

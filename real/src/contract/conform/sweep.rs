@@ -297,7 +297,7 @@ mod tests {
         let zk = load(ContractBackend::Zookeeper, 10_000, 20_000).unwrap();
         assert!(zk
             .overrides
-            .contains(&"zk-sequential.tick_time_ms=5000".to_string()));
+            .contains(&"zk-sequential.tick_time_ms=1000".to_string()));
         assert_eq!(zk.scenario.duration_ms, 20_000 + 15_000 + 5000);
     }
 }
