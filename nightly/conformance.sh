@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Conformance (issue 24): `sim conform` on the two reference nodes, committed in
+# Conformance (issues 24, 36, 37): `sim conform` on the reference nodes, committed in
 # reports/conformance/<node>/:
 #
 #   bash nightly/conformance.sh [TRIALS [NODE...]]
@@ -11,9 +11,15 @@
 #               (baton-real contract-node, every value from the BATON_* variables)
 #   baton-redis, baton-zookeeper, baton-postgres
 #               the same node on the contract's other backends (--backend)
+#   java-curator    examples/java-curator: Curator's LeaderLatch on ZooKeeper (build.sh)
+#   python-kazoo    examples/python-kazoo: kazoo's Election recipe on ZooKeeper
+#   python-redis    examples/python-redis: redis-py's Lock on Redis
+#   python-psycopg  examples/python-psycopg: a row lease on PostgreSQL, psycopg 3
 #
 # With no NODE: go-etcd and baton-etcd. TRIALS (3) trials of each of the ten
-# experiments per node, and the TTL sweep, four trials at a time on a 2-core machine. Each run writes to a temporary directory; the committed copy keeps
+# experiments per node, and the TTL sweep, JOBS trials at a time (the environment's
+# JOBS, default conform's own: 4 on a 2-core machine; the report says how many ran at
+# once). Each run writes to a temporary directory; the committed copy keeps
 # conformance.md, conformance.json and each trial's summary.txt, report.json and
 # scenario.toml, with timeline.html and leaders_acting.svg where the command kept them
 # (each experiment's first trial, and every failed one). The raw timelines and the
@@ -27,28 +33,38 @@ cd "$(dirname "$0")/.."
 trials=${1:-3}
 nodes=("${@:2}")
 [ ${#nodes[@]} -gt 0 ] || nodes=(go-etcd baton-etcd)
+jobs=()
+[ -n "${JOBS:-}" ] && jobs=(--jobs "$JOBS")
 sim_build
-sh examples/go-node/build.sh >/dev/null
 mkdir -p reports/conformance
 for node in "${nodes[@]}"; do
   case "$node" in
     go-etcd)
+      sh examples/go-node/build.sh >/dev/null
+      backend=etcd
       cmd='examples/go-node/bin/go-node --id {id} --http-port {http_port} --etcd-endpoints {etcd_endpoints} --election-prefix {election_prefix} --lease-ttl-ms {lease_ttl_ms} --resource-url {resource_url} --peers {peers} --tick-ms {tick_ms} --write-timeout-ms {write_timeout_ms}'
       ;;
     baton-etcd|baton-redis|baton-zookeeper|baton-postgres)
       cmd='target/real/release/baton-real contract-node'
+      backend=${node#baton-}
       ;;
+    java-curator)
+      sh examples/java-curator/build.sh >/dev/null
+      cmd='examples/java-curator/bin/curator-node'
+      backend=zookeeper
+      ;;
+    python-kazoo) cmd='examples/python-kazoo/node.py' backend=zookeeper ;;
+    python-redis) cmd='examples/python-redis/node.py' backend=redis ;;
+    python-psycopg) cmd='examples/python-psycopg/node.py' backend=postgres ;;
     *)
-      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres)" >&2
+      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres, java-curator, python-kazoo, python-redis, python-psycopg)" >&2
       exit 2
       ;;
   esac
-  backend=etcd
-  case "$node" in baton-*) backend=${node#baton-} ;; esac
   tmp=$(mktemp -d reports/.conformance.XXXXXX)
   trap 'rm -rf "$tmp"' EXIT
   start=$(date +%s)
-  sim_run conform --node-cmd "$cmd" --backend "$backend" --trials "$trials" --out "$tmp/$node" --quiet
+  sim_run conform --node-cmd "$cmd" --backend "$backend" --trials "$trials" "${jobs[@]}" --out "$tmp/$node" --quiet
   echo "conformance: $node took $(($(date +%s) - start)) s" >&2
   out="$tmp/$node"
   find "$out" -mindepth 3 -maxdepth 3 -name run -type d -exec rm -rf {} +

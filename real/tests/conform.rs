@@ -21,70 +21,16 @@
 //! token that is not its INCR's answer) too (its own control, the stand-in keeping it,
 //! is in `node_contract.rs`). Trials side by side (`--jobs`) and Ctrl-C stopping them
 //! all. Real processes, two suites at a time (eight trials at once on 2 cores, to fit
-//! CI's budget: one at a time took 425 s; ZooKeeper's SIGSTOP may then fence nothing,
-//! since its session expiry rounds up to the next tick, which its test allows).
+//! CI's budget: one at a time took 425 s).
 #![cfg(not(madsim))]
 
-use baton_real::process::processes_mentioning;
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Condvar, Mutex};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Suites running now, at most [`AT_ONCE`]: each test holds a [`Slot`] while it runs.
-static RUNNING: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
-const AT_ONCE: usize = 2;
-
-/// One of the [`AT_ONCE`] places for a suite, given back when dropped.
-struct Slot;
-
-impl Slot {
-    fn take() -> Slot {
-        let (count, freed) = &RUNNING;
-        let mut n = count.lock().unwrap_or_else(|p| p.into_inner());
-        while *n >= AT_ONCE {
-            n = freed.wait(n).unwrap_or_else(|p| p.into_inner());
-        }
-        *n += 1;
-        Slot
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let (count, freed) = &RUNNING;
-        *count.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
-        freed.notify_one();
-    }
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn conform(out: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_baton-real"))
-        .arg("conform")
-        .arg("--out")
-        .arg(out)
-        .args(args)
-        .current_dir(root())
-        .output()
-        .unwrap()
-}
-
-fn assert_gone(needle: &str) {
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(5) && !processes_mentioning(needle).is_empty() {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(
-        processes_mentioning(needle),
-        Vec::<u32>::new(),
-        "left: {needle}"
-    );
-}
 
 /// The Go node's binary, built if needed; `None` (after saying why) when Go is missing
 /// and BATON_REQUIRE_GO is not set.
@@ -107,115 +53,14 @@ fn go_node() -> Option<PathBuf> {
     None
 }
 
-/// `--quick` on `backend` for `node_cmd`, four trials at a time (as on a 2-core machine by
-/// default): its exit code, conformance.json, conformance.md and first line.
-fn quick_suite(node_cmd: &str, backend: &str, out: &Path) -> (Option<i32>, Value, String, String) {
-    let o = conform(
-        out,
-        &[
-            "--node-cmd",
-            node_cmd,
-            "--backend",
-            backend,
-            "--quick",
-            "--jobs",
-            "4",
-            "--quiet",
-        ],
-    );
-    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    let j: Value = std::fs::read_to_string(out.join("conformance.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_else(|| panic!("{backend}: no report\n{stdout}\n{stderr}"));
-    let md = std::fs::read_to_string(out.join("conformance.md")).unwrap();
-    (o.status.code(), j, md, stdout)
-}
-
-/// The experiment named `name` of report `j`.
-fn experiment<'a>(j: &'a Value, name: &str) -> &'a Value {
-    j["experiments"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {j}"))
-}
-
 /// Baton's own node through the contract passes the whole `--quick` suite on `backend`
-/// (its protocol there: `protocol`): every fenced experiment and the TTL sweep pass,
-/// not one trial unsafe; the SIGSTOP's held write is rejected with its token shown and,
-/// with the fence off, lands (the bug reproduced); the spec's criteria 1 to 5 are met;
-/// each reproduce command runs the backend's protocol; nothing is left running.
+/// (its protocol there: `protocol`), as [`passes_the_quick_suite`] has it.
 fn contract_node_passes_the_quick_suite(backend: &str, protocol: &str) -> (Value, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("conf");
     let cmd = format!(
         "{} contract-node --dir {{dir}}",
         env!("CARGO_BIN_EXE_baton-real")
     );
-    let (code, j, md, stdout) = quick_suite(&cmd, backend, &out);
-    assert_eq!(code, Some(0), "{backend}: {stdout}\n{md}");
-    assert_gone(&out.to_string_lossy());
-    assert_eq!(j["backend"], backend);
-    assert_eq!(j["jobs"], 4);
-    for e in j["experiments"].as_array().unwrap() {
-        let name = e["name"].as_str().unwrap();
-        let want = match name {
-            "partition-unfenced" => vec!["not_reproduced", "reproduced"],
-            // ZooKeeper's session may outlive the pause (see below).
-            "gc-pause-unfenced" if backend == "zookeeper" => vec!["reproduced", "not_reproduced"],
-            "gc-pause-unfenced" => vec!["reproduced"],
-            _ => vec!["pass"],
-        };
-        assert!(
-            want.contains(&e["verdict"].as_str().unwrap()),
-            "{backend}: {e}"
-        );
-        for t in e["trials"].as_array().unwrap() {
-            if e["fencing"] == true {
-                assert_ne!(t["protocol_safety"], "unsafe", "{backend}: {t}");
-            }
-            if backend != "etcd" {
-                let r = t["reproduce"].as_str().unwrap();
-                assert!(r.contains(&format!("--set protocol={protocol}")), "{r}");
-            }
-        }
-    }
-    let gc = &experiment(&j, "gc-pause")["trials"][0];
-    let rejected = gc["rejections"].as_array().unwrap();
-    // ZooKeeper expires a session at the first tick after its timeout (ticks of TTL / 2
-    // here), up to 3 s for a 2 s TTL: a TTL + 500 ms pause can end before the grant
-    // does, and the held write then lands in time, with nothing to fence.
-    let session_may_outlive_the_pause = backend == "zookeeper";
-    if session_may_outlive_the_pause && rejected.is_empty() {
-        eprintln!("zookeeper: the session outlived the pause: nothing to fence ({gc})");
-    } else {
-        assert!(
-            !rejected.is_empty(),
-            "{backend}: the held write was not fenced: {gc}"
-        );
-        assert!(
-            rejected[0]["token"].as_u64() < rejected[0]["max_token"].as_u64(),
-            "{gc}"
-        );
-    }
-    // On ZooKeeper criteria 2 and 5 may be unshown for the reason above.
-    let required: &[u32] = if session_may_outlive_the_pause {
-        &[1, 3, 4]
-    } else {
-        &[1, 2, 3, 4, 5]
-    };
-    for &n in required {
-        let says = md
-            .lines()
-            .find(|l| l.starts_with(&format!("{n}. ")))
-            .unwrap_or_default();
-        assert!(says.contains(": met. "), "{backend}: criterion {n}: {says}");
-    }
-    assert!(out.join("ttl-sweep.svg").is_file(), "{backend}");
-    (j, md, stdout)
+    passes_the_quick_suite(&cmd, backend, protocol)
 }
 
 #[test]
@@ -401,20 +246,6 @@ fn bad_arguments_and_a_node_breaking_the_contract_are_exit_2_in_one_line() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
     assert_gone(&out.to_string_lossy());
-}
-
-/// Whether a server Baton starts is installed (`found`); if not, says so (skip) or fails
-/// under BATON_REQUIRE_SERVERS, as `real/tests/backends.rs` does.
-fn have_server(found: bool, what: &str, package: &str) -> bool {
-    if found {
-        return true;
-    }
-    assert!(
-        std::env::var_os("BATON_REQUIRE_SERVERS").is_none(),
-        "BATON_REQUIRE_SERVERS is set but {what} is missing: apt-get install {package}"
-    );
-    eprintln!("skipped: {what} is missing (apt-get install {package})");
-    false
 }
 
 /// `conform --backend redis` puts the stand-in through the same preflight as `real`: a
