@@ -10,6 +10,7 @@
 
 use super::progress::Progress;
 use super::report::{ExperimentResult, Report, TrialResult, Verdict};
+use super::spec::SpecFailure;
 use super::{bad, estimate, Planned, Prepared};
 use crate::trial::command::RealCommandError;
 use crate::trial::{self, TrialError, TrialSpec};
@@ -279,6 +280,9 @@ async fn one_trial(
     // A trial the spec's own criteria failed (a starved node) keeps its files as one
     // the checkers failed does.
     let spec_failures = e.scenario.check.failures(&t.artifacts.findings);
+    note_spec_failures(&tdir, &spec_failures).map_err(|err| {
+        RealCommandError::Broke(format!("cannot write {}: {err}", tdir.display()))
+    })?;
     prune(
         &tdir,
         spec.trial,
@@ -289,4 +293,60 @@ async fn one_trial(
         progress.out(&format!("{}\n", line.line(&name)));
     }
     Ok((index, line))
+}
+
+/// Puts the spec's criteria a trial failed under the verdict line of its summary.txt: the
+/// run's own checkers passed it (its `verdict: PASS`), and a reader who opens the trial
+/// should not take that for the experiment's verdict.
+fn note_spec_failures(tdir: &Path, failures: &[SpecFailure]) -> std::io::Result<()> {
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let path = tdir.join("summary.txt");
+    let text = std::fs::read_to_string(&path)?;
+    let notes: String = failures
+        .iter()
+        .map(|f| {
+            format!(
+                "conformance: FAIL by the spec's criterion {}: {}\n",
+                f.criterion, f.detail
+            )
+        })
+        .collect();
+    let at = match text.find("\nverdict: ") {
+        Some(i) => text[i + 1..]
+            .find('\n')
+            .map_or(text.len(), |j| i + 1 + j + 1),
+        None => 0,
+    };
+    std::fs::write(&path, format!("{}{notes}{}", &text[..at], &text[at..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_criterion_goes_under_the_trial_s_verdict_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.txt");
+        std::fs::write(
+            &path,
+            "Baton real run: churn\nnodes: n1..n9\nverdict: PASS\n\nfault 0\n",
+        )
+        .unwrap();
+        note_spec_failures(dir.path(), &[]).unwrap();
+        assert!(!std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("conformance"));
+        let starved = SpecFailure {
+            criterion: "starved_node",
+            detail: "n7 won 0 of 21 elections".to_string(),
+        };
+        note_spec_failures(dir.path(), &[starved]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "Baton real run: churn\nnodes: n1..n9\nverdict: PASS\nconformance: FAIL by the spec's criterion starved_node: n7 won 0 of 21 elections\n\nfault 0\n"
+        );
+    }
 }
