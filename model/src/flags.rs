@@ -390,7 +390,10 @@ Exit codes:
      5th and 95th percentiles within 15%, the election latency median within 20%, and
      the lease overrun median within 10% where the live trials measured it
   1  off a target (compare.md marks the figure)
-  2  bad input, found before anything runs, or real mode could not start
+  2  bad input, found before anything runs, or real mode could not start; with
+     --conform-dir: a directory that is not a `sim conform` run, an --experiment it did
+     not run, one whose trials ran different scenarios (a sweep), or one whose live
+     trials saw no failover
   3  internal error: the simulator failed, or a live trial broke
 130  interrupted (Ctrl-C) during the live trials";
 

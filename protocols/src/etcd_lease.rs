@@ -16,6 +16,10 @@
 //! (the time just before it sent the grant or keepalive, plus the TTL) and stops acting
 //! when it passes, even if the server never answers again. Pauses and skew can still make
 //! that belief wrong; the fenced resource is what makes it harmless.
+//!
+//! `local_deadline = "session-done"` models a node on etcd's Go client as the
+//! `concurrency` package's users write it instead: it checks nothing before acting and
+//! leads until `Session.Done()` (see [`LocalDeadline::SessionDone`]).
 
 use crate::clock::Clock;
 use crate::elector::{Elector, ElectorError, LeaderInfo, TransferReadiness};
@@ -65,6 +69,29 @@ pub enum Canary {
     ReleaseInFlight,
 }
 
+/// How the leader bounds its own leadership on its own clock (`local_deadline`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalDeadline {
+    /// Baton's node: the deadline is the send of the last answered grant or keepalive
+    /// plus the TTL granted, checked before every act, so a leader cut off from etcd
+    /// stops before etcd's grant ends while its clock is true and it is not paused.
+    #[default]
+    BeforeEachAct,
+    /// etcd's Go client, as `concurrency.Session` uses it (etcd 3.4 `clientv3/lease.go`,
+    /// `concurrency/session.go`): nothing is checked before acting; the leader acts until
+    /// `Session.Done()`, which closes when etcd answers a keepalive with the lease gone
+    /// (`recvKeepAlive`, TTL <= 0), or when the lessor's `deadlineLoop`, waking every
+    /// second, finds no keepalive answered within the TTL of the last answer's arrival
+    /// (`ka.deadline = time.Now() + TTL` on each answer). A leader cut off from etcd so
+    /// acts up to about a second past its grant, unless a write is turned away first.
+    SessionDone,
+}
+
+/// How often etcd's Go lessor looks for keepalives gone unanswered past their deadline
+/// (`deadlineLoop`: `time.After(time.Second)`, not configurable).
+pub const SESSION_DONE_CHECK_MS: u64 = 1000;
+
 /// Parameters of the etcd-lease protocol (a scenario's `[etcd-lease]` table).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -85,6 +112,9 @@ pub struct EtcdLeaseConfig {
     pub min_lease_ttl_ms: u64,
     /// Service side: how often the lessor looks for expired leases (etcd: 500 ms).
     pub expiry_check_interval_ms: u64,
+    /// How the leader bounds its leadership on its own clock: `before-each-act`
+    /// (Baton's node) or `session-done` (a node on etcd's Go `concurrency` package).
+    pub local_deadline: LocalDeadline,
 }
 
 impl Default for EtcdLeaseConfig {
@@ -97,6 +127,7 @@ impl Default for EtcdLeaseConfig {
             canary: Canary::None,
             min_lease_ttl_ms: 2000,
             expiry_check_interval_ms: 500,
+            local_deadline: LocalDeadline::BeforeEachAct,
         }
     }
 }
@@ -105,7 +136,9 @@ impl EtcdLeaseConfig {
     /// What this protocol promises without the fence: its leader's deadline counts from before its
     /// request left, so it stops before the backend's grant ends while its clock is true
     /// and it is not paused; it keeps no margin beyond that (see
-    /// [`SafetyBounds::LEASE_WITHOUT_MARGIN`]).
+    /// [`SafetyBounds::LEASE_WITHOUT_MARGIN`]). `local_deadline = "session-done"` is
+    /// judged by the same promise and breaks it when cut off (`acted_past_grant`), as the
+    /// live Go node on etcd's `concurrency` package does.
     pub fn safety_bounds(&self) -> SafetyBounds {
         SafetyBounds::LEASE_WITHOUT_MARGIN
     }
@@ -230,8 +263,11 @@ impl EtcdLeaseElector {
             .lease_grant(self.cfg.lease_ttl_ms)
             .await
             .map_err(unavailable)?;
-        let honour = self.cfg.canary != Canary::IgnoreDeadline;
-        let late = self.cfg.canary == Canary::LateDeadline;
+        // `session-done` checks no deadline before acting, and counts the one its
+        // lessor keeps from each answer's arrival.
+        let session_done = self.cfg.local_deadline == LocalDeadline::SessionDone;
+        let honour = self.cfg.canary != Canary::IgnoreDeadline && !session_done;
+        let late = self.cfg.canary == Canary::LateDeadline || session_done;
         let from_us = if late { self.clock.now_us() } else { sent_us };
         let lease = LeaseHandle::new(
             self.clock.clone(),
@@ -243,6 +279,9 @@ impl EtcdLeaseElector {
         }
         if self.cfg.canary == Canary::ReleaseInFlight {
             lease.arm_release_in_flight_canary();
+        }
+        if session_done {
+            spawn_deadline_loop(self.clock.clone(), lease.clone());
         }
         let key = format!("{}/{:x}", self.cfg.prefix, grant.id);
         spawn_keepalive(
@@ -361,6 +400,21 @@ fn spawn_keepalive(
                     return;
                 }
                 Err(_) => lease.note_renewal_failed(),
+            }
+        }
+    });
+}
+
+/// etcd's Go lessor's `deadlineLoop` (`local_deadline = "session-done"`): every
+/// [`SESSION_DONE_CHECK_MS`] on the node's clock, ends the lease once its deadline (the
+/// last keepalive answer's arrival plus the TTL) has passed: `Session.Done()` closing.
+fn spawn_deadline_loop(clock: Arc<dyn Clock>, lease: LeaseHandle) {
+    madsim::task::spawn(async move {
+        let every = Duration::from_millis(SESSION_DONE_CHECK_MS);
+        while lease.sleep_while_valid(clock.as_ref(), every).await {
+            if clock.now_us() >= lease.deadline_us() {
+                lease.end(LossReason::DeadlinePassed);
+                return;
             }
         }
     });

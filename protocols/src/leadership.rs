@@ -90,8 +90,9 @@ pub struct LeaseHandle {
 impl LeaseHandle {
     /// A lease believed valid until `deadline_us` on `clock`.
     ///
-    /// `honour_deadline = false` builds a deliberately broken leadership that ignores its
-    /// own deadline (a canary for the checkers); real protocols pass `true`.
+    /// `honour_deadline = false` builds a leadership that its deadline does not end: the
+    /// protocol ends it itself, later (etcd-lease's `local_deadline = "session-done"`,
+    /// the Redis lock's `stop_at_deadline = false`), or never (a canary for the checkers).
     pub fn new(clock: Arc<dyn Clock>, deadline_us: i64, honour_deadline: bool) -> Self {
         LeaseHandle {
             state: Arc::new(State {

@@ -3,6 +3,7 @@
 //! carried up to `main` and printed there once, in one line where they can be.
 
 use crate::cmd::bench::BenchError;
+use crate::cmd::compare::conformance::ConformDirError;
 use crate::cmd::compare::LiveError;
 use crate::cmd::real::RealRunError;
 use crate::cmd::search::MergeError;
@@ -80,6 +81,9 @@ pub enum Error {
     /// A live side `sim compare` cannot read (exit 2).
     #[error("{0}")]
     Live(#[from] LiveError),
+    /// A conformance run's experiment `sim compare --conform-dir` cannot compare (exit 2).
+    #[error("{0}")]
+    Conform(#[from] ConformDirError),
     /// Any other bad input found before anything ran: an argument, a missing tool
     /// (exit 2).
     #[error("{0}")]
@@ -148,6 +152,7 @@ impl Error {
                 | Error::Stats(_)
                 | Error::Merge(_)
                 | Error::Live(_)
+                | Error::Conform(_)
                 | Error::Input(_)
         )
     }

@@ -134,6 +134,13 @@ enum Command {
     /// reports/<scenario>/compare/ (or --out; the live trials go to its real/): failover
     /// median, p5, p95, min and max, election latency, fencing rejections and the lease
     /// TTL granted, each with its relative error.
+    ///
+    /// With --conform-dir DIR --experiment NAME the live side is a library's node, one
+    /// experiment of its `sim conform` run, and the simulator runs the scenario those
+    /// trials ran, with --set making Baton's protocol behave as the library does
+    /// (output: reports/<library>-<experiment>/compare/, or --out).
+    /// Example: sim compare --conform-dir reports/conformance/go-etcd --experiment
+    /// gc-pause --set etcd-lease.local_deadline=session-done
     #[command(after_help = exit_codes::COMPARE)]
     Compare(CompareArgs),
     /// Measure Baton's speed: the named workloads, each in a fresh process.
@@ -304,8 +311,12 @@ struct BisectArgs {
 
 #[derive(Debug, Args)]
 struct CompareArgs {
-    /// The scenario file (TOML).
-    scenario: PathBuf,
+    /// The scenario file (TOML). Not with --conform-dir, which names its own.
+    #[arg(
+        required_unless_present = "conform_dir",
+        conflicts_with = "conform_dir"
+    )]
+    scenario: Option<PathBuf>,
     /// Seeds of the simulated side, as A..B (B excluded).
     #[arg(long, default_value = "0..100", allow_hyphen_values = true, value_parser = baton_model::seed::parse_range)]
     sim_seeds: std::ops::Range<u64>,
@@ -315,6 +326,15 @@ struct CompareArgs {
     /// Read the live side from an earlier `sim real --out DIR` instead of running it.
     #[arg(long, value_name = "DIR", conflicts_with = "real_trials")]
     real_dir: Option<PathBuf>,
+    /// Read the live side from a `sim conform --out DIR` run instead: the trials of one
+    /// --experiment, a library's node live. The simulated side runs the scenario those
+    /// trials ran (their scenario.toml), with --set on top to make Baton's protocol
+    /// behave as the library does.
+    #[arg(long, value_name = "DIR", requires = "experiment", conflicts_with_all = ["real_dir", "real_trials"])]
+    conform_dir: Option<PathBuf>,
+    /// The experiment of --conform-dir to compare (clean-kill, gc-pause, partition, ...).
+    #[arg(long, value_name = "NAME", requires = "conform_dir")]
+    experiment: Option<String>,
     #[command(flatten)]
     jobs: JobsFlag,
     #[command(flatten)]

@@ -9,6 +9,7 @@ mod common;
 
 mod consul_session;
 mod db_row;
+mod etcd_lease;
 mod k8s_lease;
 mod peer;
 mod raft;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Is Baton's model of each library right? (issue 37, part 4.) `sim compare --conform-dir`
+# puts the committed live trials of a library's conformance run (reports/conformance/
+# <library>/, made by nightly/conformance.sh) beside Baton's protocol set to behave as
+# that library does (the library -> protocol table: docs/src/fidelity.md, "Which library
+# each protocol models"), per experiment with a failover, into
+# reports/compare-libraries/<library>-<experiment>/compare.md and compare.json.
+#
+#   bash nightly/compare-libraries.sh [SEEDS]    simulator seeds 0..SEEDS (1000)
+#
+# Only the simulated side runs (seconds); the live side is the committed conformance
+# run, so the same code and trials give the same bytes. Committed files are replaced only
+# when every comparison ran (a figure off its target is data here, exit 1; exit 2, 3 or
+# 130 stops the script and keeps what is committed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. nightly/lib.sh
+# go-etcd: examples/go-node on etcd's Go concurrency package (etcd 3.4's clientv3). It
+# checks no deadline before acting (session-done), and its lessor sends a keepalive
+# TTL/3 after the last answer on a 500 ms send loop: every 1000 ms at the run's TTL of 2 s.
+go_etcd="protocol=etcd-lease etcd-lease.local_deadline=session-done etcd-lease.keepalive_interval_ms=1000"
+# library|experiment|--set overrides (space-separated)
+cases=(
+  "go-etcd|clean-kill|$go_etcd"
+  "go-etcd|gc-pause|$go_etcd"
+  "go-etcd|partition|$go_etcd"
+  "go-etcd|graceful-stepdown|$go_etcd"
+  "go-etcd|churn|$go_etcd"
+)
+seeds=${1:-1000}
+sim_build
+mkdir -p reports/compare-libraries
+tmp=$(mktemp -d reports/.compare-libraries.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+for c in "${cases[@]}"; do
+  IFS='|' read -r library experiment sets <<<"$c"
+  args=(compare --conform-dir "reports/conformance/$library" --experiment "$experiment"
+    --sim-seeds "0..$seeds" --out "$tmp/$library-$experiment" --quiet)
+  for s in $sets; do args+=(--set "$s"); done
+  sim_run "${args[@]}"
+done
+for c in "${cases[@]}"; do
+  IFS='|' read -r library experiment _ <<<"$c"
+  name="$library-$experiment"
+  mkdir -p "reports/compare-libraries/$name"
+  replace_file "$tmp/$name/compare.md" "reports/compare-libraries/$name/compare.md"
+  replace_file "$tmp/$name/compare.json" "reports/compare-libraries/$name/compare.json"
+  mark_committed "reports/compare-libraries/$name" "made by bash nightly/compare-libraries.sh"
+done
+echo "compare-libraries: reports/compare-libraries/*/compare.md"
