@@ -361,7 +361,8 @@ mod tests {
         let (cfg, _) = on("zookeeper").config().unwrap();
         assert_eq!(cfg.backend_endpoints, ["127.0.0.1:2"]);
         for (backend, change, says) in [
-            ("consul", None, "--backend (BATON_BACKEND): \"consul\" is not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres)"),
+            ("consul", None, "--backend (BATON_BACKEND): \"consul\" is not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres, none)"),
+            ("none", None, "--backend none: Baton's own node does not run on it through the contract"),
             ("postgres", Some("other"), "--pg-table (BATON_PG_TABLE): \"other\""),
             ("redis", None, ""),
         ] {
