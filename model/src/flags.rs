@@ -174,11 +174,12 @@ pub struct ConformArgs {
     #[arg(long = "node-cmd", value_name = "TEMPLATE", required = true)]
     pub node_cmd: String,
     /// The backend the nodes elect on (node contract v2): etcd (a live 3-member
-    /// cluster), redis, zookeeper or postgres (one live server each).
+    /// cluster), redis, zookeeper or postgres (one live server each), or none (the nodes
+    /// elect among themselves, talking through Baton's proxies: judged as raft).
     #[arg(
         long,
         default_value = "etcd",
-        value_name = "etcd|redis|zookeeper|postgres"
+        value_name = "etcd|redis|zookeeper|postgres|none"
     )]
     pub backend: String,
     /// Trials per experiment, one after another; trial k uses seed S + k - 1 (default

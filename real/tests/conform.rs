@@ -233,7 +233,7 @@ fn bad_arguments_and_a_node_breaking_the_contract_are_exit_2_in_one_line() {
         script.display()
     );
     for (args, says) in [
-        (vec!["--node-cmd", "sh", "--backend", "consul"], "--backend \"consul\": not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres)"),
+        (vec!["--node-cmd", "sh", "--backend", "consul"], "--backend \"consul\": not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres, none)"),
         (vec!["--node-cmd", "sh {zk_connect}", "--backend", "redis"], "--node-cmd: {zk_connect} is a placeholder of zookeeper, and this run is on redis (allowed on redis:"),
         (vec!["--node-cmd", "sh", "--only", "clean-kill,split-brain"], "--only: no experiment named \"split-brain\" (allowed: clean-kill, clean-kill-unfenced, partition"),
         (vec!["--node-cmd", "{nope}"], "--node-cmd: unknown placeholder {nope}"),

@@ -14,7 +14,9 @@
 //! version 2), n1 takes a real grant (the stand-in speaks each server's wire protocol
 //! with the standard library) and each backend's rule is broken by a wrong token, beside
 //! the control on the same backend; a server that is not installed skips its case
-//! unless BATON_REQUIRE_SERVERS is set. Real processes, one run at a time; needs python3
+//! unless BATON_REQUIRE_SERVERS is set. With no backend (`protocol=raft`), n1 leads once
+//! it has connected to each peer through its proxy; the variant that never connects is
+//! named `raft-peers`. Real processes, one run at a time; needs python3
 //! (CI installs it).
 #![cfg(not(madsim))]
 
@@ -359,4 +361,38 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
             );
         }
     }
+}
+
+/// No backend: the control connects to each peer through the address `{raft_peers}`
+/// gives (Baton's proxy) and passes a short run; the variant that leads without a word to
+/// its peers stops before the run with one line naming `raft-peers` and both silent
+/// peers.
+#[test]
+fn a_leader_that_never_reached_its_peers_is_one_line_naming_raft_peers() {
+    if !have_python() {
+        return;
+    }
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let run = |case: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let o = real(
+            dir.path(),
+            &["--node-cmd", &bad_node(case), "--set", "protocol=raft"],
+        );
+        assert_nothing_left(&dir.path().join("out"));
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run("none");
+    assert_eq!(code, Some(0), "control: {stderr}");
+    let (code, stderr) = run("raft-peers");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("node n1 broke node contract v2 rule `raft-peers`")
+            && stderr.contains("never connected to n2, n3 through its {raft_peers} address"),
+        "{stderr}"
+    );
 }

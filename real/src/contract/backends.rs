@@ -1,13 +1,17 @@
 //! The backends of node contract version 2 (`docs/src/node-contract.md#version-2-backends`):
 //! etcd, Redis, ZooKeeper and PostgreSQL, each with the one protocol of Baton's that a
-//! foreign node's grant is judged as.
+//! foreign node's grant is judged as, and `none`, where the nodes elect among themselves
+//! (`docs/src/node-contract.md#no-backend-the-nodes-elect-among-themselves`) and are judged as
+//! `raft`.
 //!
 //! A foreign node elects however it likes, but Baton can only tell when the backend
 //! ended its grant if the node takes the grant the way one of Baton's observers reads it
 //! (see `crate::backend`): etcd's election keys under a prefix, Redis's lock key and its
 //! `INCR` token counter, ZooKeeper's ephemeral sequential znodes under a path, the
 //! database's lease row. Each backend therefore stands for the protocol whose observer
-//! reads it: `etcd-lease`, `redis-fenced`, `zk-sequential`, `db-row`.
+//! reads it: `etcd-lease`, `redis-fenced`, `zk-sequential`, `db-row`. With no backend
+//! there is no observer: a grant ends when another node wins a term at least as high
+//! (the peers' quorum gave the seat away), which is how `raft`'s grants are judged.
 
 use baton_model::protocol::ProtocolName;
 
@@ -22,24 +26,29 @@ pub enum ContractBackend {
     Zookeeper,
     /// A live PostgreSQL (`db-row`).
     Postgres,
+    /// No backend: the nodes elect among themselves, each talking to its peers through
+    /// its own proxy to each (`raft`).
+    None,
 }
 
 impl ContractBackend {
     /// Every backend, in the order the contract lists them.
-    pub const ALL: [ContractBackend; 4] = [
+    pub const ALL: [ContractBackend; 5] = [
         ContractBackend::Etcd,
         ContractBackend::Redis,
         ContractBackend::Zookeeper,
         ContractBackend::Postgres,
+        ContractBackend::None,
     ];
 
-    /// Its name: `etcd`, `redis`, `zookeeper`, `postgres`.
+    /// Its name: `etcd`, `redis`, `zookeeper`, `postgres`, `none`.
     pub fn name(self) -> &'static str {
         match self {
             ContractBackend::Etcd => "etcd",
             ContractBackend::Redis => "redis",
             ContractBackend::Zookeeper => "zookeeper",
             ContractBackend::Postgres => "postgres",
+            ContractBackend::None => "none",
         }
     }
 
@@ -48,7 +57,7 @@ impl ContractBackend {
         Self::ALL.into_iter().find(|b| b.name() == name)
     }
 
-    /// Every backend's name, for messages: `etcd, redis, zookeeper, postgres`.
+    /// Every backend's name, for messages: `etcd, redis, zookeeper, postgres, none`.
     pub fn allowed() -> String {
         Self::ALL.map(Self::name).join(", ")
     }
@@ -60,6 +69,7 @@ impl ContractBackend {
             ContractBackend::Redis => ProtocolName::RedisFenced,
             ContractBackend::Zookeeper => ProtocolName::ZkSequential,
             ContractBackend::Postgres => ProtocolName::DbRow,
+            ContractBackend::None => ProtocolName::Raft,
         }
     }
 
@@ -75,6 +85,7 @@ impl ContractBackend {
             ContractBackend::Redis => "a live Redis (Debian's redis-server)",
             ContractBackend::Zookeeper => "a live ZooKeeper (Debian's zookeeper)",
             ContractBackend::Postgres => "a live PostgreSQL (Debian's postgresql)",
+            ContractBackend::None => "no server: the nodes elect among themselves",
         }
     }
 
@@ -121,7 +132,7 @@ mod tests {
         assert_eq!(ContractBackend::of_protocol(ProtocolName::RedisNaive), None);
         assert_eq!(
             ContractBackend::allowed(),
-            "etcd, redis, zookeeper, postgres"
+            "etcd, redis, zookeeper, postgres, none"
         );
     }
 

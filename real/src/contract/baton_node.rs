@@ -41,7 +41,8 @@ pub struct ContractNodeArgs {
     /// The port to serve HTTP on, on 127.0.0.1 (BATON_HTTP_PORT).
     #[arg(long)]
     pub http_port: Option<String>,
-    /// The backend to elect on: etcd, redis, zookeeper or postgres (BATON_BACKEND;
+    /// The backend to elect on: etcd, redis, zookeeper or postgres; none is refused
+    /// (BATON_BACKEND;
     /// etcd when neither is given, as for a node of contract version 1).
     #[arg(long)]
     pub backend: Option<String>,
@@ -119,6 +120,10 @@ pub enum FlagError {
         ContractBackend::allowed()
     )]
     NotABackend(String),
+    /// No backend: Baton's raft node takes its peers' messages on its HTTP port, and the
+    /// contract's peers speak to `{raft_port}`.
+    #[error("--backend none: Baton's own node does not run on it through the contract (its raft messages go to its HTTP port, the contract's peers to {{raft_port}}); run it as Baton's: sim real --set protocol=raft")]
+    NoPeerWires,
     /// A table that is not the one Baton's statements name.
     #[error(
         "--pg-table (BATON_PG_TABLE): {0:?}: Baton's node uses only its own table (allowed: {})",
@@ -271,6 +276,7 @@ impl ContractNodeArgs {
                 let conninfo = given(&self.pg_conninfo, "pg-conninfo", "BATON_PG_CONNINFO")?;
                 (RealProtocol::DbRow(db), vec![conninfo])
             }
+            ContractBackend::None => return Err(FlagError::NoPeerWires),
         })
     }
 }
@@ -355,7 +361,8 @@ mod tests {
         let (cfg, _) = on("zookeeper").config().unwrap();
         assert_eq!(cfg.backend_endpoints, ["127.0.0.1:2"]);
         for (backend, change, says) in [
-            ("consul", None, "--backend (BATON_BACKEND): \"consul\" is not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres)"),
+            ("consul", None, "--backend (BATON_BACKEND): \"consul\" is not a backend of the node contract (allowed: etcd, redis, zookeeper, postgres, none)"),
+            ("none", None, "--backend none: Baton's own node does not run on it through the contract"),
             ("postgres", Some("other"), "--pg-table (BATON_PG_TABLE): \"other\""),
             ("redis", None, ""),
         ] {

@@ -229,7 +229,7 @@ pub fn refusal(r: &baton_model::scenario::Resolved) -> Option<String> {
     let protocol = r.scenario.protocol;
     if ContractBackend::of_protocol(protocol).is_none() {
         return Some(format!(
-            "key `protocol`: {}: a --node-cmd node elects on etcd, Redis, ZooKeeper or PostgreSQL, and the scenario's protocol picks which (allowed with --node-cmd: {}; each protocol's table gives the nodes their TTL and key, path or table)",
+            "key `protocol`: {}: a --node-cmd node elects on etcd, Redis, ZooKeeper or PostgreSQL, or among its peers (raft, no backend), and the scenario's protocol picks which (allowed with --node-cmd: {}; each protocol's table gives the nodes their TTL and key, path, table or election timeout)",
             protocol.name(),
             ContractBackend::protocols()
         ));

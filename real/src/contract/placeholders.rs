@@ -41,7 +41,7 @@ pub const PLACEHOLDERS: &[Placeholder] = &[
     Placeholder { name: "tick_ms", env: "BATON_TICK_MS", backend: None, holds: "the interval of the leader's tick writes, in ms" },
     Placeholder { name: "write_timeout_ms", env: "BATON_WRITE_TIMEOUT_MS", backend: None, holds: "the timeout of each write to the resource, in ms" },
     Placeholder { name: "dir", env: "BATON_NODE_DIR", backend: None, holds: "a directory of the run the node may write into (kept with the run's files)" },
-    Placeholder { name: "backend", env: "BATON_BACKEND", backend: None, holds: "the backend to elect on: etcd, redis, zookeeper or postgres" },
+    Placeholder { name: "backend", env: "BATON_BACKEND", backend: None, holds: "the backend to elect on: etcd, redis, zookeeper, postgres, or none (the nodes elect among themselves)" },
     Placeholder { name: "redis_url", env: "BATON_REDIS_URL", backend: Some(ContractBackend::Redis), holds: "the Redis server's URL (redis://127.0.0.1:P/), through this node's own proxy" },
     Placeholder { name: "redis_key", env: "BATON_REDIS_KEY", backend: Some(ContractBackend::Redis), holds: "the lock's key (Baton watches it); its token counter is <key>:token" },
     Placeholder { name: "zk_connect", env: "BATON_ZK_CONNECT", backend: Some(ContractBackend::Zookeeper), holds: "the ZooKeeper connect string (127.0.0.1:P), through this node's own proxy" },
@@ -49,7 +49,22 @@ pub const PLACEHOLDERS: &[Placeholder] = &[
     Placeholder { name: "pg_conninfo", env: "BATON_PG_CONNINFO", backend: Some(ContractBackend::Postgres), holds: "the database's libpq connection string (host=127.0.0.1 port=P user=U dbname=D), through this node's own proxy" },
     Placeholder { name: "pg_url", env: "BATON_PG_URL", backend: Some(ContractBackend::Postgres), holds: "the same database as a URL (postgresql://U@127.0.0.1:P/D)" },
     Placeholder { name: "pg_table", env: "BATON_PG_TABLE", backend: Some(ContractBackend::Postgres), holds: "the lease table, made by Baton with its one row (Baton reads it)" },
+    Placeholder { name: "raft_port", env: "BATON_RAFT_PORT", backend: Some(ContractBackend::None), holds: "the port to listen on for the peers' traffic, on 127.0.0.1 (the same at every start of the node)" },
+    Placeholder { name: "raft_peers", env: "BATON_RAFT_PEERS", backend: Some(ContractBackend::None), holds: "every node as name=127.0.0.1:port, comma-separated: itself at its {raft_port}, each other through this node's own proxy to it" },
+    Placeholder { name: "election_timeout_ms", env: "BATON_ELECTION_TIMEOUT_MS", backend: Some(ContractBackend::None), holds: "the least election timeout, ms: a follower that hears no leader for a random time between it and twice it campaigns" },
+    Placeholder { name: "leader_lease_ms", env: "BATON_LEADER_LEASE_MS", backend: Some(ContractBackend::None), holds: "the leader lease, ms: a leader that has not heard from a majority for this long steps down" },
 ];
+
+/// Where a node of a run with no backend reaches its peers: `{raft_port}` and
+/// `{raft_peers}`, made by the supervisor from the node's proxies.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerWires {
+    /// `{raft_port}`: where the node listens for its peers (each peer's proxy to it
+    /// forwards there).
+    pub raft_port: u16,
+    /// `{raft_peers}`, as `name=127.0.0.1:port`, in fleet order.
+    pub raft_peers: Vec<String>,
+}
 
 /// What one start of one node is given: the placeholders' values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,6 +120,15 @@ pub enum BackendParams {
         /// `{pg_table}`.
         table: String,
     },
+    /// No backend: the nodes elect among themselves.
+    None {
+        /// `{raft_port}` and `{raft_peers}`.
+        wires: PeerWires,
+        /// `{election_timeout_ms}`.
+        election_timeout_ms: u64,
+        /// `{leader_lease_ms}`.
+        leader_lease_ms: u64,
+    },
 }
 
 impl BackendParams {
@@ -115,6 +139,7 @@ impl BackendParams {
             BackendParams::Redis { .. } => ContractBackend::Redis,
             BackendParams::Zookeeper { .. } => ContractBackend::Zookeeper,
             BackendParams::Postgres { .. } => ContractBackend::Postgres,
+            BackendParams::None { .. } => ContractBackend::None,
         }
     }
 
@@ -139,6 +164,21 @@ impl BackendParams {
                 crate::contract::backends::pg_url(conninfo)
             }
             (BackendParams::Postgres { table, .. }, "pg_table") => table.clone(),
+            (BackendParams::None { wires, .. }, "raft_port") => wires.raft_port.to_string(),
+            (BackendParams::None { wires, .. }, "raft_peers") => wires.raft_peers.join(","),
+            (
+                BackendParams::None {
+                    election_timeout_ms,
+                    ..
+                },
+                "election_timeout_ms",
+            ) => election_timeout_ms.to_string(),
+            (
+                BackendParams::None {
+                    leader_lease_ms, ..
+                },
+                "leader_lease_ms",
+            ) => leader_lease_ms.to_string(),
             _ => return None,
         })
     }
@@ -148,8 +188,17 @@ impl NodeParams {
     /// The values for the node whose Baton config is `cfg` (a run on a backend of the
     /// contract: checked before the run), serving on `http_port`, writing into `dir`.
     /// The backend's endpoints are the ones the supervisor gives Baton's own nodes:
-    /// each through this node's own proxy.
-    pub fn of(cfg: &NodeConfig, http_port: u16, dir: PathBuf) -> NodeParams {
+    /// each through this node's own proxy. With no backend (raft), `wires` says where
+    /// the node reaches its peers (the supervisor always gives them then).
+    ///
+    /// With no backend, `{lease_ttl_ms}` is the TTL a sweep moves (see
+    /// `baton_model::protocol::ttl`): raft's election timeout max.
+    pub fn of(
+        cfg: &NodeConfig,
+        http_port: u16,
+        dir: PathBuf,
+        wires: Option<&PeerWires>,
+    ) -> NodeParams {
         use crate::protocol::RealProtocol;
         let first = || cfg.backend_endpoints.first().cloned().unwrap_or_default();
         let (lease_ttl_ms, backend) = match &cfg.protocol {
@@ -179,6 +228,16 @@ impl NodeParams {
                 BackendParams::Postgres {
                     conninfo: first(),
                     table: crate::backend::pg::client::TABLE.to_string(),
+                },
+            ),
+            RealProtocol::Raft(c) => (
+                c.election_timeout_max_ms,
+                BackendParams::None {
+                    wires: wires
+                        .expect("the supervisor gives a raft node its peers")
+                        .clone(),
+                    election_timeout_ms: c.election_timeout_min_ms,
+                    leader_lease_ms: c.leader_lease_ms,
                 },
             ),
             other => unreachable!(
@@ -234,7 +293,7 @@ pub(crate) mod samples {
     }
 
     /// Every backend's values, in the contract's order.
-    pub(crate) fn every_backend() -> [BackendParams; 4] {
+    pub(crate) fn every_backend() -> [BackendParams; 5] {
         [
             params().backend,
             BackendParams::Redis {
@@ -248,6 +307,14 @@ pub(crate) mod samples {
             BackendParams::Postgres {
                 conninfo: "host=127.0.0.1 port=5 user=baton dbname=baton".into(),
                 table: "leader".into(),
+            },
+            BackendParams::None {
+                wires: PeerWires {
+                    raft_port: 6,
+                    raft_peers: vec!["n1=127.0.0.1:7".into(), "n2=127.0.0.1:6".into()],
+                },
+                election_timeout_ms: 1000,
+                leader_lease_ms: 666,
             },
         ]
     }

@@ -2,8 +2,9 @@
 //! each a rule of the node contract ([`crate::contract::rules`]): a leader emerges, its
 //! `leaders_acting` gauge says so, every other node turns `POST /next` away with `409`,
 //! the leader answers it with numbers it first wrote to the resource under its token,
-//! `POST /resign` (optional) is either served or plainly absent, and, on Redis, ZooKeeper
-//! and PostgreSQL, the leader's token is the backend's own number for its grant.
+//! `POST /resign` (optional) is either served or plainly absent, on Redis, ZooKeeper
+//! and PostgreSQL, the leader's token is the backend's own number for its grant, and on
+//! no backend the leader has spoken to each peer through its proxy to it.
 //!
 //! A broken rule here is a [`Breach`]: the run stops before it began, with one line
 //! naming the rule (the command's exit 2). Baton's own node is not put through this:
@@ -298,6 +299,29 @@ impl Check<'_> {
     }
 }
 
+/// Rule `raft-peers` (no backend): the leader reached each of its peers through its
+/// own proxy to it (`{raft_peers}`), as a leader elected among them must have, so that
+/// Baton can cut it off them. `peers` holds, for each, the connections that proxy
+/// accepted.
+fn elected_among_peers(leader: &str, peers: &[(String, u64)]) -> Result<(), Breach> {
+    let silent: Vec<&str> = peers
+        .iter()
+        .filter(|(_, n)| *n == 0)
+        .map(|(p, _)| p.as_str())
+        .collect();
+    if silent.is_empty() {
+        return Ok(());
+    }
+    Err(Breach::new(
+        leader,
+        "raft-peers",
+        format!(
+            "it leads, but never connected to {} through its {{raft_peers}} address (its proxy to each accepted no connection): a leader elected among its peers has spoken to them",
+            silent.join(", ")
+        ),
+    ))
+}
+
 /// Runs the checks of the module doc on `sup`'s fleet.
 pub async fn run(sup: &Supervisor) -> Result<Preflight, Breach> {
     let mut nodes = vec![];
@@ -333,6 +357,9 @@ pub async fn run(sup: &Supervisor) -> Result<Preflight, Breach> {
     let resign_served = c.resign_served(leader).await?;
     if let Some(source) = sup.grant_source() {
         c.grant_is_the_backend_s(leader, token, &source).await?;
+    }
+    if let Some(peers) = sup.peer_connections(&name) {
+        elected_among_peers(&name, &peers)?;
     }
     Ok(Preflight {
         leader: name,

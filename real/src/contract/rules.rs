@@ -74,6 +74,10 @@ pub const RULES: &[Rule] = &[
         asks: "on PostgreSQL, {pg_table} keeps its one row, and a leader's token is the generation its acquire returned, with node its {id}",
     },
     Rule {
+        name: "raft-peers",
+        asks: "on no backend (none), the leader has connected to each of its peers through the address {raft_peers} gives for it, before the run",
+    },
+    Rule {
         name: "keeps-running",
         asks: "a node runs until Baton kills it: it never exits by itself",
     },

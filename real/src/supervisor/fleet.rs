@@ -5,6 +5,7 @@ use super::config::RealConfig;
 use super::error::RealError;
 use super::spawn::{spawn_child, spawn_load, write_json};
 use crate::backend::Backend;
+use crate::contract::placeholders::PeerWires;
 use crate::load::LoadConfig;
 use crate::node::{NodeConfig, Peer};
 use crate::process::ManagedChild;
@@ -34,6 +35,10 @@ pub(super) struct NodeSlot {
     pub(super) client_proxy: Proxy,
     /// To each peer, by its 0-based index (raft only: the nodes talk to each other).
     pub(super) peer_proxies: Vec<(usize, Proxy)>,
+    /// Where a `--node-cmd` node listens for its peers (`{raft_port}`, raft only): the
+    /// same at every start, so that the address a Raft node keeps of itself in its
+    /// configuration stays true across restarts; its peers' proxies to it point there.
+    pub(super) raft_port: Option<u16>,
     /// Incremented at every start, so a pause watcher knows its process is gone.
     pub(super) incarnation: Arc<AtomicU64>,
 }
@@ -93,11 +98,23 @@ pub(super) async fn node_slots(
         s.cfg.peers = peers.clone();
     }
     if cfg.protocol.nodes_talk() {
-        // Until a peer runs, its proxies point at the resource (nothing answers a Raft
-        // message there); each start points them at the new process.
+        // Baton's own nodes take their peers' messages on their HTTP port, fresh at
+        // every start: until a peer runs, its proxies point at the resource (nothing
+        // answers a Raft message there), and each start points them at the new process.
+        // A `--node-cmd` node listens for its peers on a port of its own that stays the
+        // same (`{raft_port}`), so its proxies point there from the start.
+        if cfg.node_cmd.is_some() {
+            for (s, port) in slots.iter_mut().zip(crate::ports::free_ports(cfg.nodes)?) {
+                s.raft_port = Some(port);
+                ports.push(port);
+            }
+        }
         for i in 0..slots.len() {
             for j in (0..slots.len()).filter(|j| *j != i) {
-                let p = Proxy::start(resource_addr).await?;
+                let upstream = slots[j].raft_port.map_or(resource_addr, |p| {
+                    SocketAddr::from((crate::ports::LOOPBACK, p))
+                });
+                let p = Proxy::start(upstream).await?;
                 ports.push(p.addr().port());
                 slots[i].peer_proxies.push((j, p));
             }
@@ -176,7 +193,28 @@ async fn node_slot(
         resource_proxy,
         client_proxy,
         peer_proxies: vec![],
+        raft_port: None,
         incarnation: Arc::new(AtomicU64::new(0)),
+    })
+}
+
+/// Where the `--node-cmd` node of slot `i` reaches its peers (`{raft_port}`,
+/// `{raft_peers}`): `None` unless the nodes talk to each other.
+pub(super) fn peer_wires(slots: &[NodeSlot], i: usize) -> Option<PeerWires> {
+    let raft_port = slots[i].raft_port?;
+    let raft_peers = slots
+        .iter()
+        .enumerate()
+        .map(|(j, s)| {
+            let port = slots[i]
+                .peer_proxy(j)
+                .map_or(raft_port, |p| p.addr().port());
+            format!("{}={}:{port}", s.cfg.name, crate::ports::LOOPBACK)
+        })
+        .collect();
+    Some(PeerWires {
+        raft_port,
+        raft_peers,
     })
 }
 

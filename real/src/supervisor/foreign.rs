@@ -53,6 +53,20 @@ impl Supervisor {
         }
     }
 
+    /// For a foreign node on no backend (raft): each peer's name with how many
+    /// connections `node`'s proxy to that peer has accepted so far (rule `raft-peers`);
+    /// `None` for Baton's own nodes or on a backend.
+    pub fn peer_connections(&self, node: &str) -> Option<Vec<(String, u64)>> {
+        let s = &self.nodes[self.slot(node).ok()?];
+        s.raft_port?;
+        Some(
+            s.peer_proxies
+                .iter()
+                .map(|(j, p)| (self.nodes[*j].cfg.name.to_string(), p.accepted()))
+                .collect(),
+        )
+    }
+
     /// Starts node `i` from the `--node-cmd` template on a fresh port, waits until it
     /// answers `/status` as the contract says, and points its client proxy and its
     /// poller at it.
@@ -66,13 +80,14 @@ impl Supervisor {
             self.foreign = self.nodes.iter().map(|_| Arc::default()).collect();
             self.hurry = self.nodes.iter().map(|_| Arc::default()).collect();
         }
+        let wires = super::fleet::peer_wires(&self.nodes, i);
         let s = &mut self.nodes[i];
         let incarnation = s.incarnation.load(Ordering::SeqCst) + 1;
         s.cfg.incarnation = incarnation;
         let port = free_ports(1)?[0];
         let dir = self.cfg.run_dir.join(s.cfg.name.as_str());
         std::fs::create_dir_all(&dir)?;
-        let params = NodeParams::of(&s.cfg, port, dir);
+        let params = NodeParams::of(&s.cfg, port, dir, wires.as_ref());
         let mut child = crate::process::ManagedChild::spawn(
             &s.cfg.name,
             cmd.command(&params, &self.cfg.run_dir)?,

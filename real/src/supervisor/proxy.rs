@@ -17,7 +17,7 @@
 
 use crate::ports::LOOPBACK;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -67,6 +67,8 @@ struct Shared {
     struck: Notify,
     /// Notified once the bytes the trap held were written on to the upstream.
     delivered: Notify,
+    /// Connections accepted so far.
+    accepted: AtomicU64,
 }
 
 /// A one-shot hold of what the connecting side sends next (a foreign node's
@@ -134,6 +136,7 @@ impl Proxy {
             trap: AtomicBool::new(false),
             struck: Notify::new(),
             delivered: Notify::new(),
+            accepted: AtomicU64::new(0),
         });
         let s = shared.clone();
         let accept = tokio::spawn(async move {
@@ -142,6 +145,7 @@ impl Proxy {
                     continue;
                 };
                 let _ = client.set_nodelay(true);
+                s.accepted.fetch_add(1, Ordering::SeqCst);
                 let s2 = s.clone();
                 let h = tokio::spawn(async move { serve(s2, client).await });
                 let mut conns = s.conns.lock().unwrap();
@@ -166,6 +170,11 @@ impl Proxy {
         Trap {
             shared: self.shared.clone(),
         }
+    }
+
+    /// How many connections it has accepted (whether or not their upstream answered).
+    pub fn accepted(&self) -> u64 {
+        self.shared.accepted.load(Ordering::SeqCst)
     }
 
     /// Where it forwards to.

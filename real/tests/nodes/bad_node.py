@@ -11,6 +11,9 @@ protocol with the standard library, keeps it renewed, and leads under the backen
 number for it: on Redis `SET {redis_key} V NX PX`, then the answer of `INCR
 {redis_key}:token`; on ZooKeeper a session and an EPHEMERAL_SEQUENTIAL child of
 {zk_election_path}, its czxid; on PostgreSQL the lease row's acquire, its generation.
+With no backend (BATON_BACKEND none) n1 leads under token 1 once it has opened a TCP
+connection to every other node at its BATON_RAFT_PEERS address (Baton's proxy to it),
+as a leader's heartbeats would.
 Usage:
 
     bad_node.py --break RULE --id {id} --http-port {http_port} --resource-url {resource_url} --dir {dir}
@@ -30,6 +33,7 @@ RULE is one of:
   zk-two         (ZooKeeper) its session creates a second child after the one it leads by
   pg-row         (PostgreSQL) its token is not its row's generation but 100 more
   pg-row-insert  (PostgreSQL) it inserts a second row into the lease table
+  raft-peers     (no backend) it leads without ever connecting to its peers
 Standard library only.
 """
 
@@ -277,7 +281,18 @@ def pg_grant():
     return generation + 100 if args.broken == "pg-row" else generation
 
 
-GRANTS = {"redis": redis_grant, "zookeeper": zk_grant, "postgres": pg_grant}
+def peers_grant():
+    """No backend: one connection to each peer through this node's own proxy to it."""
+    if args.broken != "raft-peers":
+        for entry in os.environ["BATON_RAFT_PEERS"].split(","):
+            name, addr = entry.split("=", 1)
+            if name != args.id:
+                host, port = addr.rsplit(":", 1)
+                socket.create_connection((host, int(port)), timeout=2).close()
+    return 1
+
+
+GRANTS = {"redis": redis_grant, "zookeeper": zk_grant, "postgres": pg_grant, "none": peers_grant}
 
 
 def main():

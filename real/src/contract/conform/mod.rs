@@ -303,6 +303,10 @@ fn backend_sets(b: ContractBackend, ttl_ms: u64) -> Vec<String> {
             format!("db-row.lease_ttl_ms={ttl_ms}"),
             format!("db-row.poll_interval_ms={}", ttl_ms / 5),
         ],
+        // No lease: the TTL is raft's election timeout max, its other timers scaled as
+        // every sweep scales them (election timeout min T/2, heartbeat T/20, leader
+        // lease T/3; see `baton_model::protocol::ttl`).
+        ContractBackend::None => baton_model::protocol::ttl::settings(b.protocol(), ttl_ms),
     });
     sets
 }
