@@ -15,6 +15,7 @@
 #   python-kazoo    examples/python-kazoo: kazoo's Election recipe on ZooKeeper
 #   python-redis    examples/python-redis: redis-py's Lock on Redis
 #   python-psycopg  examples/python-psycopg: a row lease on PostgreSQL, psycopg 3
+#   go-raft         examples/go-raft: hashicorp/raft among the nodes (--backend none)
 #
 # With no NODE: go-etcd and baton-etcd. TRIALS (3) trials of each of the ten
 # experiments per node, and the TTL sweep, JOBS trials at a time (the environment's
@@ -56,8 +57,13 @@ for node in "${nodes[@]}"; do
     python-kazoo) cmd='examples/python-kazoo/node.py' backend=zookeeper ;;
     python-redis) cmd='examples/python-redis/node.py' backend=redis ;;
     python-psycopg) cmd='examples/python-psycopg/node.py' backend=postgres ;;
+    go-raft)
+      sh examples/go-raft/build.sh >/dev/null
+      cmd='examples/go-raft/bin/go-raft --id {id} --http-port {http_port} --raft-port {raft_port} --raft-peers {raft_peers} --election-timeout-ms {election_timeout_ms} --leader-lease-ms {leader_lease_ms} --resource-url {resource_url} --peers {peers} --tick-ms {tick_ms} --write-timeout-ms {write_timeout_ms} --dir {dir}'
+      backend=none
+      ;;
     *)
-      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres, java-curator, python-kazoo, python-redis, python-psycopg)" >&2
+      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres, java-curator, python-kazoo, python-redis, python-psycopg, go-raft)" >&2
       exit 2
       ;;
   esac
