@@ -6,7 +6,8 @@
 //! command it names again over simulator seeds 0..200 (0..20 for the 10-minute churn)
 //! instead of 0..1000 and requires the failover median's regression judgement to hold
 //! where the committed one holds: the model set to behave as the library does stays
-//! inside the live median's 90% interval or 10% band. A model change that moves it out fails here.
+//! inside the live median's 90% interval or 10% band. A model change that moves it out
+//! fails here.
 //!
 //! Methodology: the judgement itself is unit-tested in `sim/src/cmd/compare.rs`. The
 //! canaries set the model wrong on purpose, one setting at a time, and must be judged
