@@ -1,7 +1,6 @@
 //! `baton-real conform`: the spec's experiments against a node given by `--node-cmd`,
-//! on Baton's own node (through the contract, `contract-node`), with the report it must
-//! write. (The reference nodes on libraries, the Go node on etcd's `concurrency` among
-//! them, are in `library_nodes.rs`.)
+//! on Baton's own node (through the contract, `contract-node`) and on the reference Go
+//! node of `examples/go-node/`, with the report they must write.
 //!
 //! Methodology: the whole `--quick` suite (ten experiments, one trial each, and the TTL
 //! sweep at 1, 3 and 10 s), four trials at a time, as CI runs it and a user would:
@@ -10,23 +9,49 @@
 //! no trial unsafe, with the SIGSTOP's held write rejected (its token shown) and, with
 //! the fence off, landing (the bug reproduced), and the spec's criteria 1 to 5 met; on
 //! etcd also the first line's estimate, the step-down's gap (never negative) and the
-//! TTL etcd granted. Nothing may be left running. A server that is not installed skips
-//! its test with a line naming the apt package, unless BATON_REQUIRE_SERVERS is set (CI
-//! sets it). Bad arguments and a node that breaks the contract in the preflight are
-//! refused with exit 2 and one line; on Redis the stand-in's `redis-lock` case (a token
-//! that is not its INCR's answer) too (its own control, the stand-in keeping it, is in
-//! `node_contract.rs`). Trials side by side (`--jobs`) and Ctrl-C stopping them all.
-//! Real processes, two suites at a time (eight trials at once on 2 cores, to fit CI's
-//! budget: one at a time took 425 s).
+//! TTL etcd granted. The reference Go node of `examples/go-node/` must fail only what
+//! its design predicts (no lease deadline of its own: `acted_past_grant` when cut off).
+//! Nothing may be left running. The Go node is built by `examples/go-node/build.sh`
+//! when it is not there; without Go and etcd's client sources (`apt-get install
+//! golang-go golang-etcd-server-dev`) its test says so and passes, unless
+//! BATON_REQUIRE_GO is set (CI sets it), when it fails; a server that is not installed
+//! skips its test with a line naming the apt package, unless BATON_REQUIRE_SERVERS is
+//! set (CI sets it). Bad arguments and a node that breaks the contract in the preflight
+//! are refused with exit 2 and one line; on Redis the stand-in's `redis-lock` case (a
+//! token that is not its INCR's answer) too (its own control, the stand-in keeping it,
+//! is in `node_contract.rs`). Trials side by side (`--jobs`) and Ctrl-C stopping them
+//! all. Real processes, two suites at a time (eight trials at once on 2 cores, to fit
+//! CI's budget: one at a time took 425 s).
 #![cfg(not(madsim))]
 
 mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// The Go node's binary, built if needed; `None` (after saying why) when Go is missing
+/// and BATON_REQUIRE_GO is not set.
+fn go_node() -> Option<PathBuf> {
+    let dir = root().join("examples/go-node");
+    let bin = dir.join("bin/go-node");
+    let built = Command::new("sh")
+        .arg(dir.join("build.sh"))
+        .output()
+        .unwrap();
+    if built.status.success() && bin.is_file() {
+        return Some(bin.canonicalize().unwrap());
+    }
+    let why = String::from_utf8_lossy(&built.stderr).trim().to_string();
+    assert!(
+        std::env::var_os("BATON_REQUIRE_GO").is_none(),
+        "BATON_REQUIRE_GO is set but the Go node did not build: {why}"
+    );
+    eprintln!("skipped: the Go node did not build: {why}");
+    None
+}
 
 /// Baton's own node through the contract passes the whole `--quick` suite on `backend`
 /// (its protocol there: `protocol`), as [`passes_the_quick_suite`] has it.
@@ -150,6 +175,51 @@ fn ctrl_c_stops_every_trial_running_side_by_side_and_leaves_nothing() {
             .unwrap();
     assert_eq!(j["interrupted"], true, "{j}");
     assert_eq!(j["jobs"], 3, "{j}");
+}
+
+/// The reference Go node (etcd's `concurrency`) under the `--quick` suite on etcd: what
+/// its design predicts and its committed report shows. It keeps no lease deadline of
+/// its own, so cut off from etcd it acts past its grant (`acted_past_grant`, fenced or
+/// not); everything else passes, and the SIGSTOP's held write is fenced, or lands with
+/// the fence off.
+#[test]
+fn the_go_node_under_the_quick_suite_fails_only_what_its_design_predicts() {
+    let Some(bin) = go_node() else {
+        return;
+    };
+    let _one = Slot::take();
+    let cmd = format!(
+        "{} --id {{id}} --http-port {{http_port}} --etcd-endpoints {{etcd_endpoints}} --election-prefix {{election_prefix}} --lease-ttl-ms {{lease_ttl_ms}} --resource-url {{resource_url}} --peers {{peers}} --tick-ms {{tick_ms}} --write-timeout-ms {{write_timeout_ms}}",
+        bin.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("conf");
+    let (code, j, md, stdout) = quick_suite(&cmd, "etcd", &out);
+    assert!(matches!(code, Some(0 | 1)), "{stdout}\n{md}");
+    assert_gone(&bin.display().to_string());
+    for e in j["experiments"].as_array().unwrap() {
+        let name = e["name"].as_str().unwrap();
+        match name {
+            "partition" | "partition-unfenced" => {
+                for t in e["trials"].as_array().unwrap() {
+                    let props: Vec<&str> = t["violations"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v["property"].as_str().unwrap())
+                        .collect();
+                    assert!(
+                        props.is_empty() || props.contains(&"acted_past_grant"),
+                        "{t}"
+                    );
+                }
+            }
+            "gc-pause-unfenced" => assert_eq!(e["verdict"], "reproduced", "{e}"),
+            _ => assert_eq!(e["verdict"], "pass", "{e}"),
+        }
+    }
+    let gc = &experiment(&j, "gc-pause")["trials"][0];
+    assert!(!gc["rejections"].as_array().unwrap().is_empty(), "{gc}");
 }
 
 #[test]

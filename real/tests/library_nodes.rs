@@ -1,8 +1,7 @@
 //! The reference nodes on real election libraries (issue 37, `examples/<language>-<library>/`)
-//! under `conform`, as CI runs them: etcd's Go `concurrency` on etcd (`examples/go-node/`),
-//! Curator's `LeaderLatch` and kazoo's `Election` on ZooKeeper, redis-py's `Lock` on
-//! Redis, a psycopg row lease on PostgreSQL, and hashicorp/raft among the node processes
-//! (node contract v2's `--backend none`).
+//! under `conform`, as CI runs them: Curator's `LeaderLatch` and kazoo's `Election` on
+//! ZooKeeper, redis-py's `Lock` on Redis, a psycopg row lease on PostgreSQL, and
+//! hashicorp/raft among the node processes (node contract v2's `--backend none`).
 //!
 //! Methodology: each node is built by its own `build.sh` (offline, from Debian's
 //! packages); a library that is not installed skips its test with the build script's line
@@ -11,9 +10,7 @@
 //! apart ([`CI_EXPERIMENTS`]: the clean kill's failover, the leader cut off from its
 //! backend, the SIGSTOP of TTL + 500 ms fenced and unfenced), four trials at a time, two
 //! nodes at a time: every fenced experiment must pass with no trial unsafe, the reproduce
-//! commands run the backend's protocol, and nothing of the run is left running; the Go
-//! node, with no deadline of its own, may act past its grant when partitioned, and only
-//! that. Where the
+//! commands run the backend's protocol, and nothing of the run is left running. Where the
 //! backend ends the paused leader's grant during the pause (every backend but raft: a
 //! successor needs an election after the leader's silence, and hashicorp/raft's followers
 //! still knowing a leader reject votes, so re-election took 3 to 3.4 s at TTL 2 s in
@@ -21,7 +18,7 @@
 //! with its token below the resource's, and land with the fence off. The whole suite
 //! (churn, step-down, the TTL sweep; three trials each) of every node runs in
 //! `nightly/conformance.sh`, whose reports are committed: CI's budget (25 minutes on 2
-//! cores) does not hold six whole `--quick` suites more.
+//! cores) does not hold five more whole `--quick` suites.
 #![cfg(not(madsim))]
 
 mod common;
@@ -44,9 +41,6 @@ struct LibraryNode {
     protocol: &'static str,
     /// Whether the backend ends a leader's grant within a pause of TTL + 500 ms.
     grant_ends_in_the_pause: bool,
-    /// Experiments the node's design fails: each trial's violations there are none or
-    /// include `acted_past_grant` (a leader with no deadline of its own, cut off).
-    acts_past_grant_in: &'static [&'static str],
 }
 
 /// Builds the node with its `build.sh`; `false` (after saying why) when its library is
@@ -105,42 +99,20 @@ impl LibraryNode {
         let j: serde_json::Value = serde_json::from_str(&read("conformance.json"))
             .unwrap_or_else(|_| panic!("{}: no report\n{stdout}\n{stderr}", self.example));
         let md = read("conformance.md");
-        let want: &[i32] = if self.acts_past_grant_in.is_empty() {
-            &[0]
-        } else {
-            &[0, 1]
-        };
-        let code = o.status.code().unwrap_or(-1);
-        assert!(want.contains(&code), "{}: {stdout}\n{md}", self.example);
+        assert_eq!(o.status.code(), Some(0), "{}: {stdout}\n{md}", self.example);
         assert_gone(&program.display().to_string());
         assert_gone(&out.to_string_lossy());
         assert_eq!(j["backend"], self.backend);
         assert_eq!(j["experiments"].as_array().unwrap().len(), 4, "{j}");
         for e in j["experiments"].as_array().unwrap() {
-            let name = e["name"].as_str().unwrap();
             for t in e["trials"].as_array().unwrap() {
-                if self.acts_past_grant_in.contains(&name) {
-                    let props: Vec<&str> = t["violations"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|v| v["property"].as_str().unwrap())
-                        .collect();
-                    assert!(
-                        props.is_empty() || props.contains(&"acted_past_grant"),
-                        "{}: {t}",
-                        self.example
-                    );
-                } else if e["fencing"] == true {
+                if e["fencing"] == true {
                     assert_eq!(e["verdict"], "pass", "{}: {e}", self.example);
                     assert_ne!(t["protocol_safety"], "unsafe", "{}: {t}", self.example);
                 }
-                // The conformance scenarios are etcd-lease's: elsewhere the reproduce
-                // command moves them onto the backend's protocol.
                 let r = t["reproduce"].as_str().unwrap();
-                assert_eq!(
+                assert!(
                     r.contains(&format!("--set protocol={}", self.protocol)),
-                    self.backend != "etcd",
                     "{r}"
                 );
             }
@@ -159,22 +131,6 @@ impl LibraryNode {
     }
 }
 
-/// etcd's Go `concurrency` keeps no lease deadline of its own: cut off from etcd it acts
-/// until the client closes its session, past its grant (`acted_past_grant`, fenced or
-/// not), as its committed report shows; the rest passes.
-#[test]
-fn etcd_s_go_concurrency_on_etcd() {
-    LibraryNode {
-        example: "go-node",
-        cmd: "examples/go-node/bin/go-node --id {id} --http-port {http_port} --etcd-endpoints {etcd_endpoints} --election-prefix {election_prefix} --lease-ttl-ms {lease_ttl_ms} --resource-url {resource_url} --peers {peers} --tick-ms {tick_ms} --write-timeout-ms {write_timeout_ms}",
-        backend: "etcd",
-        protocol: "etcd-lease",
-        grant_ends_in_the_pause: true,
-        acts_past_grant_in: &["partition", "partition-unfenced"],
-    }
-    .passes();
-}
-
 #[test]
 fn curator_s_leader_latch_on_zookeeper() {
     LibraryNode {
@@ -183,7 +139,6 @@ fn curator_s_leader_latch_on_zookeeper() {
         backend: "zookeeper",
         protocol: "zk-sequential",
         grant_ends_in_the_pause: true,
-        acts_past_grant_in: &[],
     }
     .passes();
 }
@@ -196,7 +151,6 @@ fn kazoo_s_election_on_zookeeper() {
         backend: "zookeeper",
         protocol: "zk-sequential",
         grant_ends_in_the_pause: true,
-        acts_past_grant_in: &[],
     }
     .passes();
 }
@@ -209,7 +163,6 @@ fn redis_py_s_lock_on_redis() {
         backend: "redis",
         protocol: "redis-fenced",
         grant_ends_in_the_pause: true,
-        acts_past_grant_in: &[],
     }
     .passes();
 }
@@ -222,7 +175,6 @@ fn a_psycopg_row_lease_on_postgresql() {
         backend: "postgres",
         protocol: "db-row",
         grant_ends_in_the_pause: true,
-        acts_past_grant_in: &[],
     }
     .passes();
 }
@@ -235,7 +187,6 @@ fn hashicorp_raft_among_the_nodes() {
         backend: "none",
         protocol: "raft",
         grant_ends_in_the_pause: false,
-        acts_past_grant_in: &[],
     }
     .passes();
 }
