@@ -70,12 +70,10 @@ impl LibraryNode {
             return;
         }
         let _one = Slot::take();
-        let program = root().join(self.cmd.split(' ').next().unwrap());
-        let cmd = self.cmd.replacen(
-            self.cmd.split(' ').next().unwrap(),
-            &program.display().to_string(),
-            1,
-        );
+        // The program's path made absolute, its arguments as written.
+        let (first, rest) = self.cmd.split_once(' ').unwrap_or((self.cmd, ""));
+        let program = root().join(first);
+        let cmd = format!("{} {rest}", program.display());
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("conf");
         let o = conform(
