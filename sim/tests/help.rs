@@ -46,11 +46,8 @@ const PREFIXES: [&str; 11] = [
 ];
 
 /// What a command makes and git ignores: named in the docs, absent from a fresh clone.
-const MADE_BY_A_COMMAND: [&str; 3] = [
-    "docs/book",
-    "examples/go-node/bin",
-    "examples/go-node/gopath",
-];
+/// (An example's build output is told by its own `.gitignore`: [`built_by_an_example`].)
+const MADE_BY_A_COMMAND: [&str; 1] = ["docs/book"];
 
 fn root() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -88,7 +85,7 @@ fn repo_paths(text: &str) -> Vec<String> {
 
 /// Whether `path`, named in a text, must exist under `root`.
 fn must_exist(root: &Path, path: &str) -> bool {
-    if MADE_BY_A_COMMAND.iter().any(|m| path.starts_with(m)) {
+    if MADE_BY_A_COMMAND.iter().any(|m| path.starts_with(m)) || built_by_an_example(root, path) {
         return false;
     }
     match path.strip_prefix("reports/") {
@@ -99,6 +96,21 @@ fn must_exist(root: &Path, path: &str) -> bool {
         }
         None => true,
     }
+}
+
+/// Whether `path` is `examples/<name>/<entry>...` with `<entry>` what that example's
+/// `build.sh` makes: a name its own `.gitignore` lists (`bin/`, `gopath/`, `build/`).
+fn built_by_an_example(root: &Path, path: &str) -> bool {
+    let mut parts = path.split('/');
+    let (Some("examples"), Some(name), Some(entry)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let ignore = root.join("examples").join(name).join(".gitignore");
+    std::fs::read_to_string(ignore)
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.trim().trim_matches('/') == entry)
 }
 
 /// (how many paths the texts name, the ones that do not exist under `root`).
@@ -206,9 +218,16 @@ fn the_scan_catches_a_missing_path_in_a_chapter() {
     // docs/src/ that names a source file, a script, a committed report's file and a
     // short file name that do not exist, beside ones that do and a run's output.
     let d = common::temp_dir("help-canary");
-    for dir in ["sim/src/world", "nightly", "reports/matrix", "docs/src"] {
+    for dir in [
+        "sim/src/world",
+        "nightly",
+        "reports/matrix",
+        "docs/src",
+        "examples/demo",
+    ] {
         std::fs::create_dir_all(d.join(dir)).unwrap();
     }
+    std::fs::write(d.join("examples/demo/.gitignore"), "bin/\n").unwrap();
     std::fs::write(d.join("sim/src/world/net.rs"), "").unwrap();
     std::fs::write(d.join("nightly/matrix.sh"), "").unwrap();
     std::fs::write(d.join("README.md"), "See `sim/src/world/net.rs`.\n").unwrap();
@@ -217,7 +236,7 @@ fn the_scan_catches_a_missing_path_in_a_chapter() {
         "# A chapter\n\n`sim/src/world/net.rs`, `net.rs`, `nightly/matrix.sh`, \
          reports/gc-pause/42/ and reports/matrix/ exist or are a run's output;\n\
          `sim/src/world/gone.rs`, nightly/gone.sh, reports/matrix/gone.md and `vanished.rs` \
-         do not.\n",
+         do not;\n`examples/demo/bin/demo` is what its build.sh makes, examples/demo/lib/ is not.\n",
     )
     .unwrap();
     let texts = common::user_docs(&d);
@@ -226,12 +245,13 @@ fn the_scan_catches_a_missing_path_in_a_chapter() {
         ["README.md", "docs/src/chapter.md"]
     );
     let (seen, missing) = missing_paths(&d, &texts);
-    assert_eq!(seen, 8, "{missing:?}");
+    assert_eq!(seen, 10, "{missing:?}");
     assert_eq!(
         missing,
         [
             "docs/src/chapter.md: sim/src/world/gone.rs",
             "docs/src/chapter.md: nightly/gone.sh",
+            "docs/src/chapter.md: examples/demo/lib",
             "docs/src/chapter.md: reports/matrix/gone.md",
         ]
     );
