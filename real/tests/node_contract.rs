@@ -16,18 +16,17 @@
 //! the control on the same backend; a server that is not installed skips its case
 //! unless BATON_REQUIRE_SERVERS is set. With no backend (`protocol=raft`), n1 leads once
 //! it has connected to each peer through its proxy; the variant that never connects is
-//! named `raft-peers`. Real processes, one run at a time; needs python3
-//! (CI installs it).
+//! named `raft-peers`. Real processes, two tests at a time (each run with its own
+//! servers, ports and directories); needs python3 (CI installs it).
 #![cfg(not(madsim))]
+
+mod common;
 
 use baton_real::process::processes_mentioning;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Eight quiet seconds on etcd: no faults, a light load.
 const QUIET: &str = "name = \"quiet\"\nprotocol = \"etcd-lease\"\nduration_ms = 8000\nnodes = 3\nstart_delay_ms_max = 0\n[etcd-lease]\nlease_ttl_ms = 2000\n[work]\nrate_per_s = 100\ntick_interval_ms = 200\n";
@@ -90,7 +89,7 @@ fn a_breach_before_the_run_is_one_line_naming_the_rule_and_exit_2() {
     if !have_python() {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     for (rule, says) in [
         ("listen", "nothing answered GET"),
         ("status", "field `role` is missing"),
@@ -117,7 +116,7 @@ fn a_breach_during_the_run_fails_it_with_the_rule_and_the_control_passes() {
     if !have_python() {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     for (rule, code) in [("none", 0), ("status-later", 1), ("exit-later", 1)] {
         let dir = tempfile::tempdir().unwrap();
         let o = real(dir.path(), &["--node-cmd", &bad_node(rule)]);
@@ -150,7 +149,7 @@ fn a_breach_during_the_run_fails_it_with_the_rule_and_the_control_passes() {
 
 #[test]
 fn bad_templates_and_what_a_foreign_node_cannot_take_are_refused_before_anything_starts() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let with_fault = |name: &str, fault: &str| {
         let p = dir.path().join(format!("{name}.toml"));
@@ -189,7 +188,7 @@ fn ctrl_c_during_a_node_cmd_run_leaves_nothing() {
     if !have_python() {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("quiet.toml");
     std::fs::write(&scenario, QUIET).unwrap();
@@ -269,7 +268,7 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
     if !have_python() {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let token_101 = "its /status says it leads under token 101, but";
     for (backend, sets, breaking) in [
         (
@@ -316,7 +315,13 @@ fn a_token_that_is_not_the_backend_s_is_one_line_naming_the_backend_s_rule() {
         ),
         (
             "postgres",
-            &["protocol=db-row", "db-row.lease_ttl_ms=2000"],
+            // A candidate's poll as conform sets it (a fifth of the TTL): at the default
+            // 2 s, waits of up to 2.2 polls put the liveness bound past the 8 s run.
+            &[
+                "protocol=db-row",
+                "db-row.lease_ttl_ms=2000",
+                "db-row.poll_interval_ms=400",
+            ],
             &[
                 (
                     "pg-row",
@@ -372,7 +377,7 @@ fn a_leader_that_never_reached_its_peers_is_one_line_naming_raft_peers() {
     if !have_python() {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let run = |case: &str| {
         let dir = tempfile::tempdir().unwrap();
         let o = real(

@@ -135,6 +135,8 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
             "test",
             "--release",
             "--locked",
+            // Every test binary, so one failure does not hide the next.
+            "--no-fail-fast",
             "-p",
             "baton-real",
             "--target-dir",
