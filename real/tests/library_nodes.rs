@@ -8,14 +8,16 @@
 //! (the apt package to install), unless BATON_REQUIRE_LIBRARIES is set (CI sets it), when
 //! it fails. Each then runs `conform --quick` on the experiments that tell libraries
 //! apart ([`CI_EXPERIMENTS`]: the clean kill's failover, the leader cut off from its
-//! backend, the SIGSTOP of TTL + 500 ms fenced and unfenced), four trials at a time, two
+//! backend, the SIGSTOP of TTL + 500 ms fenced and unfenced), two trials at a time, two
 //! nodes at a time: every fenced experiment must pass with no trial unsafe, the reproduce
 //! commands run the backend's protocol, and nothing of the run is left running. Where the
 //! backend ends the paused leader's grant during the pause (every backend but raft: a
 //! successor needs an election after the leader's silence, and hashicorp/raft's followers
 //! still knowing a leader reject votes, so re-election took 3 to 3.4 s at TTL 2 s in
 //! examples/go-raft/README.md's run), the woken leader's held write must be rejected
-//! with its token below the resource's, and land with the fence off. The whole suite
+//! with its token below the resource's, and land with the fence off; a trial whose
+//! successor first wrote only after the held write had nothing to fence, and the SIGSTOP
+//! pair runs again, three times at most. The whole suite
 //! (churn, step-down, the TTL sweep; three trials each) of every node runs in
 //! `nightly/conformance.sh`, whose reports are committed: CI's budget (25 minutes on 2
 //! cores) does not hold five more whole `--quick` suites.
@@ -63,6 +65,9 @@ fn built(example: &str) -> bool {
     false
 }
 
+/// How many times the SIGSTOP pair runs at most before a fenced write must have been seen.
+const PAUSE_ATTEMPTS: usize = 3;
+
 impl LibraryNode {
     /// Builds the node and puts it through [`CI_EXPERIMENTS`].
     fn passes(&self) {
@@ -70,6 +75,46 @@ impl LibraryNode {
             return;
         }
         let _one = Slot::take();
+        let j = self.conform(CI_EXPERIMENTS);
+        assert_eq!(j["experiments"].as_array().unwrap().len(), 4, "{j}");
+        if !self.grant_ends_in_the_pause {
+            return;
+        }
+        // The held write is let go at the pause's end. If the successor's claim reached
+        // the resource only after it (a cold JVM's first HTTP write on a loaded machine:
+        // 2 of 8 trials with four Curator trials at once beside three busy loops), the
+        // write was the highest token yet and there was nothing to fence: the trial
+        // passes, its protocol verdict says the leader acted past its grant, and
+        // conformance.md says "not shown". The pair then runs again, PAUSE_ATTEMPTS times
+        // in all. A stale write landing after a successor's fails the experiment, and so
+        // the test, in any attempt.
+        let mut j = j;
+        for attempt in 1..=PAUSE_ATTEMPTS {
+            let gc = &experiment(&j, "gc-pause")["trials"][0];
+            let rejected = gc["rejections"].as_array().unwrap();
+            if let Some(r) = rejected.first() {
+                assert!(r["token"].as_u64() < r["max_token"].as_u64(), "{gc}");
+                let unfenced = experiment(&j, "gc-pause-unfenced");
+                assert_eq!(unfenced["verdict"], "reproduced", "{unfenced}");
+                return;
+            }
+            assert!(
+                attempt < PAUSE_ATTEMPTS,
+                "{}: the woken leader's write was not fenced in {attempt} attempts: {gc}",
+                self.example
+            );
+            eprintln!(
+                "{}: attempt {attempt}: the successor's first write came {} ms after the woken leader's last: nothing to fence; again",
+                self.example, gc["failover_ms"][0]
+            );
+            j = self.conform("gc-pause,gc-pause-unfenced");
+        }
+    }
+
+    /// Runs `conform --quick --only <only>`, checks what every run must show (the fenced
+    /// experiments pass and no trial is unsafe, the reproduce lines run the backend's
+    /// protocol, nothing is left running) and returns conformance.json.
+    fn conform(&self, only: &str) -> serde_json::Value {
         // The program's path made absolute, its arguments as written.
         let (first, rest) = self.cmd.split_once(' ').unwrap_or((self.cmd, ""));
         let program = root().join(first);
@@ -85,9 +130,9 @@ impl LibraryNode {
                 self.backend,
                 "--quick",
                 "--only",
-                CI_EXPERIMENTS,
+                only,
                 "--jobs",
-                "4",
+                "2",
                 "--quiet",
             ],
         );
@@ -101,7 +146,6 @@ impl LibraryNode {
         assert_gone(&program.display().to_string());
         assert_gone(&out.to_string_lossy());
         assert_eq!(j["backend"], self.backend);
-        assert_eq!(j["experiments"].as_array().unwrap().len(), 4, "{j}");
         for e in j["experiments"].as_array().unwrap() {
             for t in e["trials"].as_array().unwrap() {
                 if e["fencing"] == true {
@@ -115,17 +159,7 @@ impl LibraryNode {
                 );
             }
         }
-        if self.grant_ends_in_the_pause {
-            let gc = &experiment(&j, "gc-pause")["trials"][0];
-            let rejected = gc["rejections"].as_array().unwrap();
-            assert!(!rejected.is_empty(), "{}: not fenced: {gc}", self.example);
-            assert!(
-                rejected[0]["token"].as_u64() < rejected[0]["max_token"].as_u64(),
-                "{gc}"
-            );
-            let unfenced = experiment(&j, "gc-pause-unfenced");
-            assert_eq!(unfenced["verdict"], "reproduced", "{unfenced}");
-        }
+        j
     }
 }
 
