@@ -10,19 +10,20 @@
 //! (no process naming the output directory, no server data directory of this run).
 //! The unfenced gc-pause on redis-naive must show the double write a lock without a
 //! token allows. A server that is not installed skips its test with a line naming the
-//! apt package, unless BATON_REQUIRE_SERVERS is set (CI sets it): then it fails.
+//! apt package, unless BATON_REQUIRE_SERVERS is set (CI sets it): then it fails. Two
+//! runs go at a time (each with its own servers, ports and directories), as conform runs
+//! its trials side by side.
 //!
 //! `CARGO_ENCODED_RUSTFLAGS= cargo test --release -p baton-real --target-dir target/real`
 #![cfg(not(madsim))]
+
+mod common;
 
 use baton_real::process::processes_mentioning;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Whether the server `binary` is here; if not, says so (skip) or fails under
 /// BATON_REQUIRE_SERVERS.
@@ -98,7 +99,7 @@ fn assert_nothing_left(pid: u32, out: &Path) {
 /// clean-kill.toml under `protocol`, shortened (`lease` sets its 2 s lease): one trial
 /// that passes with one failover; returns its report and timeline.
 fn clean_kill(protocol: &str, lease: &[&str]) -> (Value, String) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let set_protocol = format!("protocol={protocol}");
@@ -226,7 +227,7 @@ fn redis_naive_unfenced_gc_pause_shows_the_double_write() {
     ) {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let (o, pid) = real(
@@ -274,7 +275,7 @@ fn a_server_restart_loses_redis_fencing_and_keeps_the_database_row() {
     {
         return;
     }
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     for (protocol, want) in [("redis-fenced", 1), ("db-row", 0)] {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");

@@ -7,19 +7,19 @@
 //! the machine's clock: the assertions are what must hold on any machine (the artefacts
 //! and their stable keys, who was fenced out with which tokens, the double write without
 //! the fence, exit codes, no process or data left), never timings beyond a generous
-//! bound. One run at a time (one etcd cluster on a 2-core machine). Real build only:
+//! bound. Two runs at a time, each with its own etcd cluster, ports and directories, as
+//! conform runs its trials side by side. Real build only:
 //!
 //! `CARGO_ENCODED_RUSTFLAGS= cargo test --release -p baton-real --target-dir target/real`
 #![cfg(not(madsim))]
+
+mod common;
 
 use baton_real::process::processes_mentioning;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_baton-real"))
@@ -83,7 +83,7 @@ fn report(out: &Path) -> Value {
 /// minute, with every artefact and every stable key of a simulated report.
 #[test]
 fn clean_kill_runs_as_a_scenario_and_writes_the_simulators_artefacts() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let t0 = Instant::now();
@@ -166,7 +166,7 @@ const GC_PAUSE_SHORT: [&str; 6] = [
 /// with both tokens.
 #[test]
 fn gc_pause_the_woken_leaders_write_is_rejected_with_both_tokens() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let (o, pid) = real(&scenario("gc-pause.toml"), &out, &GC_PAUSE_SHORT);
@@ -199,7 +199,7 @@ fn gc_pause_the_woken_leaders_write_is_rejected_with_both_tokens() {
 /// The same without the fence: the woken leader's write lands after the new leader's.
 #[test]
 fn gc_pause_without_fencing_shows_the_double_write() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let mut args = GC_PAUSE_SHORT.to_vec();
@@ -274,7 +274,7 @@ fn an_unsupported_fault_is_refused_before_anything_starts() {
 /// Ctrl-C during a trial: every process stops, etcd's data goes, exit 130.
 #[test]
 fn ctrl_c_stops_every_process_and_exits_130() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _two = common::Slot::take();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let child = Command::new(binary())

@@ -1,6 +1,6 @@
-//! What the conformance tests share (`conform.rs`, `library_nodes.rs`): running
-//! `conform` as a user would, at most [`AT_ONCE`] suites at a time, and the checks a
-//! node that keeps the contract must pass.
+//! What the live tests share (`conform.rs`, `library_nodes.rs`, `backends.rs`): at most
+//! [`AT_ONCE`] runs at a time, running `conform` as a user would, and the checks a node
+//! that keeps the contract must pass.
 #![allow(dead_code)] // each test binary uses a part
 
 use baton_real::process::processes_mentioning;
