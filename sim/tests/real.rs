@@ -8,7 +8,8 @@
 //! the SQL check of the ledger in its summary, and no process or port of it left
 //! afterwards. The real crate's tests (`real/tests`: gc-pause fenced and unfenced,
 //! refusals, Ctrl-C, clean-up, nodes that break the node contract, a short `conform` on
-//! Baton's node and the Go node) can only be built without `--cfg madsim`, so this test
+//! Baton's node, the Go node and the library nodes; and baton-etcd-client's real build,
+//! which must be etcd-client itself) can only be built without `--cfg madsim`, so this test
 //! runs them with cargo in that build, which is how CI runs them. Real processes and the
 //! machine's clock: nothing here asserts a timing beyond a generous bound. Without etcd
 //! or protoc on the machine the test says so and passes, unless BATON_REQUIRE_ETCD is set
@@ -139,6 +140,9 @@ fn sim_real_runs_a_scenario_against_live_etcd_and_the_real_suite_passes() {
             "--no-fail-fast",
             "-p",
             "baton-real",
+            // The drop-in client's real build: etcd-client 0.21 itself, re-exported.
+            "-p",
+            "baton-etcd-client",
             "--target-dir",
         ])
         .arg(&target)

@@ -12,6 +12,9 @@
 //! Not modelled: a multi-member etcd cluster (its Raft, leader changes that extend leases),
 //! compaction, and watch streams; the election recipe needs none of them.
 
+mod v3;
+pub mod v3_messages;
+
 use crate::world::clock::NodeClock;
 use crate::world::net::Endpoint;
 use crate::world::rpc::{

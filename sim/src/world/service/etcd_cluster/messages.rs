@@ -2,6 +2,7 @@
 //! forward to the leader), and Raft's between members.
 
 use crate::world::rpc::{request, EtcdServerError};
+use crate::world::service::etcd::v3_messages::{V3Answer, V3Request};
 use baton_protocols::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse};
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +24,8 @@ pub enum Op {
     Txn(Txn),
     /// A linearizable `Range`.
     Range(RangeRequest),
+    /// A full etcd v3 request, as the `baton-etcd-client` crate sends it.
+    V3(V3Request),
 }
 
 /// A member's answer.
@@ -38,6 +41,8 @@ pub enum Reply {
     Txn(Result<TxnResponse, EtcdServerError>),
     /// To a range.
     Range(RangeResponse),
+    /// To a full etcd v3 request.
+    V3(V3Answer),
 }
 
 /// Why a member could not answer.

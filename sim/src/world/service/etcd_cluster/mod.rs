@@ -8,6 +8,7 @@
 //! member keeps its own Raft state (term, vote, log length and last term on its "disk",
 //! which survive a kill; its role, its leader and its lessor's promotion, which do not).
 
+use super::etcd::v3_messages::{V3Answer, V3Header, V3Request};
 use super::etcd::{IdGen, Service, START_EPOCH_UNIX_MS};
 use crate::world::clock::NodeClock;
 use crate::world::net::{Endpoint, Net};
@@ -427,7 +428,35 @@ impl Cluster {
                 }
                 Ok(Reply::Range(self.svc.range(&r)))
             }
+            Op::V3(req) => self.lead_v3(m, ep, req).await,
         }
+    }
+
+    /// The leader's part of a full etcd v3 request: a read through the read index (as
+    /// `Range`), a write by a proposal (as `Txn`), then applied to the same store.
+    async fn lead_v3(
+        self: &Arc<Self>,
+        m: &Arc<Member>,
+        ep: &Arc<Endpoint>,
+        req: V3Request,
+    ) -> Result<Reply, Refusal> {
+        let term = m.raft.lock().unwrap().term;
+        if req.is_read_only() {
+            if !self.quorum_round(m, ep, term, false).await {
+                return Err(Refusal::NotCommitted("etcdserver: leader changed".into()));
+            }
+        } else {
+            self.propose(m, ep).await?;
+        }
+        let (revision, result) = self.svc.v3(req, m.clock.now_us());
+        Ok(Reply::V3(V3Answer {
+            header: V3Header {
+                revision,
+                raft_term: term,
+                member_id: m.i as u64,
+            },
+            result,
+        }))
     }
 
     /// Leader `m`'s entry of `term` committed: the first such entry promotes its lessor

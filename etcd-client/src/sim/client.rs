@@ -1,0 +1,143 @@
+//! `Client` and `ConnectOptions`: the entry points, as etcd-client 0.21 has them.
+
+use super::connection::Connection;
+use super::error::Result;
+use super::kv::KvClient;
+use super::lease::{
+    LeaseClient, LeaseGrantOptions, LeaseGrantResponse, LeaseKeepAliveStream, LeaseKeeper,
+    LeaseRevokeResponse, LeaseTimeToLiveOptions, LeaseTimeToLiveResponse,
+};
+use super::options::{DeleteOptions, GetOptions, PutOptions};
+use super::responses::{DeleteResponse, GetResponse, PutResponse};
+use super::txn::{Txn, TxnResponse};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Asynchronous `etcd` client using v3 API, served by Baton's simulated members.
+#[derive(Clone)]
+pub struct Client {
+    kv: KvClient,
+    lease: LeaseClient,
+}
+
+impl Client {
+    /// Connect to `etcd` servers from given `endpoints`, from the calling simulated node.
+    /// Nothing is sent yet: a member that is down is met by the first call.
+    pub async fn connect<E: AsRef<str>, S: AsRef<[E]>>(
+        endpoints: S,
+        options: Option<ConnectOptions>,
+    ) -> Result<Self> {
+        let endpoints: Vec<&str> = endpoints.as_ref().iter().map(|e| e.as_ref()).collect();
+        let addrs = Connection::parse(&endpoints)?;
+        let timeout = options.and_then(|o| o.timeout);
+        let conn = Arc::new(Connection::open(&addrs, timeout)?);
+        Ok(Client {
+            kv: KvClient::new(conn.clone()),
+            lease: LeaseClient::new(conn),
+        })
+    }
+
+    /// Gets a KV client.
+    pub fn kv_client(&self) -> KvClient {
+        self.kv.clone()
+    }
+
+    /// Gets a lease client.
+    pub fn lease_client(&self) -> LeaseClient {
+        self.lease.clone()
+    }
+
+    /// Put the given key into the key-value store.
+    pub async fn put(
+        &mut self,
+        key: impl Into<Vec<u8>>,
+        value: impl Into<Vec<u8>>,
+        options: Option<PutOptions>,
+    ) -> Result<PutResponse> {
+        self.kv.put(key, value, options).await
+    }
+
+    /// Gets the key from the key-value store.
+    pub async fn get(
+        &mut self,
+        key: impl Into<Vec<u8>>,
+        options: Option<GetOptions>,
+    ) -> Result<GetResponse> {
+        self.kv.get(key, options).await
+    }
+
+    /// Deletes the given key from the key-value store.
+    pub async fn delete(
+        &mut self,
+        key: impl Into<Vec<u8>>,
+        options: Option<DeleteOptions>,
+    ) -> Result<DeleteResponse> {
+        self.kv.delete(key, options).await
+    }
+
+    /// Processes multiple operations in a single transaction.
+    pub async fn txn(&mut self, txn: Txn) -> Result<TxnResponse> {
+        self.kv.txn(txn).await
+    }
+
+    /// Creates a lease which expires if the server does not receive a keepAlive within a
+    /// given time to live period.
+    pub async fn lease_grant(
+        &mut self,
+        ttl: i64,
+        options: Option<LeaseGrantOptions>,
+    ) -> Result<LeaseGrantResponse> {
+        self.lease.grant(ttl, options).await
+    }
+
+    /// Revokes a lease. All keys attached to the lease will expire and be deleted.
+    pub async fn lease_revoke(&mut self, id: i64) -> Result<LeaseRevokeResponse> {
+        self.lease.revoke(id).await
+    }
+
+    /// Keeps the lease alive by streaming keep alive requests from the client to the
+    /// server and streaming keep alive responses from the server to the client.
+    pub async fn lease_keep_alive(
+        &mut self,
+        id: i64,
+    ) -> Result<(LeaseKeeper, LeaseKeepAliveStream)> {
+        self.lease.keep_alive(id).await
+    }
+
+    /// Retrieves lease information.
+    pub async fn lease_time_to_live(
+        &mut self,
+        id: i64,
+        options: Option<LeaseTimeToLiveOptions>,
+    ) -> Result<LeaseTimeToLiveResponse> {
+        self.lease.time_to_live(id, options).await
+    }
+}
+
+/// Options for `Connect` operation.
+#[derive(Debug, Default, Clone)]
+pub struct ConnectOptions {
+    timeout: Option<Duration>,
+    connect_timeout: Option<Duration>,
+}
+
+impl ConnectOptions {
+    /// Creates a `ConnectOptions`.
+    pub fn new() -> Self {
+        ConnectOptions::default()
+    }
+
+    /// Apply a timeout to each request: a call with no answer by then fails with
+    /// `Code::Cancelled`, as tonic's deadline does.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Apply a timeout to connecting to the endpoint. Accepted and kept: the simulation
+    /// models no connection handshake.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+}

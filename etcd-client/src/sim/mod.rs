@@ -1,0 +1,29 @@
+//! The simulation build: etcd-client 0.21's names, served by Baton's simulated etcd.
+//!
+//! One file per concept: the client and its options (`client`), the connection to the
+//! members that every call goes through (`connection`), the KV client (`kv`), its
+//! options (`options`) and responses (`responses`), transactions (`txn`), leases (`lease`), the key and header types
+//! (`key_value`), and the error (`error`).
+
+mod client;
+mod connection;
+mod error;
+mod key_value;
+mod kv;
+mod lease;
+mod options;
+mod responses;
+mod txn;
+
+pub use client::{Client, ConnectOptions};
+pub use error::{Error, Result};
+pub use key_value::{KeyValue, ResponseHeader};
+pub use kv::KvClient;
+pub use lease::{
+    LeaseClient, LeaseGrantOptions, LeaseGrantResponse, LeaseKeepAliveResponse,
+    LeaseKeepAliveStream, LeaseKeeper, LeaseRevokeResponse, LeaseTimeToLiveOptions,
+    LeaseTimeToLiveResponse,
+};
+pub use options::{DeleteOptions, GetOptions, PutOptions, SortOrder, SortTarget};
+pub use responses::{DeleteResponse, GetResponse, PutResponse};
+pub use txn::{Compare, CompareOp, Txn, TxnOp, TxnOpResponse, TxnResponse};
