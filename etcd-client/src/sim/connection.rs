@@ -142,7 +142,7 @@ impl Connection {
 
     /// Sends a full etcd v3 request; its header and body, or etcd's error as a status.
     pub(crate) async fn v3(&self, req: V3Request) -> Result<(ResponseHeader, V3Reply)> {
-        match self.call(Op::V3(req)).await? {
+        match self.call(Op::V3(Box::new(req))).await? {
             Reply::V3(a) => match a.result {
                 Ok(body) => Ok((ResponseHeader(a.header), body)),
                 Err(e) => Err(status_of(&e).into()),

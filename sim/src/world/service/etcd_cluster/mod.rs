@@ -428,7 +428,7 @@ impl Cluster {
                 }
                 Ok(Reply::Range(self.svc.range(&r)))
             }
-            Op::V3(req) => self.lead_v3(m, ep, req).await,
+            Op::V3(req) => self.lead_v3(m, ep, *req).await,
         }
     }
 
@@ -449,14 +449,14 @@ impl Cluster {
             self.propose(m, ep).await?;
         }
         let (revision, result) = self.svc.v3(req, m.clock.now_us());
-        Ok(Reply::V3(V3Answer {
+        Ok(Reply::V3(Box::new(V3Answer {
             header: V3Header {
                 revision,
                 raft_term: term,
                 member_id: m.i as u64,
             },
             result,
-        }))
+        })))
     }
 
     /// Leader `m`'s entry of `term` committed: the first such entry promotes its lessor
@@ -597,5 +597,26 @@ async fn run_member(cluster: Arc<Cluster>, i: usize) {
         } else if !cluster.heard_in_time(&m).await {
             cluster.campaign(&m, &ep).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod message_size {
+    use super::{Op, Reply};
+
+    /// Every message moves an `Op` or a `Reply`: a large variant costs every run (the
+    /// client crate's v3 request and answer are boxed for this).
+    #[test]
+    fn ops_and_replies_stay_small() {
+        assert!(
+            std::mem::size_of::<Op>() <= 72,
+            "{}",
+            std::mem::size_of::<Op>()
+        );
+        assert!(
+            std::mem::size_of::<Reply>() <= 40,
+            "{}",
+            std::mem::size_of::<Reply>()
+        );
     }
 }
