@@ -1,4 +1,4 @@
-//! What the live tests share (`conform.rs`, `library_nodes.rs`, `backends.rs`): at most
+//! What the live tests share (`conform/`, `backends.rs`, `node_contract.rs`, `scenarios.rs`): at most
 //! [`AT_ONCE`] runs at a time, running `conform` as a user would, and the checks a node
 //! that keeps the contract must pass.
 #![allow(dead_code)] // each test binary uses a part

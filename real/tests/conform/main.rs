@@ -21,10 +21,13 @@
 //! token that is not its INCR's answer) too (its own control, the stand-in keeping it,
 //! is in `node_contract.rs`). Trials side by side (`--jobs`) and Ctrl-C stopping them
 //! all. Real processes, two suites at a time (eight trials at once on 2 cores, to fit
-//! CI's budget: one at a time took 425 s).
+//! CI's budget: one at a time took 425 s), in one queue with the library nodes of
+//! [`library_nodes`], so neither's last suite runs alone.
 #![cfg(not(madsim))]
 
+#[path = "../common/mod.rs"]
 mod common;
+mod library_nodes;
 
 use common::*;
 use serde_json::Value;
@@ -182,8 +185,10 @@ fn ctrl_c_stops_every_trial_running_side_by_side_and_leaves_nothing() {
 /// its own, so cut off from etcd it acts past its grant (`acted_past_grant`, fenced or
 /// not); everything else passes, and the SIGSTOP's held write is fenced, or lands with
 /// the fence off.
+// The longest suite: named to sort (libtest's order) before the library nodes, so a
+// shorter one runs last.
 #[test]
-fn the_go_node_under_the_quick_suite_fails_only_what_its_design_predicts() {
+fn go_node_fails_only_what_its_design_predicts_in_the_quick_suite() {
     let Some(bin) = go_node() else {
         return;
     };

@@ -21,11 +21,8 @@
 //! (churn, step-down, the TTL sweep; three trials each) of every node runs in
 //! `nightly/conformance.sh`, whose reports are committed: CI's budget (25 minutes on 2
 //! cores) does not hold five more whole `--quick` suites.
-#![cfg(not(madsim))]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 /// The experiments CI runs for each library node.
