@@ -102,6 +102,16 @@ impl RealProtocol {
     pub fn nodes_talk(&self) -> bool {
         matches!(self, RealProtocol::Raft(_))
     }
+
+    /// How long a fresh fleet's first election may take beyond starting up, in ms: a
+    /// lease is free at the start, so nothing; raft's followers wait out an election
+    /// timeout (up to its max) before the first vote, and a split vote costs another.
+    pub fn first_election_ms(&self) -> u64 {
+        match self {
+            RealProtocol::Raft(c) => 2 * c.election_timeout_max_ms,
+            _ => 0,
+        }
+    }
 }
 
 impl Default for RealProtocol {

@@ -22,7 +22,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// How long the fleet has to elect a leader (rule `leader-emerges`).
+/// How long the fleet has to elect a leader (rule `leader-emerges`), beyond the first
+/// election's own wait ([`Supervisor::first_election_ms`]: raft at a 30 s election
+/// timeout, the TTL sweep's last point, cannot elect within 15 s).
 const LEADER_WITHIN: Duration = Duration::from_secs(15);
 /// How long a new leader has to answer `POST /next` with numbers (rule `next-leader`).
 const NEXT_WITHIN: Duration = Duration::from_secs(5);
@@ -338,14 +340,15 @@ pub async fn run(sup: &Supervisor) -> Result<Preflight, Breach> {
         nodes,
         run_dir: sup.run_dir(),
     };
-    let Some((leader, token)) = c.leader(LEADER_WITHIN).await? else {
+    let within = LEADER_WITHIN + Duration::from_millis(sup.first_election_ms());
+    let Some((leader, token)) = c.leader(within).await? else {
         let all: Vec<&str> = c.nodes.iter().map(|n| n.name.as_str()).collect();
         return Err(Breach::new(
             &all.join(", "),
             "leader-emerges",
             format!(
                 "no node reported role \"leader\" within {} s of the fleet's start",
-                LEADER_WITHIN.as_secs()
+                within.as_secs()
             ),
         ));
     };

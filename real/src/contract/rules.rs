@@ -39,7 +39,7 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         name: "leader-emerges",
-        asks: "some node reports role leader within 15 s of the fleet's start",
+        asks: "some node reports role leader within 15 s of the fleet's start (with no backend, plus twice the election timeout max)",
     },
     Rule {
         name: "next-follower",

@@ -207,6 +207,12 @@ impl Supervisor {
         self.cfg.protocol.nodes_talk()
     }
 
+    /// How long the fleet's first election may take beyond starting up, in ms (see
+    /// [`crate::protocol::RealProtocol::first_election_ms`]).
+    pub fn first_election_ms(&self) -> u64 {
+        self.cfg.protocol.first_election_ms()
+    }
+
     /// The run's clock (every process's timeline time).
     pub fn clock(&self) -> RunClock {
         self.clock
