@@ -20,6 +20,9 @@ pub enum LossReason {
     Fenced = 4,
     /// The node handed its leadership to a designated successor (a transfer).
     Transferred = 5,
+    /// A renewal got no answer in time or failed, and the protocol stops at the first
+    /// (the Redis lock's `stop_at_failed_renewal`: redis-py's `reacquire()` raising).
+    RenewalFailed = 6,
 }
 
 impl LossReason {
@@ -30,6 +33,7 @@ impl LossReason {
             3 => LossReason::Resigned,
             4 => LossReason::Fenced,
             5 => LossReason::Transferred,
+            6 => LossReason::RenewalFailed,
             _ => LossReason::None,
         }
     }
@@ -43,6 +47,7 @@ impl LossReason {
             LossReason::Resigned => "resigned",
             LossReason::Fenced => "fenced",
             LossReason::Transferred => "transferred",
+            LossReason::RenewalFailed => "renewal_failed",
         }
     }
 }

@@ -129,6 +129,13 @@ pub struct RedisLockConfig {
     /// and the holder acts on until a renewal that gets through finds the lock gone
     /// (redisson#4698, #5698).
     pub stop_at_deadline: bool,
+    /// Whether the holder stops at its first renewal that fails (no answer within
+    /// `rpc_timeout_ms`, or an error): a node on redis-py's `Lock` as its users write
+    /// it, which extends with `reacquire()` and gives the lock up when that raises.
+    /// redis-py's `lock.py` keeps no deadline of its own: set `stop_at_deadline = false`
+    /// with it to model that node. A renewal that gets through and finds the lock gone
+    /// ends the leadership either way.
+    pub stop_at_failed_renewal: bool,
 }
 
 /// How a Redis lock is released (`release`).
@@ -152,6 +159,7 @@ impl Default for RedisLockConfig {
             rpc_timeout_ms: 2000,
             release: Release::CompareAndDelete,
             stop_at_deadline: true,
+            stop_at_failed_renewal: false,
         }
     }
 }
@@ -262,20 +270,22 @@ impl RedisLockElector {
     }
 }
 
-/// Extends the lock every `interval_ms` until the lease is lost. Each renewal is its own
+/// Extends the lock every renew interval until the lease is lost. Each renewal is its own
 /// task, sent on schedule without waiting for the previous answer, so one lost answer
 /// costs one renewal and not the cadence. An answered renewal extends the local deadline
 /// to (time it was sent + TTL); `0` (the value is no longer ours) ends the lease; a
-/// timed-out one extends nothing, so a partitioned holder's deadline runs out on its own.
+/// timed-out one extends nothing, so a partitioned holder's deadline runs out on its own,
+/// or, with `stop_at_failed_renewal`, ends the lease at once.
 fn spawn_renewals(
     api: Arc<dyn RedisApi>,
     clock: Arc<dyn Clock>,
     lease: LeaseHandle,
-    key: String,
     value: String,
-    ttl_ms: u64,
-    interval_ms: u64,
+    cfg: &RedisLockConfig,
 ) {
+    let (key, ttl_ms) = (cfg.key.clone(), cfg.lock_ttl_ms);
+    let interval_ms = cfg.effective_renew_interval_ms();
+    let stop_at_failure = cfg.stop_at_failed_renewal;
     madsim::task::spawn(async move {
         loop {
             if !lease
@@ -296,6 +306,7 @@ fn spawn_renewals(
                 match api.compare_and_extend(&key, &value, ttl_ms).await {
                     Ok(true) => lease.extend_to(sent_us + ttl_ms as i64 * 1000),
                     Ok(false) => lease.end(LossReason::Revoked),
+                    Err(_) if stop_at_failure => lease.end(LossReason::RenewalFailed),
                     Err(_) => {}
                 }
             });
@@ -322,10 +333,8 @@ impl Elector for RedisLockElector {
             self.api.clone(),
             self.clock.clone(),
             lease.clone(),
-            self.cfg.key.clone(),
             value.clone(),
-            ttl_ms,
-            self.cfg.effective_renew_interval_ms(),
+            &self.cfg,
         );
         let token = match self.fencing {
             Fencing::None => Ok(0),

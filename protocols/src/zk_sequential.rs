@@ -33,6 +33,11 @@
 //! expired its session (given equal clock rates). A pause or a slow clock can still make
 //! that belief wrong; the czxid token at the fenced resource is what makes it harmless.
 //!
+//! `local_deadline = "suspended"` models the election libraries as their users run
+//! them instead: Curator's `LeaderLatch` and a kazoo `Election` whose state listener
+//! stops the work at `SUSPENDED`, which their clients report once nothing was heard
+//! for the read timeout, 2/3 of the negotiated timeout (see [`LocalDeadline::Suspended`]).
+//!
 //! Not modelled: a multi-server ensemble (its quorum, session moves between servers) and
 //! the connection timeout; one server stands for the ensemble.
 
@@ -81,6 +86,32 @@ pub struct ZkSequentialConfig {
     /// live ZooKeeper here opened a session in 4.5 ms (median; p90 9.2 ms) where a
     /// request on an open one took 0.2-0.9 ms (`real/tests/call_latency.rs`).
     pub session_setup_ms: [u64; 2],
+    /// How the leader bounds its leadership on its own clock: `session-timeout` (Baton's
+    /// node, Curator 3's client-side `LOST`) or `suspended` (Curator's `LeaderLatch`, a
+    /// kazoo node that stops at `SUSPENDED`).
+    pub local_deadline: LocalDeadline,
+}
+
+/// How a zk-sequential leader bounds its leadership on its own clock (`local_deadline`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalDeadline {
+    /// The send of the last answered ping plus the negotiated timeout: the node stops
+    /// no later than the server could have expired its session (Curator 3's
+    /// client-side `LOST`).
+    #[default]
+    SessionTimeout,
+    /// The arrival of the last answer plus the client's read timeout, 2/3 of the
+    /// negotiated timeout: when ZooKeeper's Java client (`ClientCnxn`) and kazoo's
+    /// connection loop (`read_timeout = negotiated * 2 / 3`) give the connection up and
+    /// report `SUSPENDED` (Curator: `ConnectionState.SUSPENDED`; kazoo:
+    /// `KazooState.SUSPENDED`). Curator's `LeaderLatch` gives leadership up there
+    /// (`StandardConnectionStateErrorPolicy`), and kazoo's documentation asks its users
+    /// to ("a client should not assume that locks are valid during this time").
+    /// Not modelled: a connection back on the same session (Curator's latch then
+    /// queues again with a new znode, as this model does; a kazoo node may lead on
+    /// under the same znode), and kazoo's jitter of its ping (0-400 ms earlier).
+    Suspended,
 }
 
 impl Default for ZkSequentialConfig {
@@ -95,6 +126,7 @@ impl Default for ZkSequentialConfig {
             max_session_timeout_ms: 0,
             fsync_ms: [0, 1],
             session_setup_ms: [3, 6],
+            local_deadline: LocalDeadline::SessionTimeout,
         }
     }
 }
@@ -133,6 +165,15 @@ impl ZkSequentialConfig {
             self.effective_max_session_timeout_ms(),
         );
         self.session_timeout_ms.clamp(lo, hi.max(lo))
+    }
+
+    /// The local deadline after an answer: `sent_us` is when its request left,
+    /// `arrived_us` when the answer came, for a session of `timeout_ms`.
+    pub fn deadline_after(&self, sent_us: i64, arrived_us: i64, timeout_ms: u64) -> i64 {
+        match self.local_deadline {
+            LocalDeadline::SessionTimeout => sent_us + timeout_ms as i64 * 1000,
+            LocalDeadline::Suspended => arrived_us + (timeout_ms * 2 / 3) as i64 * 1000,
+        }
     }
 
     /// The ping interval in force for a session of `timeout_ms`.
@@ -326,17 +367,16 @@ impl ZkSequentialElector {
             .create_session(self.cfg.session_timeout_ms)
             .await
             .map_err(unavailable)?;
-        let lease = LeaseHandle::new(
-            self.clock.clone(),
-            sent_us + grant.timeout_ms as i64 * 1000,
-            true,
-        );
+        let deadline = self
+            .cfg
+            .deadline_after(sent_us, self.clock.now_us(), grant.timeout_ms);
+        let lease = LeaseHandle::new(self.clock.clone(), deadline, true);
         spawn_pinger(
             self.api.clone(),
             self.clock.clone(),
             lease.clone(),
             grant,
-            self.cfg.ping_interval_for(grant.timeout_ms),
+            self.cfg.clone(),
         );
         Ok(Session {
             id: grant.id,
@@ -409,16 +449,17 @@ impl ZkSequentialElector {
     }
 }
 
-/// Pings the session every `interval_ms` until it is lost. An answered ping extends the
-/// local deadline to (time the ping was sent + negotiated timeout); an unanswered one
-/// extends nothing, so a partitioned node's deadline runs out on its own clock.
+/// Pings the session every ping interval until it is lost. An answered ping extends the
+/// local deadline ([`ZkSequentialConfig::deadline_after`]); an unanswered one extends
+/// nothing, so a partitioned node's deadline runs out on its own clock.
 fn spawn_pinger(
     api: Arc<dyn ZkApi>,
     clock: Arc<dyn Clock>,
     lease: LeaseHandle,
     grant: SessionGrant,
-    interval_ms: u64,
+    cfg: ZkSequentialConfig,
 ) {
+    let interval_ms = cfg.ping_interval_for(grant.timeout_ms);
     madsim::task::spawn(async move {
         loop {
             if !lease
@@ -436,7 +477,7 @@ fn spawn_pinger(
                         lease.end(LossReason::DeadlinePassed);
                         return;
                     }
-                    lease.extend_to(sent_us + grant.timeout_ms as i64 * 1000);
+                    lease.extend_to(cfg.deadline_after(sent_us, clock.now_us(), grant.timeout_ms));
                 }
                 Err(ZkError::ConnectionLoss) => {}
                 Err(_) => {
@@ -562,6 +603,19 @@ mod tests {
         };
         assert_eq!(c.negotiated_timeout_ms(), 4000);
         assert_eq!(c.ping_interval_for(3000), 1000);
+    }
+
+    #[test]
+    fn suspended_stops_at_the_read_timeout_after_the_last_answer() {
+        let c = ZkSequentialConfig::default();
+        // Baton's node: the send of the last answered ping plus the timeout.
+        assert_eq!(c.deadline_after(1_000, 5_000, 3000), 3_001_000);
+        let c = ZkSequentialConfig {
+            local_deadline: LocalDeadline::Suspended,
+            ..Default::default()
+        };
+        // SUSPENDED: 2/3 of the timeout after the answer arrived, earlier.
+        assert_eq!(c.deadline_after(1_000, 5_000, 3000), 2_005_000);
     }
 
     #[test]
