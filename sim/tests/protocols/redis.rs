@@ -218,3 +218,50 @@ fn redis_naive_lets_the_woken_holder_act_after_the_next_one() {
         assert!(a.summary_txt.contains("(token 0) had a write accepted at"));
     }
 }
+
+/// The cut-off leader's (conform/partition cuts it at 5 s) stop: (µs, reason).
+fn cut_off_leader_stop(a: &baton_sim::Artifacts) -> Option<(i64, String)> {
+    a.timeline_jsonl()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["event"] == "stopped_acting" && e["at_us"].as_i64().unwrap() > 5_000_000)
+        .map(|e| {
+            let at = e["at_us"].as_i64().unwrap();
+            (at, e["reason"].as_str().unwrap().to_string())
+        })
+}
+
+/// `stop_at_failed_renewal` with no deadline of its own is a node on redis-py's `Lock`:
+/// cut off, its next renewal (every TTL/3) times out after `rpc_timeout_ms` and it stops
+/// there, before Redis lets the lock go, so it does not act past its grant. Redisson's
+/// watchdog (`stop_at_deadline = false` alone) is the canary: it acts on past the grant.
+#[test]
+fn a_failed_renewal_stops_a_lock_with_no_deadline_of_its_own() {
+    let base = [
+        "protocol=redis-fenced",
+        "redis-fenced.lock_ttl_ms=2000",
+        "redis-fenced.rpc_timeout_ms=666",
+        "redis-fenced.stop_at_deadline=false",
+        "fencing=false",
+    ];
+    for seed in 0..4 {
+        let mut set = base.to_vec();
+        set.push("redis-fenced.stop_at_failed_renewal=true");
+        let a = run("conform/partition", seed, &set);
+        let (at, reason) = cut_off_leader_stop(&a).expect("the cut-off leader stops");
+        assert_eq!(reason, "renewal_failed", "seed {seed}");
+        // The first renewal after the cut leaves within TTL/3 and times out 666 ms later.
+        let after_cut_ms = (at - 5_000_000) / 1000;
+        assert!(
+            (666..=1340).contains(&after_cut_ms),
+            "seed {seed}: stopped {after_cut_ms} ms after the cut"
+        );
+        assert!(a.passed, "seed {seed}: {:?}", properties(&a));
+        let watchdog = run("conform/partition", seed, &base);
+        assert!(
+            properties(&watchdog).contains(&"acted_past_grant".to_string()),
+            "seed {seed}: the watchdog canary acts past its grant: {:?}",
+            properties(&watchdog)
+        );
+    }
+}

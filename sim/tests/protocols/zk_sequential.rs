@@ -142,3 +142,52 @@ fn a_killed_sessions_expiry_follows_the_librarys_pings_and_the_trackers_own_tick
         "expiries on few phases: {phases_us:?}"
     );
 }
+
+/// When (µs) the leader cut off by conform/partition (at 5 s) stopped acting on its own
+/// clock, and its first token.
+fn cut_off_leader_stop_us(a: &baton_sim::Artifacts) -> i64 {
+    a.timeline_jsonl()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| {
+            e["event"] == "stopped_acting"
+                && e["reason"] == "deadline_passed"
+                && e["at_us"].as_i64().unwrap() > 5_000_000
+        })
+        .map(|e| e["at_us"].as_i64().unwrap())
+        .expect("the cut-off leader stops at its deadline")
+}
+
+/// `local_deadline = "suspended"` (Curator's `LeaderLatch`, kazoo's `SUSPENDED`) stops a
+/// cut-off leader at its client's read timeout, 2/3 of the session timeout after the last
+/// answer: a third of the timeout (minus a round trip) earlier than Baton's node, which
+/// waits for the last answered ping's send plus the whole timeout. Same seed, same pings
+/// until the cut, so the two runs differ by that much and nothing else.
+#[test]
+fn suspended_stops_a_cut_off_leader_a_third_of_the_timeout_earlier() {
+    let zk = [
+        PROTO,
+        "zk-sequential.session_timeout_ms=3000",
+        "zk-sequential.tick_time_ms=300",
+    ];
+    for seed in 0..4 {
+        let own = run("conform/partition", seed, &zk);
+        let mut set = zk.to_vec();
+        set.push("zk-sequential.local_deadline=suspended");
+        let suspended = run("conform/partition", seed, &set);
+        let (a, b) = (
+            cut_off_leader_stop_us(&own),
+            cut_off_leader_stop_us(&suspended),
+        );
+        let earlier_ms = (a - b) / 1000;
+        assert!(
+            (960..=1000).contains(&earlier_ms),
+            "seed {seed}: session-timeout stopped at {a} us, suspended at {b} us"
+        );
+        assert!(
+            suspended.passed,
+            "seed {seed}: {:?}",
+            properties(&suspended)
+        );
+    }
+}
