@@ -19,6 +19,18 @@ cd "$(dirname "$0")/.."
 # checks no deadline before acting (session-done), and its lessor sends a keepalive
 # TTL/3 after the last answer on a 500 ms send loop: every 1000 ms at the run's TTL of 2 s.
 go_etcd="protocol=etcd-lease etcd-lease.local_deadline=session-done etcd-lease.keepalive_interval_ms=1000"
+# java-curator, python-kazoo: Curator's LeaderLatch and a kazoo Election stop leading at
+# SUSPENDED, when their clients give the connection up: 2/3 of the session timeout after
+# the last answer (the read timeout). The conformance run already sets the session
+# timeout (the TTL) and ZooKeeper's tick (TTL / 10).
+zk="protocol=zk-sequential zk-sequential.local_deadline=suspended"
+# python-redis: redis-py's Lock keeps no deadline; the node reacquires every TTL/3 with a
+# socket timeout of TTL/3 (666 ms at 2 s) and stops at the first reacquire that fails.
+redis_py="protocol=redis-fenced redis-fenced.stop_at_deadline=false redis-fenced.stop_at_failed_renewal=true redis-fenced.rpc_timeout_ms=666"
+# python-psycopg: the row lease on the database's clock, statement_timeout TTL/3; it
+# polls every TTL/5 (400 ms, the conformance run's db-row poll) without jitter, where
+# db-row jitters each wait up to 2.2 times (named in docs/src/fidelity.md).
+psycopg="protocol=db-row db-row.statement_timeout_ms=666"
 # library|experiment|--set overrides (space-separated)
 cases=(
   "go-etcd|clean-kill|$go_etcd"
@@ -27,6 +39,16 @@ cases=(
   "go-etcd|graceful-stepdown|$go_etcd"
   "go-etcd|churn|$go_etcd"
 )
+for library in java-curator python-kazoo python-redis python-psycopg; do
+  case $library in
+    java-curator|python-kazoo) sets=$zk ;;
+    python-redis) sets=$redis_py ;;
+    python-psycopg) sets=$psycopg ;;
+  esac
+  for experiment in clean-kill gc-pause partition graceful-stepdown churn; do
+    cases+=("$library|$experiment|$sets")
+  done
+done
 seeds=${1:-1000}
 sim_build
 mkdir -p reports/compare-libraries
