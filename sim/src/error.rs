@@ -6,7 +6,7 @@ use crate::cmd::bench::BenchError;
 use crate::cmd::compare::conformance::ConformDirError;
 use crate::cmd::compare::LiveError;
 use crate::cmd::real::RealRunError;
-use crate::cmd::search::MergeError;
+use crate::cmd::search::merge::MergeError;
 use crate::cmd::shrink::MinimizeError;
 use crate::cmd::stats::StatsError;
 use crate::cmd::sweep::plot::SweepPlotError;

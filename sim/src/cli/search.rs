@@ -72,7 +72,7 @@ fn merge(args: &SearchArgs) -> Result {
         .clone()
         .ok_or_else(|| input("--merge needs --out DIR"))?;
     let dir = out_dir(&Some(out), args.out.force, Default::default())?;
-    let merged = search::merge(&args.merge)?;
+    let merged = search::merge::merge(&args.merge)?;
     let mut words = Words::new("search").word("--merge");
     for d in &args.merge {
         words = words.word(d.display().to_string());
