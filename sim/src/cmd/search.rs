@@ -13,8 +13,15 @@
 //! every N-th seed starting with the K-th, `hash:K/N` the seeds whose hash falls in
 //! bucket K. `--merge` ([`merge`]) puts the shards' outputs back together; merged shards
 //! equal one unsharded search (apart from wall times).
+//!
+//! A continuous search (`--budget`, [`continuous`]) draws seeds at random instead of
+//! running a range, and keeps what it finds in a [`store`].
 
+pub mod budget;
+pub mod continuous;
+pub mod draw;
 pub mod merge;
+pub mod store;
 
 use crate::run::{RunError, SeedFailed};
 use baton_model::scenario::Resolved;
