@@ -331,10 +331,13 @@ Exit codes:
     pub const SEARCH: &str = "\
 Exit codes:
   0  no seed failed
-  1  at least one seed failed (failures.jsonl and a reproducer per signature written)
-  2  bad input, found before anything runs
+  1  at least one seed failed (failures.jsonl and a reproducer per signature written;
+     with --budget: the store holds a failure, found by this run or an earlier one)
+  2  bad input, found before anything runs (with --budget: a budget without a unit, a
+     --store that is not a store of this search; the store is left as it was)
   3  internal error: the simulator itself failed
-130  interrupted (Ctrl-C): the seeds that finished were written, marked as interrupted";
+130  interrupted (Ctrl-C): the seeds that finished were written, marked as interrupted
+     (with --budget: recorded in the store, which the same command resumes)";
 
     /// `sim shrink`.
     pub const SHRINK: &str = "\

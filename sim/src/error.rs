@@ -6,7 +6,9 @@ use crate::cmd::bench::BenchError;
 use crate::cmd::compare::conformance::ConformDirError;
 use crate::cmd::compare::LiveError;
 use crate::cmd::real::RealRunError;
-use crate::cmd::search::MergeError;
+use crate::cmd::search::continuous::ContinuousError;
+use crate::cmd::search::merge::MergeError;
+use crate::cmd::search::store::StoreError;
 use crate::cmd::shrink::MinimizeError;
 use crate::cmd::stats::StatsError;
 use crate::cmd::sweep::plot::SweepPlotError;
@@ -78,6 +80,10 @@ pub enum Error {
     /// Search shards that cannot be merged (exit 2).
     #[error("{0}")]
     Merge(#[from] MergeError),
+    /// A continuous search's store: not a store, or another search's (exit 2); or it
+    /// failed while the search ran (exit 3).
+    #[error("{0}")]
+    Store(#[from] StoreError),
     /// A live side `sim compare` cannot read (exit 2).
     #[error("{0}")]
     Live(#[from] LiveError),
@@ -144,6 +150,9 @@ pub enum Error {
 impl Error {
     /// Bad input (exit 2): found before anything ran, nothing was written.
     fn is_input(&self) -> bool {
+        if let Error::Store(e) = self {
+            return e.is_input();
+        }
         matches!(
             self,
             Error::Scenario(_)
@@ -173,6 +182,15 @@ impl Error {
             Error::Child { .. } => format!("error: {self}"),
             e if e.is_input() => format!("error: {self}"),
             _ => format!("internal error: {self}"),
+        }
+    }
+}
+
+impl From<ContinuousError> for Error {
+    fn from(e: ContinuousError) -> Self {
+        match e {
+            ContinuousError::Seed(e) => Error::Seed(e),
+            ContinuousError::Store(e) => Error::Store(e),
         }
     }
 }

@@ -140,3 +140,9 @@ pub fn progress(total: u64, unit: &str, quiet: bool) -> crate::cmd::progress::Ba
     crate::cmd::interrupt::install();
     crate::cmd::progress::Bar::new(total, unit, quiet)
 }
+
+/// A progress bar without an end (runs done, rate, failures, time), Ctrl-C armed.
+pub fn progress_open_ended(unit: &str, quiet: bool) -> crate::cmd::progress::Bar {
+    crate::cmd::interrupt::install();
+    crate::cmd::progress::Bar::open_ended(unit, quiet)
+}

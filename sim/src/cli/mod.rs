@@ -72,8 +72,17 @@ enum Command {
     /// Writes failures.jsonl (seed, signature, first violation, recheck, wall ms),
     /// search.json, search.md and one resolved scenario per signature (the seed that
     /// failed earliest) to reports/<scenario>/search/ (or --out). Each failure is re-run
-    /// in a fresh process first. Seeds default to 0..1000. `--merge DIR...` merges
-    /// shards' outputs instead of running.
+    /// in a fresh process first. Seeds default to 0..1000.
+    ///
+    /// With --budget (10m, or 200seeds) it searches continuously instead: it draws seeds
+    /// at random (--draw-seed) until the budget is spent and keeps every seed tried,
+    /// every failure and each signature's earliest seed with its shrunk file in a SQLite
+    /// store (--store; default reports/<scenario>/search.sqlite), which a second run
+    /// resumes and several processes may write at once. It prints a table of
+    /// signatures.
+    ///
+    /// `--merge PATH...` merges shards' output directories, stores, or directories of
+    /// stores instead of running.
     #[command(after_help = exit_codes::SEARCH)]
     Search(SearchArgs),
     /// Reduce a failing run's faults to a minimal scenario that fails the same way.
@@ -245,10 +254,31 @@ struct SearchArgs {
     /// in seed order (every seed below it ran), whatever --jobs is.
     #[arg(long, conflicts_with = "merge")]
     first_failure: bool,
+    /// Search continuously: draw seeds at random until this much wall-clock time has
+    /// passed (90s, 10m, 2h) or this many seeds were tried (200seeds), keeping what is
+    /// found in --store. Not with --seeds, --partition, --first-failure or --out.
+    #[arg(long, value_name = "TIME|Nseeds", value_parser = crate::cmd::search::budget::parse_budget,
+          conflicts_with_all = ["seeds", "partition", "first_failure", "merge", "out", "force"])]
+    budget: Option<crate::cmd::search::budget::Budget>,
+    /// With --budget: the SQLite store to keep the search in (made if new, resumed if
+    /// not). Default: reports/<scenario>/search.sqlite (reports/<scenario>+<overrides>/
+    /// with --set).
+    #[arg(long, value_name = "FILE", requires = "budget")]
+    store: Option<PathBuf>,
+    /// With --budget: the seed of the generator that draws the seeds (0 to
+    /// 9223372036854775807). A store keeps a cursor per draw seed: the same draw seed
+    /// goes on where the store's last run of it stopped.
+    #[arg(long, default_value_t = 0, value_parser = baton_model::seed::parse, requires = "budget")]
+    draw_seed: u64,
+    /// With --budget: the most candidates each shrink runs (sim shrink's --max-runs);
+    /// 0 shrinks nothing.
+    #[arg(long, default_value_t = crate::cmd::search::continuous::SHRINK_RUNS, value_name = "N", requires = "budget")]
+    shrink_max_runs: u64,
     #[command(flatten)]
     set: SetFlags,
-    /// Merge these search directories (shards) instead of running (needs --out).
-    #[arg(long, num_args = 1.., value_name = "DIR", conflicts_with_all = ["scenario", "partition"])]
+    /// Merge these searches instead of running (needs --out): shards' output
+    /// directories, continuous searches' stores, or directories holding stores.
+    #[arg(long, num_args = 1.., value_name = "DIR|STORE", conflicts_with_all = ["scenario", "partition"])]
     merge: Vec<PathBuf>,
     #[command(flatten)]
     out: OutFlags,

@@ -1,7 +1,11 @@
-//! `sim search`, and `sim search --merge`.
+//! `sim search`, `sim search --budget` (continuous), and `sim search --merge`.
 
-use super::common::{out_dir, progress, say, sayln, write_files, Words};
+use super::common::{out_dir, progress, progress_open_ended, say, sayln, write_files, Words};
 use super::SearchArgs;
+use crate::cmd::search::budget::Budget;
+use crate::cmd::search::continuous;
+use crate::cmd::search::draw::Draw;
+use crate::cmd::search::store::{Identity, Store};
 use crate::cmd::search::{self, Failure, Partition};
 use crate::error::{input, Outcome, Result};
 use std::path::Path;
@@ -9,6 +13,9 @@ use std::path::Path;
 pub(super) fn search(args: SearchArgs) -> Result {
     if !args.merge.is_empty() {
         return merge(&args);
+    }
+    if let Some(budget) = args.budget {
+        return continuous(&args, budget);
     }
     let path = args
         .scenario
@@ -65,6 +72,67 @@ pub(super) fn search(args: SearchArgs) -> Result {
     written.write(&files)
 }
 
+/// `--budget`: draws seeds into the store until the budget is spent, prints the table.
+fn continuous(args: &SearchArgs, budget: Budget) -> Result {
+    let path = args
+        .scenario
+        .clone()
+        .expect("clap requires it without --merge");
+    let resolved = baton_model::scenario::load(&path, &args.set.set)?;
+    let store_path = args.store.clone().unwrap_or_else(|| {
+        baton_model::render::output_dir::default_dir_for(
+            &resolved.scenario.name,
+            &args.set.set,
+            "search.sqlite",
+        )
+    });
+    let identity = Identity {
+        search: Words::new("search").path(&path).sets(&args.set.set).line(),
+        resolved_toml: resolved.to_toml(),
+    };
+    let store = Store::open(&store_path, &identity)?;
+    let mut words = Words::new("search")
+        .path(&path)
+        .flag("--budget", budget.label())
+        .flag("--draw-seed", args.draw_seed.to_string())
+        .flag("--store", store_path.display().to_string());
+    if args.shrink_max_runs != continuous::SHRINK_RUNS {
+        words = words.flag("--shrink-max-runs", args.shrink_max_runs.to_string());
+    }
+    let command = words.sets(&args.set.set).line();
+    let plan = continuous::Plan {
+        resolved,
+        budget,
+        draw: Draw {
+            seed: args.draw_seed,
+        },
+        jobs: args.jobs.jobs as usize,
+        watchdog: std::time::Duration::from_secs(args.watchdog_s),
+        recheck_with: std::env::current_exe().ok(),
+        shrink_runs: args.shrink_max_runs,
+    };
+    let bar = match budget {
+        Budget::Seeds(n) => progress(n, "seeds", args.quiet.quiet),
+        Budget::Time(_) => progress_open_ended("seeds", args.quiet.quiet),
+    };
+    let report = continuous::search(&plan, store, &command, &bar);
+    bar.finish();
+    let report = report?;
+    if args.quiet.quiet {
+        sayln(format!("search: {}", store_path.display()));
+    } else {
+        say(&report.text);
+    }
+    if report.interrupted {
+        eprintln!(
+            "interrupted: the store {} holds every seed that finished; the same command goes on from there",
+            store_path.display()
+        );
+        return Ok(Outcome::Interrupted);
+    }
+    Ok(Outcome::of(!report.failed))
+}
+
 fn merge(args: &SearchArgs) -> Result {
     let out = args
         .out
@@ -72,7 +140,7 @@ fn merge(args: &SearchArgs) -> Result {
         .clone()
         .ok_or_else(|| input("--merge needs --out DIR"))?;
     let dir = out_dir(&Some(out), args.out.force, Default::default())?;
-    let merged = search::merge(&args.merge)?;
+    let merged = search::merge::merge(&args.merge)?;
     let mut words = Words::new("search").word("--merge");
     for d in &args.merge {
         words = words.word(d.display().to_string());

@@ -42,6 +42,7 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         args.seed,
         args.max_runs,
         fixed.as_ref(),
+        &|| false,
         |runs, n| {
             if show {
                 eprint!("\rshrink: {runs} runs, {n} faults left   ");
@@ -76,7 +77,7 @@ pub(super) fn shrink(args: ShrinkArgs) -> Result {
         command = command.flag("--fixed-by", f.clone());
     }
     let command = command.line();
-    let text = min.file_text(&command, started.elapsed(), &file, args.seed);
+    let text = min.file_text(&command, Some(started.elapsed()), &file, args.seed);
     if let Some(dir) = &parent {
         std::fs::create_dir_all(dir)
             .map_err(|e| internal(format!("cannot create {}: {e}", dir.display())))?;

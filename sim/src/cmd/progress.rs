@@ -20,10 +20,22 @@ impl Bar {
     /// A bar for `total` runs (counted as `unit`, `runs` or `seeds`); `quiet` keeps it
     /// hidden.
     pub fn new(total: u64, unit: &str, quiet: bool) -> Bar {
+        let template = format!("{{bar:40}} {{pos}}/{{len}} {unit}, {{rate}}, {{msg}}, eta {{eta}}");
+        Bar::drawn(Some(total), &template, quiet)
+    }
+
+    /// A bar without an end (a continuous search under a time budget): runs done, runs
+    /// per second, failures so far and the time elapsed.
+    pub fn open_ended(unit: &str, quiet: bool) -> Bar {
+        let template = format!("{{pos}} {unit}, {{rate}}, {{msg}}, {{elapsed}}");
+        Bar::drawn(None, &template, quiet)
+    }
+
+    fn drawn(total: Option<u64>, template: &str, quiet: bool) -> Bar {
         use std::io::IsTerminal;
         let show = !quiet && std::io::stderr().is_terminal();
         let bar = indicatif::ProgressBar::with_draw_target(
-            Some(total),
+            total,
             if show {
                 indicatif::ProgressDrawTarget::stderr()
             } else {
@@ -31,16 +43,14 @@ impl Bar {
             },
         );
         bar.set_style(
-            indicatif::ProgressStyle::with_template(&format!(
-                "{{bar:40}} {{pos}}/{{len}} {unit}, {{rate}}, {{msg}}, eta {{eta}}"
-            ))
-            .expect("a valid template")
-            .with_key(
-                "rate",
-                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.1}/s", s.per_sec());
-                },
-            ),
+            indicatif::ProgressStyle::with_template(template)
+                .expect("a valid template")
+                .with_key(
+                    "rate",
+                    |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{:.1}/s", s.per_sec());
+                    },
+                ),
         );
         bar.set_message("0 failed");
         if show {

@@ -11,15 +11,23 @@
 //!
 //! Seeds can be split over workers (`--partition`, nextest's grammar): `slice:K/N` takes
 //! every N-th seed starting with the K-th, `hash:K/N` the seeds whose hash falls in
-//! bucket K. `--merge` puts the shards' outputs back together; merged shards equal one
-//! unsharded search (apart from wall times).
+//! bucket K. `--merge` ([`merge`]) puts the shards' outputs back together; merged shards
+//! equal one unsharded search (apart from wall times).
+//!
+//! A continuous search (`--budget`, [`continuous`]) draws seeds at random instead of
+//! running a range, and keeps what it finds in a [`store`].
+
+pub mod budget;
+pub mod continuous;
+pub mod draw;
+pub mod merge;
+pub mod store;
 
 use crate::run::{RunError, SeedFailed};
 use baton_model::scenario::Resolved;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Which share of the seeds this worker runs (1-based `index` of `count`).
@@ -304,6 +312,22 @@ fn rerun(bin: &std::path::Path, r: &Resolved, seed: u64) -> Option<String> {
     std::fs::read_to_string(dir.path().join("run").join("report.json")).ok()
 }
 
+/// A failure run again in a fresh process with `bin` (`sim run`): `repeated` when it
+/// gave the same report.json, else `nondeterministic`; `not-rechecked` without `bin` or
+/// after a Ctrl-C (no new process then, and one the terminal's SIGINT killed would look
+/// like a run that did not repeat).
+fn recheck(bin: Option<&std::path::Path>, r: &Resolved, seed: u64, report_json: &str) -> String {
+    match bin {
+        None => "not-rechecked".into(),
+        Some(_) if crate::cmd::interrupt::stopping() => "not-rechecked".into(),
+        Some(bin) => match rerun(bin, r, seed) {
+            Some(again) if again == report_json => "repeated".into(),
+            _ if crate::cmd::interrupt::stopping() => "not-rechecked".into(),
+            _ => "nondeterministic".into(),
+        },
+    }
+}
+
 /// Runs the plan's share of seeds. After a Ctrl-C ([`crate::cmd::interrupt`]) no seed
 /// starts, and `seeds_run` counts the seeds that finished.
 pub fn run(
@@ -357,17 +381,12 @@ pub fn run(
                 report_json,
                 scenario_toml,
             } => {
-                let check = match &plan.recheck_with {
-                    None => "not-rechecked".to_string(),
-                    // After Ctrl-C: no new process, and one the terminal's SIGINT
-                    // killed would look like a run that did not repeat.
-                    Some(_) if crate::cmd::interrupt::stopping() => "not-rechecked".into(),
-                    Some(bin) => match rerun(bin, &plan.resolved, *seed) {
-                        Some(again) if again == report_json => "repeated".into(),
-                        _ if crate::cmd::interrupt::stopping() => "not-rechecked".into(),
-                        _ => "nondeterministic".into(),
-                    },
-                };
+                let check = recheck(
+                    plan.recheck_with.as_deref(),
+                    &plan.resolved,
+                    *seed,
+                    &report_json,
+                );
                 tomls.insert(*seed, scenario_toml);
                 found.failures.push(Failure {
                     seed: *seed,
@@ -416,105 +435,6 @@ pub fn best_per_signature(failures: &[Failure]) -> BTreeMap<String, u64> {
         }
     }
     best.into_iter().map(|(k, (_, s))| (k, s)).collect()
-}
-
-/// Shards put back together.
-pub struct Merged {
-    /// Every shard's failures.
-    pub failures: Vec<Failure>,
-    /// Seeds run over all shards.
-    pub seeds_run: u64,
-    /// Each shard's command.
-    pub commands: Vec<String>,
-    /// The reproducer of each signature: (file name, contents), from the shard that
-    /// ran its seed.
-    pub files: Vec<(String, Vec<u8>)>,
-}
-
-/// Why shards cannot be merged: the directory or file at fault (bad input: exit 2).
-#[derive(Debug, thiserror::Error)]
-pub enum MergeError {
-    /// A directory without a readable `search.json`.
-    #[error("--merge {}: no search.json from sim search there", .0.display())]
-    NotASearch(PathBuf),
-    /// A shard's `failures.jsonl` cannot be read.
-    #[error("--merge {}: failures.jsonl: {source}", .dir.display())]
-    Failures {
-        /// The shard.
-        dir: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A line of it is not a failure.
-    #[error("{}:{line}: not a failure line: {source}", .file.display())]
-    NotAFailure {
-        /// The file.
-        file: PathBuf,
-        /// The 1-based line.
-        line: usize,
-        /// Why.
-        source: serde_json::Error,
-    },
-    /// No shard wrote a signature's reproducer.
-    #[error("--merge: no shard holds {name} for seed {seed}")]
-    NoReproducer {
-        /// The reproducer's file name.
-        name: String,
-        /// Its seed.
-        seed: u64,
-    },
-}
-
-/// Merges the output directories of `sim search` shards; an error names the directory
-/// or file at fault (bad input: exit 2).
-pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
-    let mut m = Merged {
-        failures: vec![],
-        seeds_run: 0,
-        commands: vec![],
-        files: vec![],
-    };
-    for d in dirs {
-        let meta: serde_json::Value = std::fs::read_to_string(d.join("search.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .ok_or_else(|| MergeError::NotASearch(d.clone()))?;
-        m.seeds_run += meta["seeds_run"].as_u64().unwrap_or(0);
-        m.commands
-            .push(meta["command"].as_str().unwrap_or("").to_string());
-        let path = d.join("failures.jsonl");
-        let text = std::fs::read_to_string(&path).map_err(|source| MergeError::Failures {
-            dir: d.clone(),
-            source,
-        })?;
-        for (i, line) in text.lines().enumerate() {
-            m.failures
-                .push(
-                    serde_json::from_str(line).map_err(|source| MergeError::NotAFailure {
-                        file: path.clone(),
-                        line: i + 1,
-                        source,
-                    })?,
-                );
-        }
-    }
-    for (key, seed) in best_per_signature(&m.failures) {
-        let name = format!("{key}.toml");
-        // A signature's best seed overall is also its shard's best: that shard wrote
-        // the file.
-        let text = dirs
-            .iter()
-            .find_map(|d| {
-                let t = std::fs::read_to_string(d.join(&name)).ok()?;
-                t.contains(&format!("--seed {seed}")).then_some(t)
-            })
-            .ok_or_else(|| MergeError::NoReproducer {
-                name: name.clone(),
-                seed,
-            })?;
-        m.files.push((name, text.into_bytes()));
-    }
-    Ok(m)
 }
 
 /// A search's (or a merge's) three summary files: `failures.jsonl`, `search.md` and

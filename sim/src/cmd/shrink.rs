@@ -226,11 +226,15 @@ pub struct Minimal {
 /// candidate is kept only if it also passes with the fix, so that the minimal file
 /// reproduces this bug and not another failure the faults bring; `Err` when the run
 /// fails with the fix too.
+///
+/// Once `stop()` is true no candidate runs, and the shrink ends with
+/// [`MinimizeError::Stopped`] (a continuous search stops its shrinks at Ctrl-C).
 pub fn minimize(
     base: &Resolved,
     seed: u64,
     max_runs: u64,
     fixed: Option<&Resolved>,
+    stop: &dyn Fn() -> bool,
     progress: impl FnMut(u64, usize),
 ) -> Result<Option<Minimal>, MinimizeError> {
     let wanted = signature(base, seed)?;
@@ -247,7 +251,8 @@ pub fn minimize(
         return Err(MinimizeError::FailsWithFix);
     }
     let keeps = |candidate: &Resolved| {
-        signature(candidate, seed).is_ok_and(|s| s == wanted)
+        !stop()
+            && signature(candidate, seed).is_ok_and(|s| s == wanted)
             && passes_fixed(candidate).unwrap_or(false)
     };
     // Faults fire in time order; a candidate whose times shrank out of order is sorted.
@@ -260,6 +265,9 @@ pub fn minimize(
     let shrunk = shrink(base.scenario.faults.clone(), max_runs, fails, progress);
     let min = with_faults(base, &sorted(&shrunk.faults))?;
     let (min, runs) = default_timeouts(min, &keeps);
+    if stop() {
+        return Err(MinimizeError::Stopped);
+    }
     // Replayed twice: the minimal file must fail the same way every time.
     let a = crate::run::run(&min, seed)?;
     let b = crate::run::run(&min, seed)?;
@@ -290,6 +298,9 @@ pub enum MinimizeError {
     /// A candidate the scenario's checks refuse, where every candidate should pass them.
     #[error(transparent)]
     Scenario(Box<ScenarioError>),
+    /// `stop()` turned true: the shrink ended early, and its result is not minimal.
+    #[error("the shrink was stopped before its end")]
+    Stopped,
     /// The result did not replay.
     #[error("the shrunk scenario did not replay the same way (signature {got} against {wanted})")]
     NoReplay {
@@ -318,12 +329,13 @@ fn like(fixed: &Resolved, candidate: &Resolved) -> Result<Resolved, ScenarioErro
 }
 
 impl Minimal {
-    /// The `.min.toml` file: a header (command, runs, wall time, signature, faults
-    /// before and after, how to repeat it), then the resolved scenario.
+    /// The `.min.toml` file: a header (command, runs, wall time when given, signature,
+    /// faults before and after, how to repeat it), then the resolved scenario. Without
+    /// the wall time, the same shrink gives the same bytes.
     pub fn file_text(
         &self,
         command: &str,
-        wall: std::time::Duration,
+        wall: Option<std::time::Duration>,
         file: &std::path::Path,
         seed: u64,
     ) -> String {
@@ -334,10 +346,12 @@ impl Minimal {
         s.seed = Some(seed);
         s.origin = None;
         let file = baton_model::render::shell::quote(&file.display().to_string());
+        let wall = wall.map_or(String::new(), |w| {
+            format!(", {:.1} s of wall time", w.as_secs_f64())
+        });
         format!(
-            "# Shrunk by `{command}`: {} runs, {:.1} s of wall time.\n# Signature: {}.\n# Faults: {} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {file} (the seed, {seed}, is recorded below)\n{}",
+            "# Shrunk by `{command}`: {} runs{wall}.\n# Signature: {}.\n# Faults: {} before, {} after. Replayed twice: the same report.\n# Repeat it with: sim run {file} (the seed, {seed}, is recorded below)\n{}",
             self.runs,
-            wall.as_secs_f64(),
             names(&self.signature),
             self.faults_before,
             self.resolved.scenario.faults.len(),
