@@ -39,6 +39,12 @@ cases=(
   "go-etcd|graceful-stepdown|$go_etcd"
   "go-etcd|churn|$go_etcd"
 )
+# go-raft: hashicorp/raft against Baton's raft (openraft with a leader lease), at the
+# conformance run's own election timeout, heartbeat and lease (its scenario.toml). No
+# churn: 1,000 seeds of the 9-node, 10-minute raft churn take about 17 minutes here.
+for experiment in clean-kill gc-pause partition graceful-stepdown; do
+  cases+=("go-raft|$experiment|protocol=raft")
+done
 for library in java-curator python-kazoo python-redis python-psycopg; do
   case $library in
     java-curator|python-kazoo) sets=$zk ;;
