@@ -27,7 +27,8 @@
 # failed trials' process files (run/: logs, ledger, etcd's logs) are left out: tens of
 # megabytes. The commands heading conformance.md name the committed directory as --out.
 # A live run is a measurement of this machine: it is committed as data, and replaced
-# only when the run finished (exit 0 or 1).
+# only when the run finished (exit 0 or 1). A tree that differs from its commit (outside
+# reports/) stops the script before the next node, exit 2, unless ALLOW_DIRTY=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . nightly/lib.sh
@@ -67,6 +68,14 @@ for node in "${nodes[@]}"; do
       exit 2
       ;;
   esac
+  # A report names the tree it ran from; one made from a tree that differs from its
+  # commit cannot show criterion 6 (reproducible from a committed command). Checked
+  # before each node, since a run of several nodes lasts hours and the checkout may be
+  # edited meanwhile: commit first, or set ALLOW_DIRTY=1 for a run not to be committed.
+  if [ -z "${ALLOW_DIRTY:-}" ] && [[ "$(commit_name)" == *uncommitted* ]]; then
+    echo "conformance: the source tree differs from $(git rev-parse --short HEAD) (git status); commit first, or ALLOW_DIRTY=1 for a run not to be committed; $node not run" >&2
+    exit 2
+  fi
   tmp=$(mktemp -d reports/.conformance.XXXXXX)
   trap 'rm -rf "$tmp"' EXIT
   start=$(date +%s)
