@@ -6,8 +6,11 @@
 # each protocol models"), per experiment with a failover, into
 # reports/compare-libraries/<library>-<experiment>/compare.md and compare.json.
 #
-#   bash nightly/compare-libraries.sh [SEEDS]    simulator seeds 0..SEEDS (1000)
+#   bash nightly/compare-libraries.sh [SEEDS [LIBRARY...]]
 #
+# SEEDS: simulator seeds 0..SEEDS (1000). LIBRARY: only that library's cases (go-etcd,
+# go-raft, java-curator, python-kazoo, python-redis, python-psycopg), for a library whose
+# conformance run was made again; the others' committed files are left as they are.
 # Only the simulated side runs (seconds); the live side is the committed conformance
 # run, so the same code and trials give the same bytes. Committed files are replaced only
 # when every comparison ran (a figure off its target is data here, exit 1; exit 2, 3 or
@@ -56,6 +59,21 @@ for library in java-curator python-kazoo python-redis python-psycopg; do
   done
 done
 seeds=${1:-1000}
+if [ $# -gt 1 ]; then
+  keep=()
+  for c in "${cases[@]}"; do
+    for library in "${@:2}"; do
+      [ "${c%%|*}" = "$library" ] && keep+=("$c")
+    done
+  done
+  for library in "${@:2}"; do
+    if ! printf '%s\n' "${cases[@]}" | grep -q "^$library|"; then
+      echo "compare-libraries: unknown library $library (allowed: go-etcd, go-raft, java-curator, python-kazoo, python-redis, python-psycopg)" >&2
+      exit 2
+    fi
+  done
+  cases=("${keep[@]}")
+fi
 sim_build
 mkdir -p reports/compare-libraries
 tmp=$(mktemp -d reports/.compare-libraries.XXXXXX)
