@@ -196,6 +196,48 @@ fn bad_input_is_one_line_exit_2_and_writes_nothing() {
 }
 
 #[test]
+fn bad_arguments_are_one_line_exit_2_and_help_is_not() {
+    let d = temp_dir("badargs");
+    let swarm = scenario("swarm");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["search", &swarm, "--budget", "10q"],
+            "expected a whole number above 0 and a unit",
+        ),
+        (
+            &["search", &swarm, "--partition", "slice:9/2"],
+            "1 <= K <= N",
+        ),
+        (
+            &["search", &swarm, "--job", "2"],
+            "unexpected argument '--job'",
+        ),
+        (&["run", "--seed", "x"], "is not a seed"),
+        (
+            &["run"],
+            "the following required arguments were not provided: <SCENARIO>",
+        ),
+    ];
+    for (args, expected) in cases {
+        let o = sim(args, &d);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: got {err:?}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line: {err:?}"
+        );
+        assert!(!err.contains("For more information"), "{args:?}: {err:?}");
+    }
+    // --help is not an error: several lines on stdout, exit 0.
+    let o = sim(&["search", "--help"], &d);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).lines().count() > 10);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn a_users_directory_is_not_overwritten_without_force() {
     let d = temp_dir("out");
     std::fs::create_dir_all(d.join("mine")).unwrap();

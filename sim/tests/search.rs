@@ -1,5 +1,6 @@
 //! `sim search`: shards merge into what one unsharded search gives, the reproducer of
-//! each signature repeats under plain `sim run`, and bad input exits 2.
+//! each signature repeats under plain `sim run`, bad input exits 2, and the committed
+//! Kubernetes and GitHub Actions manifests run (search_manifests/).
 //!
 //! Methodology: the real binary on scenarios/swarm.toml with bully (a peer protocol
 //! without a lease, which some swarms break) over 60 seeds, unsharded and as two slice shards and
@@ -178,4 +179,25 @@ fn first_failure_stops_at_the_first_failing_seed_in_order() {
         serde_json::from_str(&std::fs::read_to_string(d.join("one/search.json")).unwrap()).unwrap();
     assert_eq!(meta["seeds_run"].as_u64(), Some(first + 1), "{meta}");
     assert!(meta.get("interrupted").is_none(), "{meta}");
+}
+
+mod search_manifests;
+
+#[test]
+fn the_committed_manifests_run_with_the_flags_they_use() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (i, (file, task)) in search_manifests::MANIFESTS.iter().enumerate() {
+        let text = std::fs::read_to_string(repo.join(file)).unwrap();
+        let d = temp_dir(&format!("manifest-{i}"));
+        let n = search_manifests::check(&text, *task, &d).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(n >= 2, "{file}: {n} commands, not a search and its merge");
+        // The canary: one flag misspelt must be caught.
+        let bad = text.replacen("--jobs", "--job", 1);
+        assert_ne!(bad, text, "{file} has no --jobs to misspell");
+        let d = temp_dir(&format!("manifest-canary-{i}"));
+        assert!(
+            search_manifests::check(&bad, *task, &d).is_err(),
+            "{file}: a misspelt flag passed the check"
+        );
+    }
 }
