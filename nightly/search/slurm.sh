@@ -260,6 +260,12 @@ for t in 1 2 4; do
   for r in 0 1 2; do row="$row $(first "$t" "$r") |"; done
   rows+=("$row")
 done
+# The lowest failing seed of each range: the one task of the 1-task run stopped at it.
+lowest="| lowest failing seed |"
+for r in 0 1 2; do
+  seed=$(sed -n '1s/^{"seed":\([0-9]*\),.*/\1/p' "$res/first-1-$r/shard-0/failures.jsonl")
+  lowest="$lowest ${seed:-none} |"
+done
 
 [ "$fail" -eq 0 ] || exit 1
 mkdir -p reports/search-slurm
@@ -305,11 +311,15 @@ new=$(mktemp reports/search-slurm/.README.XXXXXX)
   echo "Time to the canary's first failure, in seconds, from the first task's start to the"
   echo "first task that ends with a failure (\`--first-failure\`: a task stops at its first"
   echo "failure, rerun in a fresh process), over three ranges of $seeds seeds. Slurm's own"
-  echo "scheduling before the first task starts is not counted."
+  echo "scheduling before the first task starts is not counted; a task that waits for a CPU"
+  echo "(with more tasks than the node's $cores CPUs, those past the first $cores start when one"
+  echo "ends) waits inside the figure. Task K runs every T-th seed of the range from the K-th,"
+  echo "so the figure follows where the lowest failing seeds fall among the slices."
   echo
   echo "| tasks | seeds 0..$seeds | $seeds..$((2 * seeds)) | $((2 * seeds))..$((3 * seeds)) |"
   echo "|---:|---:|---:|---:|"
   printf '%s\n' "${rows[@]}"
+  echo "$lowest"
 } >"$new"
 replace_file "$new" reports/search-slurm/README.md
 say "done: reports/search-slurm/README.md"
