@@ -30,7 +30,7 @@
 #
 # Exit 0 when both checks hold (the report is replaced), 1 when one does not (the report
 # is left as it was), 2 on bad input or a missing prerequisite, 3 when a daemon or job
-# fails. About 6 minutes on 2 cores, plus the install.
+# fails. About 4 minutes on 2 cores, plus the build and the install.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . nightly/lib.sh
@@ -322,4 +322,5 @@ new=$(mktemp reports/search-slurm/.README.XXXXXX)
   echo "$lowest"
 } >"$new"
 replace_file "$new" reports/search-slurm/README.md
+mark_committed reports/search-slurm "made by bash nightly/search/slurm.sh"
 say "done: reports/search-slurm/README.md"
