@@ -6,8 +6,9 @@
 //! a re-export of the wrong side (or a stray `cfg`) fails here.
 
 use baton_etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, Error, LeaseKeepAliveStream, LeaseKeeper,
-    PutOptions, Txn, TxnOp,
+    Client, Compare, CompareOp, ConnectOptions, Error, Event, EventType, LeaseKeepAliveStream,
+    LeaseKeeper, PutOptions, Txn, TxnOp, WatchClient, WatchFilterType, WatchOptions,
+    WatchRequestSender, WatchResponse, WatchResponseStream, WatchStream,
 };
 
 /// The acquire every election writes, built but never sent.
@@ -23,6 +24,52 @@ async fn campaign(client: &mut Client, lease: i64) -> Result<bool, Error> {
     let _options = ConnectOptions::new().with_timeout(std::time::Duration::from_secs(1));
     let _pair: Option<(LeaseKeeper, LeaseKeepAliveStream)> = None;
     Ok(client.txn(txn).await?.succeeded())
+}
+
+/// Every watch name and method the simulation has, used with the types it gives.
+#[allow(dead_code)]
+async fn watch(client: &mut Client) -> Result<(), Error> {
+    let opts = WatchOptions::new()
+        .with_key("k")
+        .with_range("z")
+        .with_from_key()
+        .with_prefix()
+        .with_all_keys()
+        .with_start_revision(1)
+        .with_progress_notify()
+        .with_filters([WatchFilterType::NoPut, WatchFilterType::NoDelete])
+        .with_prev_key()
+        .with_watch_id(7)
+        .with_fragment();
+    let mut watches: WatchClient = client.watch_client().max_decoding_message_size(1 << 20);
+    let mut stream: WatchStream = watches.watch("k", Some(opts)).await?;
+    stream.watch("k2", None).await?;
+    stream.cancel(1).await?;
+    stream.request_progress().await?;
+    let message: Option<WatchResponse> = stream.message().await?;
+    if let Some(mut r) = message {
+        let _ = (r.header(), r.watch_id(), r.created(), r.canceled());
+        let _ = (r.compact_revision(), r.cancel_reason().len());
+        let _ = r.take_header();
+        let events: &[Event] = r.events();
+        for e in events {
+            let t: EventType = e.event_type();
+            let _ = (
+                t == EventType::Put,
+                t == EventType::Delete,
+                e.kv(),
+                e.prev_kv(),
+            );
+            let _ = (t.as_str_name(), EventType::from_str_name("PUT"));
+        }
+    }
+    let (mut sender, mut responses): (WatchRequestSender, WatchResponseStream) = stream.split();
+    sender.watch("k3", None).await?;
+    sender.cancel(0).await?;
+    sender.request_progress().await?;
+    let _: Option<WatchResponse> = responses.message().await?;
+    let _: WatchStream = client.watch("k", None).await?;
+    Ok(())
 }
 
 #[test]

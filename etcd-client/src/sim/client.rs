@@ -10,6 +10,7 @@ use super::lease::{
 use super::options::{DeleteOptions, GetOptions, PutOptions};
 use super::responses::{DeleteResponse, GetResponse, PutResponse};
 use super::txn::{Txn, TxnResponse};
+use super::watch::{WatchClient, WatchOptions, WatchStream};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use std::time::Duration;
 pub struct Client {
     kv: KvClient,
     lease: LeaseClient,
+    watch: WatchClient,
 }
 
 impl Client {
@@ -33,13 +35,19 @@ impl Client {
         let conn = Arc::new(Connection::open(&addrs, timeout)?);
         Ok(Client {
             kv: KvClient::new(conn.clone()),
-            lease: LeaseClient::new(conn),
+            lease: LeaseClient::new(conn.clone()),
+            watch: WatchClient::new(conn),
         })
     }
 
     /// Gets a KV client.
     pub fn kv_client(&self) -> KvClient {
         self.kv.clone()
+    }
+
+    /// Gets a watch client.
+    pub fn watch_client(&self) -> WatchClient {
+        self.watch.clone()
     }
 
     /// Gets a lease client.
@@ -78,6 +86,18 @@ impl Client {
     /// Processes multiple operations in a single transaction.
     pub async fn txn(&mut self, txn: Txn) -> Result<TxnResponse> {
         self.kv.txn(txn).await
+    }
+
+    /// Watches for events happening or that have happened. Both input and output are
+    /// streams; the input stream is for creating and canceling watchers and the output
+    /// stream sends events. The event history can be watched from the oldest revision
+    /// the member keeps.
+    pub async fn watch(
+        &mut self,
+        key: impl Into<Vec<u8>>,
+        options: Option<WatchOptions>,
+    ) -> Result<WatchStream> {
+        self.watch.watch(key, options).await
     }
 
     /// Creates a lease which expires if the server does not receive a keepAlive within a

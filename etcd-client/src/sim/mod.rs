@@ -2,8 +2,9 @@
 //!
 //! One file per concept: the client and its options (`client`), the connection to the
 //! members that every call goes through (`connection`), the KV client (`kv`), its
-//! options (`options`) and responses (`responses`), transactions (`txn`), leases (`lease`), the key and header types
-//! (`key_value`), and the error (`error`).
+//! options (`options`) and responses (`responses`), transactions (`txn`), leases (`lease`),
+//! watches (`watch`, the stream's task `watch_task`, what it yields `watch_response`),
+//! the key and header types (`key_value`), and the error (`error`).
 
 mod client;
 mod connection;
@@ -14,6 +15,9 @@ mod lease;
 mod options;
 mod responses;
 mod txn;
+mod watch;
+mod watch_response;
+mod watch_task;
 
 pub use client::{Client, ConnectOptions};
 pub use error::{Error, Result};
@@ -27,3 +31,8 @@ pub use lease::{
 pub use options::{DeleteOptions, GetOptions, PutOptions, SortOrder, SortTarget};
 pub use responses::{DeleteResponse, GetResponse, PutResponse};
 pub use txn::{Compare, CompareOp, Txn, TxnOp, TxnOpResponse, TxnResponse};
+pub use watch::{
+    WatchClient, WatchFilterType, WatchOptions, WatchRequestSender, WatchResponseStream,
+    WatchStream,
+};
+pub use watch_response::{Event, EventType, WatchResponse};
