@@ -6,6 +6,10 @@
 //! a re-export of the wrong side (or a stray `cfg`) fails here.
 
 use baton_etcd_client::{
+    CampaignResponse, ElectionClient, LeaderKey, LeaderResponse, ObserveStream, ProclaimOptions,
+    ProclaimResponse, ResignOptions, ResignResponse,
+};
+use baton_etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, Error, Event, EventType, LeaseKeepAliveStream,
     LeaseKeeper, PutOptions, Txn, TxnOp, WatchClient, WatchFilterType, WatchOptions,
     WatchRequestSender, WatchResponse, WatchResponseStream, WatchStream,
@@ -69,6 +73,47 @@ async fn watch(client: &mut Client) -> Result<(), Error> {
     sender.request_progress().await?;
     let _: Option<WatchResponse> = responses.message().await?;
     let _: WatchStream = client.watch("k", None).await?;
+    Ok(())
+}
+
+/// Every election name and method the simulation has, used with the types it gives.
+#[allow(dead_code)]
+async fn election(client: &mut Client) -> Result<(), Error> {
+    let mut elections: ElectionClient = client.election_client();
+    let mut won: CampaignResponse = elections.campaign("e", "me", 7).await?;
+    let _ = (won.header().is_some(), won.leader().map(|l| l.rev()));
+    let _ = won.take_header();
+    let leader: LeaderKey = won.take_leader().unwrap_or_default();
+    let _ = (
+        leader.name(),
+        leader.name_str(),
+        leader.key(),
+        leader.key_str(),
+    );
+    let _ = (leader.rev(), leader.lease());
+    // SAFETY: never run; only the signatures are checked.
+    let _ = unsafe { (leader.name_str_unchecked(), leader.key_str_unchecked()) };
+    let built = LeaderKey::new()
+        .with_name("e")
+        .with_key("e/7")
+        .with_rev(2)
+        .with_lease(7);
+    let proclaim = ProclaimOptions::new().with_leader(built.clone());
+    let mut p: ProclaimResponse = elections.proclaim("v", Some(proclaim)).await?;
+    let _ = (p.header().is_some(), p.take_header());
+    let mut l: LeaderResponse = elections.leader("e").await?;
+    let _ = (l.header().is_some(), l.kv().is_some());
+    let _ = (l.take_kv(), l.take_header());
+    let mut stream: ObserveStream = elections.observe("e").await?;
+    let _: Option<LeaderResponse> = stream.message().await?;
+    let resign = ResignOptions::new().with_leader(built);
+    let mut r: ResignResponse = elections.resign(Some(resign)).await?;
+    let _ = (r.header().is_some(), r.take_header());
+    let _: CampaignResponse = client.campaign("e", "me", 7).await?;
+    let _: ProclaimResponse = client.proclaim("v", None).await?;
+    let _: LeaderResponse = client.leader("e").await?;
+    let _: ObserveStream = client.observe("e").await?;
+    let _: ResignResponse = client.resign(None).await?;
     Ok(())
 }
 

@@ -1,6 +1,11 @@
 //! `Client` and `ConnectOptions`: the entry points, as etcd-client 0.21 has them.
 
 use super::connection::Connection;
+use super::election::ElectionClient;
+use super::election_types::{
+    CampaignResponse, LeaderResponse, ObserveStream, ProclaimOptions, ProclaimResponse,
+    ResignOptions, ResignResponse,
+};
 use super::error::Result;
 use super::kv::KvClient;
 use super::lease::{
@@ -20,6 +25,7 @@ pub struct Client {
     kv: KvClient,
     lease: LeaseClient,
     watch: WatchClient,
+    election: ElectionClient,
 }
 
 impl Client {
@@ -36,7 +42,8 @@ impl Client {
         Ok(Client {
             kv: KvClient::new(conn.clone()),
             lease: LeaseClient::new(conn.clone()),
-            watch: WatchClient::new(conn),
+            watch: WatchClient::new(conn.clone()),
+            election: ElectionClient::new(conn),
         })
     }
 
@@ -48,6 +55,11 @@ impl Client {
     /// Gets a watch client.
     pub fn watch_client(&self) -> WatchClient {
         self.watch.clone()
+    }
+
+    /// Gets an election client.
+    pub fn election_client(&self) -> ElectionClient {
+        self.election.clone()
     }
 
     /// Gets a lease client.
@@ -131,6 +143,43 @@ impl Client {
         options: Option<LeaseTimeToLiveOptions>,
     ) -> Result<LeaseTimeToLiveResponse> {
         self.lease.time_to_live(id, options).await
+    }
+
+    /// Puts a value as eligible for the election on the prefix key. Multiple sessions
+    /// can participate in the election for the same prefix, but only one can be the
+    /// leader at a time.
+    pub async fn campaign(
+        &mut self,
+        name: impl Into<Vec<u8>>,
+        value: impl Into<Vec<u8>>,
+        lease: i64,
+    ) -> Result<CampaignResponse> {
+        self.election.campaign(name, value, lease).await
+    }
+
+    /// Lets the leader announce a new value without another election.
+    pub async fn proclaim(
+        &mut self,
+        value: impl Into<Vec<u8>>,
+        options: Option<ProclaimOptions>,
+    ) -> Result<ProclaimResponse> {
+        self.election.proclaim(value, options).await
+    }
+
+    /// Returns the leader value for the current election.
+    pub async fn leader(&mut self, name: impl Into<Vec<u8>>) -> Result<LeaderResponse> {
+        self.election.leader(name).await
+    }
+
+    /// Returns a channel that reliably observes ordered leader proposals as
+    /// `LeaderResponse` values on every current elected leader key.
+    pub async fn observe(&mut self, name: impl Into<Vec<u8>>) -> Result<ObserveStream> {
+        self.election.observe(name).await
+    }
+
+    /// Releases election leadership and then start a new election.
+    pub async fn resign(&mut self, option: Option<ResignOptions>) -> Result<ResignResponse> {
+        self.election.resign(option).await
     }
 }
 

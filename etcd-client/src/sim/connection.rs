@@ -167,6 +167,11 @@ impl Connection {
         }
     }
 
+    /// The client's timeout for one call, if it set one.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Sends a full etcd v3 request; its header and body, or etcd's error as a status.
     pub(crate) async fn v3(&self, req: V3Request) -> Result<(ResponseHeader, V3Reply)> {
         match self.call(Op::V3(Box::new(req))).await? {

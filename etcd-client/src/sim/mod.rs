@@ -4,10 +4,15 @@
 //! members that every call goes through (`connection`), the KV client (`kv`), its
 //! options (`options`) and responses (`responses`), transactions (`txn`), leases (`lease`),
 //! watches (`watch`, the stream's task `watch_task`, what it yields `watch_response`),
+//! elections (`election`, its types `election_types`) over the steps of etcd's
+//! `concurrency` package (`concurrency`),
 //! the key and header types (`key_value`), and the error (`error`).
 
 mod client;
+mod concurrency;
 mod connection;
+mod election;
+mod election_types;
 mod error;
 mod key_value;
 mod kv;
@@ -20,6 +25,11 @@ mod watch_response;
 mod watch_task;
 
 pub use client::{Client, ConnectOptions};
+pub use election::ElectionClient;
+pub use election_types::{
+    CampaignResponse, LeaderKey, LeaderResponse, ObserveStream, ProclaimOptions, ProclaimResponse,
+    ResignOptions, ResignResponse,
+};
 pub use error::{Error, Result};
 pub use key_value::{KeyValue, ResponseHeader};
 pub use kv::KvClient;

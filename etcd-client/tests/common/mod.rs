@@ -46,6 +46,15 @@ pub async fn client() -> Client {
         .expect("connect sends nothing")
 }
 
+/// A client with no timeout: for a call that waits its turn (`campaign`, `lock`), which a
+/// timeout would cancel, as tonic's deadline cancels a live one.
+pub async fn patient_client() -> Client {
+    sleep_ms(1).await;
+    Client::connect(endpoints(), None)
+        .await
+        .expect("connect sends nothing")
+}
+
 /// Runs `body` in a fresh seeded world with a 3-member etcd; returns the service's
 /// timeline as JSON lines.
 pub fn in_world<F, Fut>(seed: u64, body: F) -> String
