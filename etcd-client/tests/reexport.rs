@@ -14,6 +14,7 @@ use baton_etcd_client::{
     LeaseKeeper, PutOptions, Txn, TxnOp, WatchClient, WatchFilterType, WatchOptions,
     WatchRequestSender, WatchResponse, WatchResponseStream, WatchStream,
 };
+use baton_etcd_client::{LockClient, LockOptions, LockResponse, UnlockResponse};
 
 /// The acquire every election writes, built but never sent.
 #[allow(dead_code)]
@@ -114,6 +115,22 @@ async fn election(client: &mut Client) -> Result<(), Error> {
     let _: LeaderResponse = client.leader("e").await?;
     let _: ObserveStream = client.observe("e").await?;
     let _: ResignResponse = client.resign(None).await?;
+    Ok(())
+}
+
+/// Every lock name and method the simulation has, used with the types it gives.
+#[allow(dead_code)]
+async fn lock(client: &mut Client) -> Result<(), Error> {
+    let mut locks: LockClient = client.lock_client();
+    let options = LockOptions::new().with_lease(7);
+    let mut held: LockResponse = locks.lock("l", Some(options)).await?;
+    let key: Vec<u8> = held.key().to_vec();
+    let _ = held.header().is_some();
+    let _ = held.take_header();
+    let mut freed: UnlockResponse = locks.unlock(key).await?;
+    let _ = (freed.header().is_some(), freed.take_header());
+    let _: LockResponse = client.lock("l", None).await?;
+    let _: UnlockResponse = client.unlock("l/7").await?;
     Ok(())
 }
 

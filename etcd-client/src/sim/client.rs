@@ -12,6 +12,7 @@ use super::lease::{
     LeaseClient, LeaseGrantOptions, LeaseGrantResponse, LeaseKeepAliveStream, LeaseKeeper,
     LeaseRevokeResponse, LeaseTimeToLiveOptions, LeaseTimeToLiveResponse,
 };
+use super::lock::{LockClient, LockOptions, LockResponse, UnlockResponse};
 use super::options::{DeleteOptions, GetOptions, PutOptions};
 use super::responses::{DeleteResponse, GetResponse, PutResponse};
 use super::txn::{Txn, TxnResponse};
@@ -26,6 +27,7 @@ pub struct Client {
     lease: LeaseClient,
     watch: WatchClient,
     election: ElectionClient,
+    lock: LockClient,
 }
 
 impl Client {
@@ -43,7 +45,8 @@ impl Client {
             kv: KvClient::new(conn.clone()),
             lease: LeaseClient::new(conn.clone()),
             watch: WatchClient::new(conn.clone()),
-            election: ElectionClient::new(conn),
+            election: ElectionClient::new(conn.clone()),
+            lock: LockClient::new(conn),
         })
     }
 
@@ -55,6 +58,11 @@ impl Client {
     /// Gets a watch client.
     pub fn watch_client(&self) -> WatchClient {
         self.watch.clone()
+    }
+
+    /// Gets a lock client.
+    pub fn lock_client(&self) -> LockClient {
+        self.lock.clone()
     }
 
     /// Gets an election client.
@@ -143,6 +151,21 @@ impl Client {
         options: Option<LeaseTimeToLiveOptions>,
     ) -> Result<LeaseTimeToLiveResponse> {
         self.lease.time_to_live(id, options).await
+    }
+
+    /// Lock acquires a distributed shared lock on a given named lock. On success, it
+    /// will return a unique key that exists so long as the lock is held by the caller.
+    pub async fn lock(
+        &mut self,
+        name: impl Into<Vec<u8>>,
+        options: Option<LockOptions>,
+    ) -> Result<LockResponse> {
+        self.lock.lock(name, options).await
+    }
+
+    /// Unlock takes a key returned by Lock and releases the hold on lock.
+    pub async fn unlock(&mut self, key: impl Into<Vec<u8>>) -> Result<UnlockResponse> {
+        self.lock.unlock(key).await
     }
 
     /// Puts a value as eligible for the election on the prefix key. Multiple sessions

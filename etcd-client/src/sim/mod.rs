@@ -4,8 +4,8 @@
 //! members that every call goes through (`connection`), the KV client (`kv`), its
 //! options (`options`) and responses (`responses`), transactions (`txn`), leases (`lease`),
 //! watches (`watch`, the stream's task `watch_task`, what it yields `watch_response`),
-//! elections (`election`, its types `election_types`) over the steps of etcd's
-//! `concurrency` package (`concurrency`),
+//! elections (`election`, its types `election_types`) and locks (`lock`) over the steps
+//! of etcd's `concurrency` package (`concurrency`),
 //! the key and header types (`key_value`), and the error (`error`).
 
 mod client;
@@ -17,6 +17,7 @@ mod error;
 mod key_value;
 mod kv;
 mod lease;
+mod lock;
 mod options;
 mod responses;
 mod txn;
@@ -38,6 +39,7 @@ pub use lease::{
     LeaseKeepAliveStream, LeaseKeeper, LeaseRevokeResponse, LeaseTimeToLiveOptions,
     LeaseTimeToLiveResponse,
 };
+pub use lock::{LockClient, LockOptions, LockResponse, UnlockResponse};
 pub use options::{DeleteOptions, GetOptions, PutOptions, SortOrder, SortTarget};
 pub use responses::{DeleteResponse, GetResponse, PutResponse};
 pub use txn::{Compare, CompareOp, Txn, TxnOp, TxnOpResponse, TxnResponse};
