@@ -249,3 +249,60 @@ fn canary_an_election_that_does_not_wait_is_caught() {
         "the broken election is caught: {v:#?}\n{steps:#?}"
     );
 }
+
+/// n1 leads; n2 campaigns from 100 ms through a client with `timeout` (or none), given
+/// 3 s: how its campaign ended, and how many keys the election holds at 3.5 s.
+fn campaign_under(seed: u64, timeout: Option<std::time::Duration>) -> (String, i64) {
+    let out = Arc::new(Mutex::new((String::new(), 0)));
+    let o = out.clone();
+    in_world(seed, move |_| async move {
+        let handle = madsim::runtime::Handle::current();
+        handle.create_node().name("n1").build().spawn(async {
+            let mut c = patient_client().await;
+            let lease = c.lease_grant(10, None).await.expect("grant").id();
+            c.campaign(ELECTION, "n1", lease).await.expect("n1 leads");
+        });
+        let n2 = handle.create_node().name("n2").build().spawn(async move {
+            sleep_ms(100).await;
+            let opts = timeout.map(|t| baton_etcd_client::ConnectOptions::new().with_timeout(t));
+            let mut c = Client::connect(common::endpoints(), opts)
+                .await
+                .expect("connect");
+            let lease = c.lease_grant(10, None).await.expect("grant").id();
+            let waited = std::time::Duration::from_secs(3);
+            match madsim::time::timeout(waited, c.campaign(ELECTION, "n2", lease)).await {
+                Ok(Ok(_)) => "won".to_string(),
+                Ok(Err(baton_etcd_client::Error::GRpcStatus(s))) => format!("{:?}", s.code()),
+                Ok(Err(e)) => format!("{e}"),
+                Err(_) => "still waiting".into(),
+            }
+        });
+        let ended = n2.await.expect("n2 ends");
+        sleep_ms(400).await;
+        let count = handle.create_node().name("n9").build().spawn(async {
+            let mut c = client().await;
+            let all = baton_etcd_client::GetOptions::new()
+                .with_prefix()
+                .with_count_only();
+            c.get(format!("{ELECTION}/"), Some(all))
+                .await
+                .expect("get")
+                .count()
+        });
+        *o.lock().unwrap() = (ended, count.await.expect("the count ends"));
+    });
+    let r = out.lock().unwrap().clone();
+    r
+}
+
+/// Methodology: a campaign that must wait longer than its client's timeout fails with
+/// `Cancelled` and its key is deleted behind it, as etcd's server deletes it when the
+/// call's context ends (the election holds only the leader's key). Control: without a
+/// timeout the same campaign is still waiting, its key in place, so the count can fail.
+#[test]
+fn a_campaign_past_its_deadline_is_cancelled_and_its_key_taken_back() {
+    let timed = campaign_under(6, Some(std::time::Duration::from_secs(1)));
+    assert_eq!(timed, ("Cancelled".to_string(), 1));
+    let patient = campaign_under(6, None);
+    assert_eq!(patient, ("still waiting".to_string(), 2));
+}

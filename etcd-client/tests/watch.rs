@@ -9,14 +9,17 @@
 //! check compares them with what came, in order, once each. The same seed must give the
 //! same bytes twice. Canaries: the same check must flag the transcript of a watch that
 //! drops deletes, of one that starts late, and of a cancel that does not stop events.
-//! A second test kills the member a stream is on: the stream must break as a gRPC stream
-//! does (an `Unavailable` error, then the end), and must not when another member dies.
+//! A third watch on the first stream filters puts out (`NoPut`): it must see only the
+//! deletes, and the same check must flag a put let through. A second test kills the
+//! member a stream is on: the stream must break as a gRPC stream does (an `Unavailable`
+//! error, then the end), and must not when another member dies.
 #![cfg(madsim)]
 
 mod common;
 
 use baton_etcd_client::{
-    Client, Error, EventType, PutOptions, Txn, TxnOp, WatchOptions, WatchResponse, WatchStream,
+    Client, Error, EventType, PutOptions, Txn, TxnOp, WatchFilterType, WatchOptions, WatchResponse,
+    WatchStream,
 };
 use common::{client, in_world, kill_member, on_node, sleep_ms};
 use std::sync::{Arc, Mutex};
@@ -113,7 +116,13 @@ async fn watch_script(run: Arc<Mutex<Run>>) {
     let prefix = WatchOptions::new().with_prefix().with_prev_key();
     let mut s1 = c.watch("/w/", Some(prefix)).await.expect("watch");
     s1.watch("/w/a", None).await.expect("a second watch");
-    for _ in 0..2 {
+    let deletes_only = WatchOptions::new()
+        .with_prefix()
+        .with_filters([WatchFilterType::NoPut]);
+    s1.watch("/w/", Some(deletes_only))
+        .await
+        .expect("a third watch");
+    for _ in 0..3 {
         let r = next(&mut s1).await.expect("created");
         run.lock().unwrap().take("s1", &r);
     }
@@ -184,8 +193,10 @@ fn expected(revs: &[i64]) -> Vec<Seen> {
         ev("s1/w0", false, "/w/b", "2", *b, None),
         ev("s1/w0", true, "/w/a", "", *del, p("1")),
         ev("s1/w1", true, "/w/a", "", *del, None),
+        ev("s1/w2", true, "/w/a", "", *del, None),
         ev("s1/w0", false, "/w/l", "L", *l, None),
         ev("s1/w0", true, "/w/l", "", l + 1, p("L")),
+        ev("s1/w2", true, "/w/l", "", l + 1, None),
         ev("s1/w0", false, "/w/a", "again", *again, None),
     ];
     let past: Vec<Seen> = want
@@ -205,7 +216,7 @@ fn expected(revs: &[i64]) -> Vec<Seen> {
 fn violations(run: &Run) -> Vec<String> {
     let want = expected(&run.revs);
     let mut out = vec![];
-    for w in ["s1/w0", "s1/w1", "s2/w0"] {
+    for w in ["s1/w0", "s1/w1", "s1/w2", "s2/w0"] {
         let got: Vec<&Seen> = run.events.iter().filter(|e| e.watch == w).collect();
         let exp: Vec<&Seen> = want.iter().filter(|e| e.watch == w).collect();
         if got != exp {
@@ -285,6 +296,17 @@ fn canary_broken_watches_are_caught() {
     assert!(
         !violations(&uncanceled).is_empty(),
         "a cancel that does not stop"
+    );
+    let mut unfiltered = Run {
+        events: run.events.clone(),
+        lines: run.lines.clone(),
+        revs: run.revs.clone(),
+    };
+    let put = ev("s1/w2", false, "/w/b", "2", run.revs[1], None);
+    unfiltered.events.push(put);
+    assert!(
+        !violations(&unfiltered).is_empty(),
+        "a filter that lets a put through"
     );
 }
 
