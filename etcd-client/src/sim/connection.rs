@@ -11,7 +11,7 @@
 
 use super::error::{Error, Result};
 use super::key_value::ResponseHeader;
-use baton_sim::world::net::{Endpoint, Net};
+use baton_sim::world::net::{Endpoint, Net, Request};
 use baton_sim::world::service::etcd::v3_messages::{V3Error, V3Reply, V3Request};
 use baton_sim::world::service::etcd_cluster::{ClientOp, Op, Refusal, Reply};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -101,17 +101,26 @@ impl Connection {
         );
     }
 
-    /// Sends `op` to the member it talks to, and waits for the answer.
-    pub(crate) async fn call(&self, op: Op) -> Result<Reply> {
-        let at = self.at.load(Ordering::SeqCst);
+    /// The member it talks to now (an index into its endpoints).
+    pub(crate) fn member(&self) -> usize {
+        self.at.load(Ordering::SeqCst)
+    }
+
+    /// Sends `req` to member `at` and waits at most `timeout` for the answer: `Dead` if
+    /// the member's process is dead or dies meanwhile (the connection then moves to the
+    /// next member), `Silent` if no answer came in time.
+    pub(crate) async fn ask<R: Request>(
+        &self,
+        at: usize,
+        req: R,
+        timeout: Duration,
+    ) -> std::result::Result<R::Response, Unanswered> {
         let to = self.members[at];
         if Net::current().refuses(to) {
             self.next_member(at).await;
-            return Err(Status::unavailable("connection refused").into());
+            return Err(Unanswered::Dead("connection refused"));
         }
-        let reply = self
-            .ep
-            .call_timeout(to, ClientOp(op), self.timeout.unwrap_or(FOREVER));
+        let reply = self.ep.call_timeout(to, req, timeout);
         let died = async {
             loop {
                 madsim::time::sleep(Duration::from_millis(DEAD_POLL_MS)).await;
@@ -120,24 +129,47 @@ impl Connection {
                 }
             }
         };
-        let answer = tokio::select! {
+        tokio::select! {
             biased;
-            r = reply => r,
+            r = reply => r.map_err(|_| Unanswered::Silent),
             _ = died => {
                 self.next_member(at).await;
-                return Err(Status::unavailable("connection reset").into());
+                Err(Unanswered::Dead("connection reset"))
             }
-        };
-        match answer {
+        }
+    }
+
+    /// Fails as a call would if the member it talks to is dead: what opening a stream
+    /// meets.
+    pub(crate) async fn check_open(&self) -> Result<usize> {
+        let at = self.member();
+        if Net::current().refuses(self.members[at]) {
+            self.next_member(at).await;
+            return Err(Status::unavailable("connection refused").into());
+        }
+        Ok(at)
+    }
+
+    /// Sends `op` to the member it talks to, and waits for the answer.
+    pub(crate) async fn call(&self, op: Op) -> Result<Reply> {
+        let at = self.member();
+        let timeout = self.timeout.unwrap_or(FOREVER);
+        match self.ask(at, ClientOp(op), timeout).await {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(Refusal::NoLeader)) => {
                 self.next_member(at).await;
                 Err(Status::unavailable("etcdserver: no leader").into())
             }
             Ok(Err(Refusal::NotCommitted(text))) => Err(Status::unavailable(text).into()),
+            Err(Unanswered::Dead(why)) => Err(Status::unavailable(why).into()),
             // tonic's own words when a client deadline passes.
-            Err(_) => Err(Status::cancelled("Timeout expired").into()),
+            Err(Unanswered::Silent) => Err(deadline_passed()),
         }
+    }
+
+    /// The client's timeout for one call, if it set one.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 
     /// Sends a full etcd v3 request; its header and body, or etcd's error as a status.
@@ -150,6 +182,20 @@ impl Connection {
             other => Err(unexpected(&other)),
         }
     }
+}
+
+/// Why a member gave no answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unanswered {
+    /// Its process is dead (refused, or reset while the call waited).
+    Dead(&'static str),
+    /// No answer within the time allowed (cut off, paused, slow).
+    Silent,
+}
+
+/// What a call whose client deadline passed fails with: tonic's own words.
+pub(crate) fn deadline_passed() -> Error {
+    Status::cancelled("Timeout expired").into()
 }
 
 /// A reply of another request's kind: a broken simulator, reported rather than a panic

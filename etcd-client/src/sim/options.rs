@@ -18,21 +18,32 @@ pub(crate) fn get_prefix(key: &[u8]) -> Vec<u8> {
 
 /// etcd-client's key range builder: one key, a range, from a key, a prefix, or all.
 #[derive(Debug, Default, Clone)]
-struct KeyRange {
-    key: Vec<u8>,
+pub(crate) struct KeyRange {
+    pub(crate) key: Vec<u8>,
     range_end: Vec<u8>,
-    prefix: bool,
-    from_key: bool,
-    all_keys: bool,
+    pub(crate) prefix: bool,
+    pub(crate) from_key: bool,
+    pub(crate) all_keys: bool,
 }
 
 impl KeyRange {
-    fn with_range(&mut self, end: Vec<u8>) {
+    /// One key, the empty one (`const`, as etcd-client's `WatchOptions::new` is).
+    pub(crate) const fn new() -> Self {
+        KeyRange {
+            key: Vec::new(),
+            range_end: Vec::new(),
+            prefix: false,
+            from_key: false,
+            all_keys: false,
+        }
+    }
+
+    pub(crate) fn with_range(&mut self, end: Vec<u8>) {
         (self.range_end, self.prefix, self.from_key, self.all_keys) = (end, false, false, false);
     }
 
     /// `(key, range_end)` as etcd-client builds them.
-    fn build(self) -> (Vec<u8>, Vec<u8>) {
+    pub(crate) fn build(self) -> (Vec<u8>, Vec<u8>) {
         let (key, end) = (self.key, self.range_end);
         if self.all_keys {
             (vec![0], vec![0])

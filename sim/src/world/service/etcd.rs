@@ -7,13 +7,16 @@
 //!   its last grant or keepalive plus TTL, and the lessor only looks every
 //!   `expiry_check_interval_ms` (etcd checks every 500 ms), deleting the lease's keys;
 //! - TTLs below `min_lease_ttl_ms` are raised to it (etcd's minimum TTL, 2 s at defaults);
-//! - watches are long polls on one key from a start revision.
+//! - watches are long polls on one key from a start revision; the etcd v3 watch of the
+//!   client crate is served from a bounded history (`etcd/watch.rs`).
 //!
-//! Not modelled: a multi-member etcd cluster (its Raft, leader changes that extend leases),
-//! compaction, and watch streams; the election recipe needs none of them.
+//! Not modelled: a multi-member etcd cluster (its Raft, leader changes that extend leases;
+//! `etcd_cluster` models them) and compaction; the election recipe needs neither.
 
 mod v3;
 pub mod v3_messages;
+mod watch;
+pub mod watch_messages;
 
 use crate::world::clock::NodeClock;
 use crate::world::net::Endpoint;
@@ -79,8 +82,12 @@ struct Store {
     ids: IdGen,
     kv: BTreeMap<String, KeyValue>,
     leases: BTreeMap<i64, Lease>,
-    /// Every change, for watches. Election traffic is small, so it is never compacted.
+    /// Every change, for Baton's own protocols' watches. Election traffic is small, so it
+    /// is never compacted.
     events: Vec<WatchEvent>,
+    /// The etcd v3 watches' bounded history, off (`None`) until the first v3 request
+    /// (`watch.rs`): until then a write pays one check for it.
+    history: Option<Box<watch::History>>,
 }
 
 /// The service state shared by its handlers (and, for a cluster, the replicated state
@@ -344,6 +351,9 @@ impl Service {
                 l.keys.remove(key);
             }
         }
+        if let Some(h) = st.history.as_mut() {
+            h.delete(&kv, rev);
+        }
         st.events.push(WatchEvent {
             kind: WatchEventKind::Delete,
             key: key.to_string(),
@@ -426,6 +436,9 @@ impl Service {
                             .expect("checked above")
                             .keys
                             .insert(key.clone());
+                    }
+                    if let Some(h) = st.history.as_mut() {
+                        h.put(&kv, old.as_ref());
                     }
                     st.kv.insert(key.clone(), kv);
                     st.events.push(WatchEvent {

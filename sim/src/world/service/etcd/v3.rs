@@ -33,7 +33,7 @@ pub fn from_store(s: &str) -> Vec<u8> {
     out
 }
 
-fn kv_of(kv: &KeyValue, with_value: bool) -> Kv {
+pub(super) fn kv_of(kv: &KeyValue, with_value: bool) -> Kv {
     Kv {
         key: from_store(&kv.key),
         value: if with_value {
@@ -174,17 +174,18 @@ fn put(st: &mut Store, p: &PutReq, rev: i64) -> PutResp {
     if let Some(l) = st.leases.get_mut(&lease) {
         l.keys.insert(key.clone());
     }
-    st.kv.insert(
-        key.clone(),
-        KeyValue {
-            key: key.clone(),
-            value,
-            create_revision: old.as_ref().map_or(rev, |o| o.create_revision),
-            mod_revision: rev,
-            version: old.as_ref().map_or(1, |o| o.version + 1),
-            lease,
-        },
-    );
+    let kv = KeyValue {
+        key: key.clone(),
+        value,
+        create_revision: old.as_ref().map_or(rev, |o| o.create_revision),
+        mod_revision: rev,
+        version: old.as_ref().map_or(1, |o| o.version + 1),
+        lease,
+    };
+    if let Some(h) = st.history.as_mut() {
+        h.put(&kv, old.as_ref());
+    }
+    st.kv.insert(key.clone(), kv);
     st.events.push(WatchEvent {
         kind: WatchEventKind::Put,
         key,
@@ -227,6 +228,7 @@ impl Service {
     /// Applies one full etcd v3 request at `now_us` on the serving member's clock;
     /// returns the store's revision after it, and the reply or etcd's error.
     pub(crate) fn v3(&self, req: V3Request, now_us: i64) -> (i64, Result<V3Reply, V3Error>) {
+        self.watch_history_on();
         if let V3Request::LeaseRevoke(id) = req {
             let known = self.store.lock().unwrap().leases.contains_key(&id);
             if known {

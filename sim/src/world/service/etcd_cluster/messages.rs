@@ -3,6 +3,7 @@
 
 use crate::world::rpc::{request, EtcdServerError};
 use crate::world::service::etcd::v3_messages::{V3Answer, V3Request};
+use crate::world::service::etcd::watch_messages::{WatchBatch, WatchPoll};
 use baton_protocols::{LeaseGrant, RangeRequest, RangeResponse, Txn, TxnResponse};
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +60,10 @@ pub enum Refusal {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ClientOp(pub Op);
 request!(ClientOp => Result<Reply, Refusal>);
+
+// A client's watch stream polls the member it talks to, which answers from its own
+// applied store: a watch is never forwarded to the leader, as etcd's is not.
+request!(WatchPoll => WatchBatch);
 
 /// A follower's forward of a client's request to the leader.
 #[derive(Clone, Debug, Serialize, Deserialize)]

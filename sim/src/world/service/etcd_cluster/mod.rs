@@ -9,6 +9,7 @@
 //! which survive a kill; its role, its leader and its lessor's promotion, which do not).
 
 use super::etcd::v3_messages::{V3Answer, V3Header, V3Request};
+use super::etcd::watch_messages::WatchPoll;
 use super::etcd::{IdGen, Service, START_EPOCH_UNIX_MS};
 use crate::world::clock::NodeClock;
 use crate::world::net::{Endpoint, Net};
@@ -588,6 +589,15 @@ async fn run_member(cluster: Arc<Cluster>, i: usize) {
         let (c, me) = (c.clone(), me.clone());
         c.svc.count_request();
         async move { c.svc.watch_on(&me.clock, w).await }
+    });
+    let (c, me) = (cluster.clone(), m.clone());
+    ep.add_rpc_handler(move |p: WatchPoll| {
+        let (c, me) = (c.clone(), me.clone());
+        c.svc.count_request();
+        async move {
+            let term = me.raft.lock().unwrap().term;
+            c.svc.watch_poll(&me.clock, p, (term, me.i as u64)).await
+        }
     });
     madsim::task::spawn(cluster.clone().lessor(m.clone(), ep.clone()));
     loop {
