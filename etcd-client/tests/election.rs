@@ -15,74 +15,17 @@ use baton_etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, Error, GetOptions, LeaseTimeToLiveOptions,
     PutOptions, Txn, TxnOp, TxnOpResponse,
 };
-use baton_model::scenario::etcd_cluster::EtcdCluster;
+mod common;
 use baton_sim::world::clock::global_now_us;
-use baton_sim::world::net::Net;
-use baton_sim::world::requests::RequestCounter;
-use baton_sim::world::service::etcd_cluster::{self, member_addr, Cluster};
-use baton_sim::world::timeline::Timeline;
+use common::{endpoints, in_world_with, kill_member, say, sleep_ms, Log, LESSOR};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const KEY: &str = "/election/leader";
-/// etcd's minimum TTL and the lessor's expiry check interval, as Baton's defaults.
-const LESSOR: (u64, u64) = (2_000, 500);
-
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn say(log: &Log, who: &str, what: String) {
-    let at_ms = global_now_us() / 1000;
-    log.lock().unwrap().push(format!("{at_ms:>6} {who} {what}"));
-}
-
-fn endpoints() -> Vec<String> {
-    (1..=3)
-        .map(|i| format!("http://{}", member_addr(i)))
-        .collect()
-}
 
 /// A node boots for 1 ms before it talks, as in Baton's world: the members bind at 0.
 async fn boot() {
     sleep_ms(1).await;
-}
-
-async fn sleep_ms(ms: u64) {
-    madsim::time::sleep(Duration::from_millis(ms)).await;
-}
-
-/// Runs `body` in a fresh seeded world with a 3-member etcd; returns the service's
-/// timeline as JSON lines.
-fn in_world<F, Fut>(seed: u64, lessor: (u64, u64), body: F) -> String
-where
-    F: FnOnce(Arc<Cluster>) -> Fut + Send + 'static,
-    Fut: std::future::Future<Output = ()> + Send,
-{
-    let runtime = Net::runtime(seed);
-    runtime.block_on(async move {
-        Net::current().set_config(baton_sim::world::link_config(1, 5, 0));
-        let timeline = Timeline::new();
-        let cluster = etcd_cluster::start(
-            &madsim::runtime::Handle::current(),
-            &EtcdCluster::default(),
-            timeline.clone(),
-            Arc::new(RequestCounter::default()),
-            seed,
-            lessor,
-        );
-        body(cluster).await;
-        timeline
-            .entries()
-            .iter()
-            .map(|e| serde_json::to_string(e).expect("entries serialise") + "\n")
-            .collect()
-    })
-}
-
-/// Kills etcd member `name`, as the world's `kill` does.
-fn kill_member(cluster: &Cluster, name: &str) {
-    let m = cluster.by_name(name).expect("a member");
-    madsim::runtime::Handle::current().kill(m.id());
-    cluster.killed(name);
 }
 
 /// One node's election: campaign, lead while the keep-alives answer, start over.
@@ -150,7 +93,7 @@ async fn try_once(me: &str, client: &mut Client, log: &Log) -> Result<(), Error>
 fn election(seed: u64) -> (Vec<String>, String) {
     let log: Log = Arc::default();
     let l = log.clone();
-    let timeline = in_world(seed, LESSOR, move |cluster| async move {
+    let timeline = in_world_with(seed, LESSOR, move |cluster| async move {
         let handle = madsim::runtime::Handle::current();
         let nodes: Vec<_> = (1..=3)
             .map(|i| {
@@ -237,7 +180,7 @@ fn an_election_on_the_client_api_is_deterministic_and_fails_over() {
 fn expiry_after_keepalives_stop(seed: u64, lessor: (u64, u64)) -> Option<(i64, i64)> {
     let out = Arc::new(Mutex::new(None));
     let o = out.clone();
-    in_world(seed, lessor, move |_cluster| async move {
+    in_world_with(seed, lessor, move |_cluster| async move {
         let handle = madsim::runtime::Handle::current();
         let node = handle.create_node().name("n1").build().spawn(async move {
             boot().await;

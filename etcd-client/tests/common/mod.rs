@@ -62,6 +62,15 @@ where
     F: FnOnce(Arc<Cluster>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send,
 {
+    in_world_with(seed, LESSOR, body)
+}
+
+/// `in_world` with the lessor's minimum TTL and expiry check interval (ms) given.
+pub fn in_world_with<F, Fut>(seed: u64, lessor: (u64, u64), body: F) -> String
+where
+    F: FnOnce(Arc<Cluster>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
     let runtime = Net::runtime(seed);
     runtime.block_on(async move {
         Net::current().set_config(baton_sim::world::link_config(1, 5, 0));
@@ -72,7 +81,7 @@ where
             timeline.clone(),
             Arc::new(RequestCounter::default()),
             seed,
-            LESSOR,
+            lessor,
         );
         body(cluster).await;
         timeline
