@@ -148,6 +148,9 @@ fn bisect_names_the_commit_that_planted_a_double_leader_bug() {
     assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
     assert_eq!(git(&repo, &["symbolic-ref", "--short", "HEAD"]), "main");
     assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    // The scratch repository holds a dev build of about 1.7 GB: gone once the test
+    // passed (a failed test keeps it to look at).
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
