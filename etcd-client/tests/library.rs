@@ -122,17 +122,21 @@ async fn lead(
 
 /// `scenarios/<name>.toml` with `set`, run under `seed` with the elector `v`.
 fn run(name: &str, set: &[&str], seed: u64, v: Variant) -> Artifacts {
+    world(name, set, seed, v).run().expect("the run reports")
+}
+
+/// The world of `scenarios/<name>.toml` with `set` under `seed`, the elector `v` on
+/// every node.
+fn world(name: &str, set: &[&str], seed: u64, v: Variant) -> World {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../scenarios/{name}.toml"));
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scenario = baton_model::load(&path, &set).expect("the scenario loads");
     World::new(&scenario, seed)
         .expect("an etcd-lease scenario on a cluster")
         .reproduce(format!(
-            "cargo test --release -p baton-etcd-client --test library -- {name} (seed {seed})"
+            "cargo test --release -p baton-etcd-client --test library -- {name} (seed {{seed}})"
         ))
         .nodes(move |node| elector(node, v))
-        .run()
-        .expect("the run reports")
 }
 
 const HONEST: Variant = Variant {
@@ -184,6 +188,33 @@ fn canary_no_local_deadline_without_fence_is_caught() {
         a.findings.double_leader_acting_incidents >= 1,
         "{}",
         a.summary_txt
+    );
+}
+
+/// A seed search over the closure, as `sim search` runs Baton's own protocols: the
+/// canary fails at the first seed it tries and its reproduce line names that seed; the
+/// honest elector passes every seed of a small range on the clean kill.
+#[test]
+fn a_seed_search_finds_the_canary_and_not_the_honest_elector() {
+    let broken = Variant {
+        local_deadline: false,
+    };
+    let found = world("gc-pause", &["fencing=false"], 0, broken)
+        .search(3..13)
+        .expect("the runs report")
+        .expect("the canary fails at some seed");
+    assert!(
+        found.summary_txt.contains("-- gc-pause (seed 3)"),
+        "{}",
+        found.summary_txt
+    );
+    let none = world("clean-kill", &[], 0, HONEST)
+        .search(1..6)
+        .expect("the runs report");
+    assert!(
+        none.is_none(),
+        "{}",
+        none.map(|a| a.summary_txt).unwrap_or_default()
     );
 }
 

@@ -87,17 +87,16 @@ impl World {
                 members: cluster.members,
             });
         }
-        // A swarm's faults are drawn here, from the seed, as `sim run` draws them.
-        let resolved = baton_model::swarm::materialize(resolved, seed).map_err(RunError::from)?;
         Ok(World {
-            resolved,
+            resolved: resolved.clone(),
             seed,
             node_fn: None,
         })
     }
 
     /// The command that repeats this run, for the report's reproduce line (the test's
-    /// own: `sim run` would run Baton's elector, not yours).
+    /// own: `sim run` would run Baton's elector, not yours). `{seed}` in it is replaced
+    /// by the run's seed, so that a search's failure names its own.
     pub fn reproduce(mut self, command: impl Into<String>) -> World {
         self.resolved.command = Some(command.into());
         self
@@ -113,19 +112,40 @@ impl World {
         self
     }
 
-    /// Runs the world and renders its artifacts, as `sim run` does.
-    pub fn run(self) -> Result<Artifacts, Error> {
-        let node_fn = self.node_fn.ok_or(Error::NoNodes)?;
-        let inner = crate::world::protocol::build(&self.resolved.scenario);
-        let ttl_ms = self
-            .resolved
+    /// Runs the world under its seed and renders its artifacts, as `sim run` does.
+    pub fn run(&self) -> Result<Artifacts, Error> {
+        self.run_seed(self.seed)
+    }
+
+    /// Runs the world under each of `seeds` in order, as `sim search` does with one
+    /// worker: the first failing run's artifacts, or `None` when every run passed.
+    pub fn search(&self, seeds: impl IntoIterator<Item = u64>) -> Result<Option<Artifacts>, Error> {
+        for seed in seeds {
+            let run = self.run_seed(seed)?;
+            if !run.passed {
+                return Ok(Some(run));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One run under `seed`: a swarm's faults drawn from it, as `sim run` draws them.
+    fn run_seed(&self, seed: u64) -> Result<Artifacts, Error> {
+        let node_fn = self.node_fn.clone().ok_or(Error::NoNodes)?;
+        let mut resolved =
+            baton_model::swarm::materialize(&self.resolved, seed).map_err(RunError::from)?;
+        if let Some(c) = &mut resolved.command {
+            *c = c.replace("{seed}", &seed.to_string());
+        }
+        let inner = crate::world::protocol::build(&resolved.scenario);
+        let ttl_ms = resolved
             .scenario
             .etcd_lease
             .clone()
             .unwrap_or_default()
             .lease_ttl_ms;
         let protocol = Arc::new(UserNode::new(inner, node_fn, ttl_ms));
-        let out = simulate_with(&self.resolved, self.seed, true, Some(protocol))?;
-        Ok(report(&self.resolved, self.seed, out))
+        let out = simulate_with(&resolved, seed, true, Some(protocol))?;
+        Ok(report(&resolved, seed, out))
     }
 }
