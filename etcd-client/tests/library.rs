@@ -14,7 +14,9 @@
 //! pause with the fence off, must fail with two leaders acting by effect.
 #![cfg(madsim)]
 
-use baton_etcd_client::{Client, Compare, CompareOp, ConnectOptions, PutOptions, Txn, TxnOp};
+use baton_etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
+};
 use baton_sim::library::{Artifacts, LossReason, NodeCtx, Term, World};
 use std::path::Path;
 use std::time::Duration;
@@ -59,12 +61,26 @@ async fn campaign(node: &NodeCtx, client: &Client) -> Option<(i64, u64, i64)> {
         let put = TxnOp::put(KEY, node.name(), Some(PutOptions::new().with_lease(lease)));
         let txn = Txn::new()
             .when([Compare::create_revision(KEY, CompareOp::Equal, 0)])
-            .and_then([put]);
+            .and_then([put])
+            .or_else([TxnOp::get(KEY, None)]);
         let r = client.txn(txn).await.ok()?;
         if r.succeeded() {
             // The put is the txn's one write: the key's create revision is its revision.
             let token = r.header().map_or(0, |h| h.revision()) as u64;
+            node.sees_leader(Some((node.name(), token)));
             return Some((lease, token, deadline_us));
+        }
+        // Whom it follows: the key's holder, for the followers' `NotLeader` hints.
+        let holder = match r.op_responses().first() {
+            Some(TxnOpResponse::Get(g)) => g.kvs().first().cloned(),
+            _ => None,
+        };
+        match &holder {
+            Some(kv) => node.sees_leader(Some((
+                kv.value_str().unwrap_or(""),
+                kv.create_revision() as u64,
+            ))),
+            None => node.sees_leader(None),
         }
         node.sleep(Duration::from_millis(ttl_us as u64 / 3000))
             .await;
@@ -219,7 +235,7 @@ fn a_seed_search_finds_the_canary_and_not_the_honest_elector() {
 }
 
 /// Bad input is a typed error, not a panic: a scenario whose protocol has no etcd, a
-/// world run without a node function.
+/// sharded fleet, a world run without a node function.
 #[test]
 fn bad_input_is_a_typed_error() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/clean-kill.toml");
@@ -227,6 +243,12 @@ fn bad_input_is_a_typed_error() {
     assert!(matches!(
         World::new(&bully, 1),
         Err(baton_sim::library::Error::NotEtcd { .. })
+    ));
+    let sharded_path = path.with_file_name("sharded.toml");
+    let sharded = baton_model::load(&sharded_path, &[]).expect("loads");
+    assert!(matches!(
+        World::new(&sharded, 1),
+        Err(baton_sim::library::Error::Sharded { .. })
     ));
     let scenario = baton_model::load(&path, &[]).expect("loads");
     let world = World::new(&scenario, 1).expect("etcd-lease on a cluster");

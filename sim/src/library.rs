@@ -54,6 +54,14 @@ pub enum Error {
         /// The members it names.
         members: u32,
     },
+    /// The scenario shards its fleet (`partitions`): a user's node runs one election.
+    #[error("scenario {path}: partitions = {partitions}; a library run's node runs one election (partitions = 0)")]
+    Sharded {
+        /// The scenario file.
+        path: String,
+        /// The partitions it names.
+        partitions: u32,
+    },
     /// [`World::run`] without [`World::nodes`].
     #[error("no node function: call World::nodes before World::run")]
     NoNodes,
@@ -71,7 +79,7 @@ pub struct World {
 
 impl World {
     /// A world for `resolved` under `seed`. The scenario must run `etcd-lease` on an etcd
-    /// cluster (the default `[etcd]` has three members).
+    /// cluster (the default `[etcd]` has three members), unsharded.
     pub fn new(resolved: &Resolved, seed: u64) -> Result<World, Error> {
         let s = &resolved.scenario;
         if s.protocol != ProtocolName::EtcdLease {
@@ -85,6 +93,12 @@ impl World {
             return Err(Error::NoCluster {
                 path: resolved.path.clone(),
                 members: cluster.members,
+            });
+        }
+        if s.partitions > 0 {
+            return Err(Error::Sharded {
+                path: resolved.path.clone(),
+                partitions: s.partitions,
             });
         }
         Ok(World {

@@ -46,7 +46,11 @@ pub struct NodeCtx {
     clock: Arc<dyn Clock>,
     terms: mpsc::UnboundedSender<(u64, LeaseHandle)>,
     current: Arc<Mutex<Option<Term>>>,
+    seen: Seen,
 }
+
+/// Whom the user's node last saw leading: the `NotLeader` hint its followers give.
+type Seen = Arc<Mutex<Option<LeaderInfo>>>;
 
 impl NodeCtx {
     /// The node's name (`n1`).
@@ -89,6 +93,18 @@ impl NodeCtx {
     /// Sleeps until the node's own clock reads `local_us` (a local deadline).
     pub async fn sleep_until(&self, local_us: i64) {
         sleep_until_local(self.clock.as_ref(), local_us).await
+    }
+
+    /// Reports whom the node sees leading (`(node, token)`, from the election key's
+    /// value and create revision), or that it sees no leader. A follower's answer to
+    /// the sequencer's client names it (the `NotLeader` hint), as Baton's own nodes
+    /// name the leader their elector observes.
+    pub fn sees_leader(&self, leader: Option<(&str, u64)>) {
+        let info = leader.map(|(node, token)| LeaderInfo {
+            node: baton_protocols::NodeId::from(node),
+            token,
+        });
+        *self.seen.lock().unwrap() = info;
     }
 
     /// Reports that the node believes it leads with fencing `token` (etcd: the key's
@@ -214,6 +230,7 @@ impl Protocol for UserNode {
     /// and returns the bridge that turns its reports into campaigns won and lost.
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
         let (tx, rx) = mpsc::unbounded_channel();
+        let seen = Seen::default();
         let members = ctx.etcd_cluster.map_or(0, |c| c.members as usize);
         let node = NodeCtx {
             name: ctx.node.to_string(),
@@ -225,10 +242,12 @@ impl Protocol for UserNode {
             clock: ctx.clock.clone(),
             terms: tx,
             current: Arc::new(Mutex::new(None)),
+            seen: seen.clone(),
         };
         madsim::task::spawn((self.node_fn)(node));
         Arc::new(Bridge {
             terms: tokio::sync::Mutex::new(rx),
+            seen,
         })
     }
 }
@@ -236,6 +255,7 @@ impl Protocol for UserNode {
 /// The elector Baton's node loop sees: a campaign is the user's next [`NodeCtx::lead`].
 struct Bridge {
     terms: tokio::sync::Mutex<mpsc::UnboundedReceiver<(u64, LeaseHandle)>>,
+    seen: Seen,
 }
 
 #[async_trait]
@@ -263,8 +283,8 @@ impl Elector for Bridge {
         Ok(())
     }
 
-    /// No hint: the user's node does not say whom it sees leading (not in this slice).
+    /// Whom the user's node last said it sees leading ([`NodeCtx::sees_leader`]).
     async fn observe(&self) -> Result<Option<LeaderInfo>, ElectorError> {
-        Ok(None)
+        Ok(self.seen.lock().unwrap().clone())
     }
 }
