@@ -275,9 +275,9 @@ impl Elector for Bridge {
         }
     }
 
-    /// The node's work has stopped; the term ends here if the user has not ended it
-    /// (a fencing rejection, a step-down the scenario asked for), and the user's
-    /// [`Term::ended`] tells it to release its key.
+    /// Nothing to do: the node's work ended the leadership before it calls this (a
+    /// fencing rejection, a step-down the scenario asked for), which ended the user's
+    /// term too; its [`Term::ended`] has told the user's function to release its key.
     async fn resign(&self, leadership: &Leadership) -> Result<(), ElectorError> {
         let _ = leadership;
         Ok(())
