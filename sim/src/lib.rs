@@ -37,6 +37,7 @@
 mod cli;
 mod cmd;
 mod error;
+pub mod library;
 mod run;
 pub mod world;
 

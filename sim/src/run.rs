@@ -138,11 +138,22 @@ pub fn simulate(
     seed: u64,
     keep_timeline: bool,
 ) -> Result<RunOutput, RunError> {
+    simulate_with(resolved, seed, keep_timeline, None)
+}
+
+/// As [`simulate`], with `protocol` in place of the one the scenario names when it is
+/// given (a library run's user node: [`crate::library`]).
+pub(crate) fn simulate_with(
+    resolved: &Resolved,
+    seed: u64,
+    keep_timeline: bool,
+    protocol: Option<Arc<dyn crate::world::protocol::Protocol>>,
+) -> Result<RunOutput, RunError> {
     let resolved = resolved.clone();
     let probe = Arc::new(Probe::default());
     let p = probe.clone();
     watched(probe, Limits::default(), move || {
-        run_here(&resolved, seed, keep_timeline, p)
+        run_here(&resolved, seed, keep_timeline, p, protocol)
     })
 }
 
@@ -265,6 +276,7 @@ fn run_here(
     seed: u64,
     keep_timeline: bool,
     probe: Arc<Probe>,
+    protocol: Option<Arc<dyn crate::world::protocol::Protocol>>,
 ) -> Result<RunOutput, RunError> {
     let file = if keep_timeline {
         let f = tempfile::tempfile().map_err(|e| RunError::TimelineFile(Arc::new(e)))?;
@@ -285,7 +297,7 @@ fn run_here(
     let (end_us, client, messages, backend_requests, backend_buckets) =
         runtime.block_on(async move {
             let s = &resolved.scenario;
-            let world = Arc::new(World::build(&resolved, seed, timeline));
+            let world = Arc::new(World::build_with(&resolved, seed, timeline, protocol));
             let base = (
                 s.network.latency_ms_min,
                 s.network.latency_ms_max,

@@ -82,6 +82,7 @@ impl Resolved {
     pub fn with_scenario(&self, scenario: Scenario) -> Result<Resolved, ScenarioError> {
         let mut out = resolve(&self.path, scenario)?;
         out.overrides = self.overrides.clone();
+        out.command = self.command.clone();
         Ok(out)
     }
 }
@@ -200,6 +201,7 @@ fn finish(mut scenario: Scenario, checked: Checked, file: &str, overrides: &[Str
         faults: checked.faults.firings,
         path: file.to_string(),
         overrides: overrides.to_vec(),
+        command: None,
         protocol: checked.protocol,
     }
 }

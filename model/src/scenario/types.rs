@@ -182,6 +182,9 @@ pub struct Resolved {
     pub path: String,
     /// The `--set` overrides applied, as given.
     pub overrides: Vec<String>,
+    /// The command that repeats this run when it is not `sim run` on `path` (a library
+    /// run of a user's node: its test's command). `None` for every run of `sim`.
+    pub command: Option<String>,
     /// The protocol under test, built from its table.
     pub protocol: Arc<dyn ProtocolModel>,
 }

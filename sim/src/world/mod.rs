@@ -54,6 +54,17 @@ impl World {
     /// Builds every process of `resolved` in the current runtime and starts them; they
     /// record into `timeline`.
     pub fn build(resolved: &Resolved, seed: u64, timeline: Timeline) -> World {
+        World::build_with(resolved, seed, timeline, None)
+    }
+
+    /// As [`World::build`], with `protocol` in place of the one the scenario names when
+    /// it is given (a library run's user node: [`crate::library`]).
+    pub fn build_with(
+        resolved: &Resolved,
+        seed: u64,
+        timeline: Timeline,
+        protocol: Option<Arc<dyn crate::world::protocol::Protocol>>,
+    ) -> World {
         let s = &resolved.scenario;
         let handle = Handle::current();
         Net::current().set_config(link_config(
@@ -66,7 +77,7 @@ impl World {
             timeline: timeline.clone(),
             backend_requests: backend_requests.clone(),
             seed,
-            protocol: crate::world::protocol::build(&resolved.scenario),
+            protocol: protocol.unwrap_or_else(|| crate::world::protocol::build(&resolved.scenario)),
             nodes: s.nodes as usize,
             tick_interval_ms: s.work.tick_interval_ms,
             resource_timeout_ms: s.work.resource_timeout_ms,

@@ -181,8 +181,12 @@ struct Report<'a> {
 
 /// The command that reproduces a run, shell-quoted: the scenario path as
 /// [`crate::scenario::display_path`] writes it (so that it does not depend on how it was
-/// typed), the seed, and every override.
+/// typed), the seed, and every override; or the resolved scenario's own `command`, for a
+/// run that `sim run` does not repeat (a library run of a user's node).
 pub fn reproduce_command(r: &Resolved, seed: u64) -> String {
+    if let Some(command) = &r.command {
+        return command.clone();
+    }
     let seed = seed.to_string();
     let mut words = vec!["sim", "run", r.path.as_str(), "--seed", seed.as_str()];
     for set in &r.overrides {

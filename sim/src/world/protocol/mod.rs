@@ -21,6 +21,7 @@ pub mod peer;
 pub mod raft;
 pub mod redis_lock;
 pub mod ring;
+pub mod user_node;
 pub mod zk_sequential;
 
 use crate::world::clock::NodeClock;
