@@ -82,9 +82,9 @@ impl<'a> Cx<'a> {
     pub(super) fn line(&self, path: &[&str]) -> Option<usize> {
         let text = match &self.source {
             Source::Text(text) => Cow::Borrowed(*text),
-            Source::Typed(s) => {
-                Cow::Owned(toml::to_string(s).expect("a scenario always serializes"))
-            }
+            // A scenario built in code (a shrink's candidate) may hold a value TOML cannot
+            // write (an integer above i64::MAX): the error then names no line.
+            Source::Typed(s) => Cow::Owned(toml::to_string(s).ok()?),
         };
         locate(
             &text,
@@ -118,5 +118,25 @@ impl<'a> Cx<'a> {
             path,
             format!("{v} is out of range: 0 to {hi}"),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Methodology: an error about a scenario built in memory names its line from the
+    //! scenario's TOML; one TOML cannot write (a u64 above i64::MAX) must give an error
+    //! without a line, not a panic (a continuous search's shrink once panicked here).
+    use super::Cx;
+    use crate::scenario::types::Scenario;
+
+    #[test]
+    fn a_scenario_toml_cannot_write_names_no_line_and_does_not_panic() {
+        let written = Scenario::default();
+        assert!(Cx::typed("a.toml", &written).line(&["name"]).is_some());
+        let unwritable = Scenario {
+            seed: Some(u64::MAX),
+            ..Scenario::default()
+        };
+        assert_eq!(Cx::typed("b.toml", &unwritable).line(&["name"]), None);
     }
 }
