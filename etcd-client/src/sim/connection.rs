@@ -73,7 +73,7 @@ impl Connection {
         let ep = (0..CLIENT_ADDRS)
             .find_map(|k| {
                 let ip = Ipv4Addr::new(10, 0, 4 + (k / 256) as u8, (k % 256) as u8);
-                Endpoint::bind(SocketAddr::new(IpAddr::V4(ip), 40000)).ok()
+                Endpoint::bind_stream(SocketAddr::new(IpAddr::V4(ip), 40000)).ok()
             })
             .ok_or_else(|| Error::Internal("every simulated client address is in use".into()))?;
         Ok(Connection {
@@ -150,10 +150,17 @@ impl Connection {
         Ok(at)
     }
 
-    /// Sends `op` to the member it talks to, and waits for the answer.
+    /// Sends `op` to the member it talks to, and waits for the answer within the
+    /// client's timeout.
     pub(crate) async fn call(&self, op: Op) -> Result<Reply> {
+        self.call_within(op, self.timeout).await
+    }
+
+    /// As [`Connection::call`], waiting at most `timeout` (`None`: for ever). A message
+    /// on a stream that is open has no deadline: tonic's bounds the call that opens it.
+    pub(crate) async fn call_within(&self, op: Op, timeout: Option<Duration>) -> Result<Reply> {
         let at = self.member();
-        let timeout = self.timeout.unwrap_or(FOREVER);
+        let timeout = timeout.unwrap_or(FOREVER);
         match self.ask(at, ClientOp(op), timeout).await {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(Refusal::NoLeader)) => {

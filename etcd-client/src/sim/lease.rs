@@ -10,6 +10,7 @@ use baton_sim::world::service::etcd_cluster::{Op, Reply};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// The header of a grant or a keep-alive, which the simulated lessor answers without
@@ -65,7 +66,7 @@ impl LeaseClient {
     /// server and streaming keep alive responses from the server to the client. The
     /// first request is answered here: an error when the lease is gone.
     pub async fn keep_alive(&mut self, id: i64) -> Result<(LeaseKeeper, LeaseKeepAliveStream)> {
-        match keep_alive_once(&self.conn, id).await? {
+        match keep_alive_once(&self.conn, id, self.conn.timeout()).await? {
             r if r.ttl() <= 0 => Err(Error::LeaseKeepAliveError("lease not found".into())),
             _ => {
                 let (req_tx, req_rx) = mpsc::channel(100);
@@ -111,8 +112,12 @@ impl LeaseClient {
 }
 
 /// One keep-alive request and its answer (`ttl` 0 when the lease is gone, as etcd's).
-async fn keep_alive_once(conn: &Connection, id: i64) -> Result<LeaseKeepAliveResponse> {
-    match conn.call(Op::KeepAlive(id)).await? {
+async fn keep_alive_once(
+    conn: &Connection,
+    id: i64,
+    timeout: Option<Duration>,
+) -> Result<LeaseKeepAliveResponse> {
+    match conn.call_within(Op::KeepAlive(id), timeout).await? {
         Reply::KeptAlive(ttl_ms) => Ok(LeaseKeepAliveResponse {
             id,
             ttl: ttl_ms.map_or(0, |ms| (ms / 1000) as i64),
@@ -131,7 +136,9 @@ async fn keep_alive_stream(
     answers: mpsc::UnboundedSender<Result<LeaseKeepAliveResponse>>,
 ) {
     while requests.recv().await.is_some() {
-        let answer = keep_alive_once(&conn, id).await;
+        // The stream is open: its messages wait as long as it takes (a cut link holds
+        // them, as TCP does), with no call deadline.
+        let answer = keep_alive_once(&conn, id, None).await;
         let failed = answer.is_err();
         if answers.send(answer).is_err() || failed {
             return;

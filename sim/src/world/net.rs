@@ -128,7 +128,35 @@ struct Routing {
     seq: u64,
     /// Messages that entered the network (neither cut nor lost).
     messages: u64,
+    /// Stream packets held by a cut link, sender's and receiver's nodes first, sent on
+    /// when it is mended (in the order they were held).
+    held: Vec<Held>,
 }
+
+impl Routing {
+    /// The network's generator: `seed::fork(seed, "net")`.
+    fn rng(&mut self) -> &mut ChaCha8Rng {
+        self.rng.get_or_insert_with(|| {
+            baton_model::seed::fork(madsim::runtime::Handle::current().seed(), "net")
+        })
+    }
+
+    /// Whether a packet from `from` to `to` travels on a stream (either end is one).
+    fn is_stream(&self, to: &Socket, from: SocketAddr) -> bool {
+        to.stream || self.bound.get(&from).is_some_and(|s| s.stream)
+    }
+}
+
+/// A stream packet a cut link holds.
+struct Held {
+    link: (NodeId, NodeId),
+    to: Arc<Socket>,
+    from: SocketAddr,
+    packet: Packet,
+}
+
+/// How long a lost stream packet takes more: Linux's least TCP retransmission timeout.
+const RETRANSMIT_US: u64 = 200_000;
 
 /// The network of one run: a madsim plugin, so that killing a node closes its sockets.
 pub struct Net {
@@ -156,6 +184,7 @@ impl Simulator for Net {
                 slow: BTreeMap::new(),
                 seq: 0,
                 messages: 0,
+                held: Vec::new(),
             }),
             time: time.clone(),
             last_call: std::sync::atomic::AtomicU64::new(0),
@@ -205,9 +234,21 @@ impl Net {
         self.routing.lock().unwrap().cut.insert((a, b));
     }
 
-    /// Restores the link from node `a` to node `b`.
+    /// Restores the link from node `a` to node `b`; the stream packets it held go on
+    /// now, to sockets still open.
     pub fn mend(&self, a: NodeId, b: NodeId) {
-        self.routing.lock().unwrap().cut.remove(&(a, b));
+        let held = {
+            let mut r = self.routing.lock().unwrap();
+            r.cut.remove(&(a, b));
+            let (go, stay) = std::mem::take(&mut r.held)
+                .into_iter()
+                .partition(|h| h.link == (a, b));
+            r.held = stay;
+            go
+        };
+        for h in held {
+            self.enter(h.link.0, h.to, h.from, h.packet, 0);
+        }
     }
 
     /// Slows the link from node `a` to node `b`: its messages take a latency drawn from
@@ -231,7 +272,7 @@ impl Net {
         self.routing.lock().unwrap().messages
     }
 
-    fn bind(&self, addr: SocketAddr, node: NodeId) -> Result<Arc<Socket>, AddrInUse> {
+    fn bind(&self, addr: SocketAddr, node: NodeId, stream: bool) -> Result<Arc<Socket>, AddrInUse> {
         let mut r = self.routing.lock().unwrap();
         if r.bound.contains_key(&addr) {
             return Err(AddrInUse(addr));
@@ -239,6 +280,7 @@ impl Net {
         let socket = Arc::new(Socket {
             node,
             addr,
+            stream,
             state: Mutex::new(SocketState::default()),
             handlers: Mutex::new(Handlers::default()),
         });
@@ -256,38 +298,67 @@ impl Net {
         }
     }
 
-    /// Puts `packet` on the wire from `from` (on node `node`) to `dst`.
+    /// Puts `packet` on the wire from `from` (on node `node`) to `dst`. A stream's
+    /// packet (one of whose ends is a stream socket, as TCP's are) is never lost: a cut
+    /// link holds it until it is mended, and a loss costs it a retransmission timeout.
     fn send(&self, node: NodeId, from: SocketAddr, dst: SocketAddr, packet: Packet) {
-        let (to, at, seq) = {
+        let (to, delay_us) = {
             let mut r = self.routing.lock().unwrap();
             let Some(to) = r.bound.get(&dst).cloned() else {
                 return;
             };
             if r.cut.contains(&(node, to.node)) {
+                if r.is_stream(&to, from) {
+                    let link = (node, to.node);
+                    r.held.push(Held {
+                        link,
+                        to,
+                        from,
+                        packet,
+                    });
+                }
                 return;
             }
+            let loss_ppm = r.config.loss_ppm;
+            let lost = loss_ppm > 0 && r.rng().gen_range(0..1_000_000) < loss_ppm;
+            match (lost, lost && r.is_stream(&to, from)) {
+                (true, false) => return,
+                (true, true) => (to, RETRANSMIT_US),
+                _ => (to, 0),
+            }
+        };
+        self.enter(node, to, from, packet, delay_us);
+    }
+
+    /// Puts `packet` from node `node` in flight to `to` with the link's latency plus
+    /// `delay_us`.
+    fn enter(
+        &self,
+        node: NodeId,
+        to: Arc<Socket>,
+        from: SocketAddr,
+        packet: Packet,
+        delay_us: u64,
+    ) {
+        let (at, seq) = {
+            let mut r = self.routing.lock().unwrap();
             let LinkConfig {
                 mut latency_us_min,
                 mut latency_us_max,
-                loss_ppm,
+                ..
             } = r.config;
             // A slow link draws from its own range: one draw either way, so that slowing
             // one link never shifts the draws of the others.
             if let Some(&(lo, hi)) = r.slow.get(&(node, to.node)) {
                 (latency_us_min, latency_us_max) = (lo, hi);
             }
-            let rng = r.rng.get_or_insert_with(|| {
-                baton_model::seed::fork(madsim::runtime::Handle::current().seed(), "net")
-            });
-            if loss_ppm > 0 && rng.gen_range(0..1_000_000) < loss_ppm {
-                return;
-            }
-            let latency_us = rng.gen_range(latency_us_min..=latency_us_max.max(latency_us_min));
+            let latency_us = r
+                .rng()
+                .gen_range(latency_us_min..=latency_us_max.max(latency_us_min));
             r.seq += 1;
             r.messages += 1;
             (
-                to,
-                self.time.now_instant() + Duration::from_micros(latency_us),
+                self.time.now_instant() + Duration::from_micros(latency_us + delay_us),
                 r.seq,
             )
         };
@@ -332,6 +403,9 @@ struct Handlers {
 struct Socket {
     node: NodeId,
     addr: SocketAddr,
+    /// A stream's end (TCP's, as gRPC runs on): its packets are held by a cut link and
+    /// retransmitted when lost, never dropped.
+    stream: bool,
     state: Mutex<SocketState>,
     handlers: Mutex<Handlers>,
 }
@@ -495,8 +569,20 @@ pub struct NoReply;
 impl Endpoint {
     /// Binds `addr` on the current node and starts delivering its messages.
     pub fn bind(addr: SocketAddr) -> Result<Endpoint, AddrInUse> {
+        Self::bind_as(addr, false)
+    }
+
+    /// As [`Endpoint::bind`], for one end of a stream (a gRPC client's TCP connection):
+    /// what it sends and what is sent to it is never lost. A cut link holds it until it
+    /// is mended, and a loss delays it by a retransmission timeout (200 ms), as TCP
+    /// does; a closed socket (a killed node) still drops it, as a reset connection does.
+    pub fn bind_stream(addr: SocketAddr) -> Result<Endpoint, AddrInUse> {
+        Self::bind_as(addr, true)
+    }
+
+    fn bind_as(addr: SocketAddr, stream: bool) -> Result<Endpoint, AddrInUse> {
         let net = Net::current();
-        let socket = net.bind(addr, plugin::node())?;
+        let socket = net.bind(addr, plugin::node(), stream)?;
         socket.state.lock().unwrap().open = true;
         madsim::task::spawn(Delivery {
             net: net.clone(),
