@@ -219,10 +219,11 @@ fn a_seed_search_finds_the_canary_and_not_the_honest_elector() {
         .search(3..13)
         .expect("the runs report")
         .expect("the canary fails at some seed");
+    assert_eq!(found.seed, 3);
     assert!(
-        found.summary_txt.contains("-- gc-pause (seed 3)"),
+        found.run.summary_txt.contains("-- gc-pause (seed 3)"),
         "{}",
-        found.summary_txt
+        found.run.summary_txt
     );
     let none = world("clean-kill", &[], 0, HONEST)
         .search(1..6)
@@ -230,7 +231,7 @@ fn a_seed_search_finds_the_canary_and_not_the_honest_elector() {
     assert!(
         none.is_none(),
         "{}",
-        none.map(|a| a.summary_txt).unwrap_or_default()
+        none.map(|f| f.run.summary_txt).unwrap_or_default()
     );
 }
 

@@ -23,13 +23,14 @@
 //! batches), so the checkers judge the user's node as they judge Baton's protocols. How
 //! the user's function becomes a protocol: `crate::world::protocol::user_node`.
 
-use crate::run::{report, simulate_with};
+use crate::run::{report, report_verdict, simulate_with};
 use crate::world::protocol::user_node::{NodeFn, UserNode};
 use baton_model::protocol::ProtocolName;
 use baton_model::scenario::Resolved;
 use std::future::Future;
 use std::sync::Arc;
 
+pub use crate::cmd::shrink::{Minimal, MinimizeError};
 pub use crate::run::{Artifacts, RunError};
 pub use crate::world::protocol::user_node::{NodeCtx, Term};
 pub use baton_protocols::{Clock, LossReason};
@@ -65,6 +66,9 @@ pub enum Error {
     /// [`World::run`] without [`World::nodes`].
     #[error("no node function: call World::nodes before World::run")]
     NoNodes,
+    /// A shrink could not be done.
+    #[error(transparent)]
+    Shrink(Box<MinimizeError>),
     /// The run itself gave no report.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -132,22 +136,54 @@ impl World {
     }
 
     /// Runs the world under each of `seeds` in order, as `sim search` does with one
-    /// worker: the first failing run's artifacts, or `None` when every run passed.
-    pub fn search(&self, seeds: impl IntoIterator<Item = u64>) -> Result<Option<Artifacts>, Error> {
+    /// worker: the first failing run, or `None` when every run passed.
+    pub fn search(&self, seeds: impl IntoIterator<Item = u64>) -> Result<Option<Found>, Error> {
         for seed in seeds {
             let run = self.run_seed(seed)?;
             if !run.passed {
-                return Ok(Some(run));
+                return Ok(Some(Found { seed, run }));
             }
         }
         Ok(None)
     }
 
+    /// Shrinks the failing run under `seed` as `sim shrink` does (proptest's shrinking
+    /// over its faults: drop each, then shrink each one's numbers), within `max_runs`
+    /// candidates, each run with the user's node; the result is replayed twice to the same
+    /// report. `None` when the run passes. [`Minimal::file_text`] writes it as a scenario
+    /// file that [`baton_model::load`] reads back for [`World::new`].
+    pub fn shrink(&self, seed: u64, max_runs: u64) -> Result<Option<Minimal>, Error> {
+        let base = baton_model::swarm::materialize(&self.resolved, seed).map_err(RunError::from)?;
+        let node_fn = self.node_fn()?;
+        let run = |r: &Resolved, seed: u64, recorded: bool| {
+            self.run_resolved(&node_fn, r, seed, recorded)
+        };
+        crate::cmd::shrink::minimize_by(&base, seed, max_runs, None, &|| false, |_, _| {}, &run)
+            .map_err(|e| Error::Shrink(Box::new(e)))
+    }
+
     /// One run under `seed`: a swarm's faults drawn from it, as `sim run` draws them.
-    fn run_seed(&self, seed: u64) -> Result<Artifacts, Error> {
-        let node_fn = self.node_fn.clone().ok_or(Error::NoNodes)?;
-        let mut resolved =
+    pub fn run_seed(&self, seed: u64) -> Result<Artifacts, Error> {
+        let resolved =
             baton_model::swarm::materialize(&self.resolved, seed).map_err(RunError::from)?;
+        Ok(self.run_resolved(&self.node_fn()?, &resolved, seed, true)?)
+    }
+
+    /// The user's node function, once given.
+    fn node_fn(&self) -> Result<NodeFn, Error> {
+        self.node_fn.clone().ok_or(Error::NoNodes)
+    }
+
+    /// `resolved` (faults written out) under `seed` with the user's node; `recorded`:
+    /// with the timeline and the pages.
+    fn run_resolved(
+        &self,
+        node_fn: &NodeFn,
+        resolved: &Resolved,
+        seed: u64,
+        recorded: bool,
+    ) -> Result<Artifacts, RunError> {
+        let mut resolved = resolved.clone();
         if let Some(c) = &mut resolved.command {
             *c = c.replace("{seed}", &seed.to_string());
         }
@@ -158,8 +194,21 @@ impl World {
             .clone()
             .unwrap_or_default()
             .lease_ttl_ms;
-        let protocol = Arc::new(UserNode::new(inner, node_fn, ttl_ms));
-        let out = simulate_with(&resolved, seed, true, Some(protocol))?;
-        Ok(report(&resolved, seed, out))
+        let protocol = Arc::new(UserNode::new(inner, node_fn.clone(), ttl_ms));
+        let out = simulate_with(&resolved, seed, recorded, Some(protocol))?;
+        Ok(if recorded {
+            report(&resolved, seed, out)
+        } else {
+            report_verdict(&resolved, seed, out)
+        })
     }
+}
+
+/// A failing run a search found.
+#[derive(Debug)]
+pub struct Found {
+    /// Its seed.
+    pub seed: u64,
+    /// Its artifacts.
+    pub run: Artifacts,
 }

@@ -10,7 +10,7 @@
 //! properties) under the same seed; otherwise proptest backs off (`complicate`). The
 //! result is checked twice more before it is written.
 
-use crate::run::RunError;
+use crate::run::{Artifacts, RunError};
 use baton_model::checker::Property;
 use baton_model::fault::FaultSpec;
 use baton_model::scenario::{Resolved, ScenarioError};
@@ -237,6 +237,35 @@ pub fn minimize(
     stop: &dyn Fn() -> bool,
     progress: impl FnMut(u64, usize),
 ) -> Result<Option<Minimal>, MinimizeError> {
+    let run = |r: &Resolved, seed: u64, recorded: bool| {
+        if recorded {
+            crate::run::run(r, seed)
+        } else {
+            crate::run::run_unrecorded(r, seed)
+        }
+    };
+    minimize_by(base, seed, max_runs, fixed, stop, progress, &run)
+}
+
+/// How a shrink runs a candidate: `(scenario, seed, recorded)` to its artifacts
+/// (`recorded`: with the timeline and the pages, for the replays). Baton's own protocols
+/// run through `crate::run`; a library run's user node through `crate::library`.
+pub type Runner<'a> = dyn Fn(&Resolved, u64, bool) -> Result<Artifacts, RunError> + 'a;
+
+/// As [`minimize`], each candidate run by `run`.
+pub fn minimize_by(
+    base: &Resolved,
+    seed: u64,
+    max_runs: u64,
+    fixed: Option<&Resolved>,
+    stop: &dyn Fn() -> bool,
+    progress: impl FnMut(u64, usize),
+    run: &Runner<'_>,
+) -> Result<Option<Minimal>, MinimizeError> {
+    // The failing run's properties, sorted: what a candidate must reproduce.
+    let signature = |r: &Resolved, seed: u64| -> Result<Vec<Property>, RunError> {
+        Ok(run(r, seed, false)?.findings.signature())
+    };
     let wanted = signature(base, seed)?;
     if wanted.is_empty() {
         return Ok(None);
@@ -269,8 +298,8 @@ pub fn minimize(
         return Err(MinimizeError::Stopped);
     }
     // Replayed twice: the minimal file must fail the same way every time.
-    let a = crate::run::run(&min, seed)?;
-    let b = crate::run::run(&min, seed)?;
+    let a = run(&min, seed, true)?;
+    let b = run(&min, seed, true)?;
     if a.report_json != b.report_json || a.findings.signature() != wanted {
         return Err(MinimizeError::NoReplay {
             got: names(&a.findings.signature()),
@@ -358,13 +387,6 @@ impl Minimal {
             toml::to_string(&s).expect("a scenario always serializes")
         )
     }
-}
-
-/// The failing run's properties, sorted: what a candidate must reproduce.
-pub fn signature(resolved: &Resolved, seed: u64) -> Result<Vec<Property>, RunError> {
-    Ok(crate::run::run_unrecorded(resolved, seed)?
-        .findings
-        .signature())
 }
 
 /// A signature for a human: its properties' names, comma-separated.
