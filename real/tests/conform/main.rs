@@ -28,6 +28,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod library_nodes;
+mod rust_elector;
 
 use common::*;
 use serde_json::Value;
