@@ -32,7 +32,9 @@ use std::sync::Arc;
 
 pub use crate::cmd::shrink::{Minimal, MinimizeError};
 pub use crate::run::{Artifacts, RunError};
+pub use crate::world::protocol::desk::{Desk, Requests, Written};
 pub use crate::world::protocol::user_node::{NodeCtx, Term};
+pub use crate::world::timeline::WriteOp;
 pub use baton_protocols::{Clock, LossReason};
 
 /// Why a library run gave no report.
@@ -79,6 +81,7 @@ pub struct World {
     resolved: Resolved,
     seed: u64,
     node_fn: Option<NodeFn>,
+    own_work: bool,
 }
 
 impl World {
@@ -109,6 +112,7 @@ impl World {
             resolved: resolved.clone(),
             seed,
             node_fn: None,
+            own_work: false,
         })
     }
 
@@ -117,6 +121,16 @@ impl World {
     /// by the run's seed, so that a search's failure names its own.
     pub fn reproduce(mut self, command: impl Into<String>) -> World {
         self.resolved.command = Some(command.into());
+        self
+    }
+
+    /// The user's nodes do the leader's protected work themselves: while a term is held,
+    /// Baton's node makes no write; the user's node makes its own through the term's
+    /// [`Desk`] ([`NodeCtx::desk`]: the claim, ticks, sequence batches) and answers the
+    /// sequencer's client from it ([`Desk::requests`]). Without it, Baton's node does the
+    /// work under the user's token.
+    pub fn own_work(mut self) -> World {
+        self.own_work = true;
         self
     }
 
@@ -194,7 +208,13 @@ impl World {
             .clone()
             .unwrap_or_default()
             .lease_ttl_ms;
-        let protocol = Arc::new(UserNode::new(inner, node_fn.clone(), ttl_ms));
+        let tick_ms = resolved.scenario.work.tick_interval_ms;
+        let protocol = Arc::new(UserNode::new(
+            inner,
+            node_fn.clone(),
+            (ttl_ms, tick_ms),
+            self.own_work,
+        ));
         let out = simulate_with(&resolved, seed, recorded, Some(protocol))?;
         Ok(if recorded {
             report(&resolved, seed, out)

@@ -1,11 +1,15 @@
 //! An election module on etcd, as a Rust team writes one with the `etcd-client` crate.
 //!
 //! A node campaigns with etcd's election API under a lease of its own, keeps the lease
-//! alive, observes who leads, and while it leads hands its host the leader key's create
-//! revision as the fencing token for its protected writes. It steps down when its local
-//! deadline passes (the send of the last keep-alive etcd answered, plus the TTL etcd
-//! granted), when etcd says the lease is gone, or when its host ends the term (a write
-//! the resource fenced off); then it resigns, revokes the lease and campaigns again.
+//! alive, observes who leads, and while it leads does the singleton work, every write
+//! fenced with the leader key's create revision as its token: a claim, a scheduler tick
+//! every `tick`, and one write of the sequence row for each batch of the sequencer's
+//! requests, whose numbers it hands out only once that write was accepted. It steps down
+//! when its local deadline passes (the send of the last keep-alive etcd answered, plus
+//! the TTL etcd granted), when etcd says the lease is gone, when a write is fenced off,
+//! or when its host asks it to resign; then it resigns, revokes the lease and campaigns
+//! again. The host (the program it runs in) carries its writes to the fenced resource,
+//! its requests in, and its beliefs out.
 //!
 //! Nothing here knows about Baton: the module uses `etcd_client` and `tokio` only, so the
 //! same file builds against the real `etcd-client` (see `plain/`) and, renamed in
@@ -37,6 +41,8 @@ pub struct Config {
     pub call_timeout: Duration,
     /// How long a node waits before it campaigns again after a term or an error.
     pub retry: Duration,
+    /// The scheduler's tick while it leads.
+    pub tick: Duration,
 }
 
 /// Why a node stopped leading.
@@ -46,27 +52,70 @@ pub enum StepDown {
     DeadlinePassed,
     /// etcd answered that the lease is gone (or a renewal failed outright).
     LeaseLost,
-    /// The host ended the term (a fenced write, a resignation asked for).
-    Ended,
+    /// The resource refused a write: a newer leader exists.
+    Fenced,
+    /// The host asked it to step down.
+    Resigned,
 }
 
-/// What the module tells the program it runs in, and hears back from it.
+/// A protected write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Announces the token (fencing every older one) and reads the sequence row.
+    Claim,
+    /// The scheduler's tick `n` of this term.
+    Tick(u64),
+    /// Moves the sequence row to `last`, handing out `first..=last`.
+    Seq {
+        /// The batch's first number.
+        first: u64,
+        /// Its last.
+        last: u64,
+    },
+}
+
+/// What a protected write came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written {
+    /// Accepted: where the sequence row stands after it.
+    Accepted {
+        /// The row's last number.
+        last_seq: u64,
+    },
+    /// Refused: a newer token exists.
+    Rejected,
+    /// No answer in time (it may still land), or refused as a late batch of its own.
+    Failed,
+}
+
+/// Requests of the sequencer's client, taken together.
+pub trait Batch: Send {
+    /// How many numbers they ask for.
+    fn count(&self) -> u64;
+    /// Hands out `first..first + count()` under `token`.
+    fn grant(self, token: u64, first: u64);
+    /// Answers that the numbers could not be made durable: the client tries again.
+    fn unavailable(self);
+}
+
+/// The program the module runs in: what it hears of the node's beliefs, and how the
+/// leader reaches the fenced resource and the sequencer's requests.
 pub trait Host: Send + Sync + 'static {
-    /// One term as leader, as the host keeps it.
-    type Term: Term;
-    /// The node believes it leads under fencing `token` from now: the host starts the
-    /// protected work with that token.
-    fn lead(&self, token: u64) -> Self::Term;
+    /// The requests of one [`Host::requests`].
+    type Batch: Batch;
+    /// The node believes it leads under fencing `token` from now.
+    fn lead(&self, token: u64);
+    /// It no longer believes it leads, for `why`.
+    fn step_down(&self, token: u64, why: StepDown);
     /// Whom the node sees leading (name, token), or nobody.
     fn sees_leader(&self, leader: Option<(String, u64)>);
-}
-
-/// One term as the host keeps it.
-pub trait Term: Send {
-    /// The node no longer believes it leads: the host stops the protected work.
-    fn step_down(&self, why: StepDown);
-    /// Resolves when the host ended the term itself.
-    fn ended(&self) -> impl Future<Output = ()> + Send;
+    /// One protected write under `token`.
+    fn write(&self, token: u64, op: Op) -> impl Future<Output = Written> + Send;
+    /// The sequencer's requests queued for the leader `token`, waiting for some;
+    /// `None` when no more will come this term.
+    fn requests(&self, token: u64) -> impl Future<Output = Option<Self::Batch>> + Send;
+    /// Resolves when the leader `token` is asked to step down.
+    fn resign_asked(&self, token: u64) -> impl Future<Output = ()> + Send;
 }
 
 /// Runs the node for ever: campaign, lead, step down, again.
@@ -113,21 +162,35 @@ async fn one_term<H: Host>(
         _ = &mut keep => None,
     };
     if let Some(key) = won {
-        let term = host.lead(key.rev() as u64);
-        let why = lead(&term, &mut keep, &mut deadline).await;
-        if why != StepDown::Ended {
-            term.step_down(why);
-        }
+        let token = key.rev() as u64;
+        host.lead(token);
+        let (stop_tx, stop) = watch::channel(false);
+        let work = work(host, token, config.tick, stop);
+        tokio::pin!(work);
+        let why = tokio::select! {
+            biased;
+            why = lead(&mut keep, &mut deadline) => why,
+            why = &mut work => why,
+            _ = host.resign_asked(token) => {
+                // A graceful step-down: the write in flight is answered (or times out)
+                // before the key goes, unless the deadline passes first.
+                let _ = stop_tx.send(true);
+                tokio::select! {
+                    biased;
+                    why = lead(&mut keep, &mut deadline) => why,
+                    why = &mut work => why,
+                }
+            }
+        };
+        host.step_down(token, why);
         resign(&mut client, key).await;
     }
     let _ = client.lease_revoke(lease).await;
     Ok(())
 }
 
-/// Leads until the term ends: the local deadline passes, the lease is lost, or the host
-/// ends it.
-async fn lead<T: Term>(
-    term: &T,
+/// Holds the lease until the local deadline passes or the lease is lost.
+async fn lead(
     keep: &mut (impl Future<Output = ()> + Unpin),
     deadline: &mut watch::Receiver<Instant>,
 ) -> StepDown {
@@ -135,13 +198,62 @@ async fn lead<T: Term>(
         let until = *deadline.borrow_and_update();
         tokio::select! {
             biased;
-            _ = term.ended() => return StepDown::Ended,
             _ = &mut *keep => return StepDown::LeaseLost,
             _ = sleep_until(until), if cfg!(not(feature = "no-local-deadline")) => {
                 return StepDown::DeadlinePassed;
             }
             // A renewal moved the deadline: wait for the new one.
             _ = deadline.changed() => {}
+        }
+    }
+}
+
+/// The leader's protected work under `token`, one write at a time: the claim (again
+/// until answered), then the scheduler's tick when due and a write of the sequence row
+/// for each batch of requests. Returns when a write is fenced off, or between two writes
+/// once `stop` turns true.
+async fn work<H: Host>(
+    host: &H,
+    token: u64,
+    tick: Duration,
+    mut stop: watch::Receiver<bool>,
+) -> StepDown {
+    let mut last = loop {
+        match host.write(token, Op::Claim).await {
+            Written::Accepted { last_seq } => break last_seq,
+            Written::Rejected => return StepDown::Fenced,
+            Written::Failed => sleep(Duration::from_millis(10)).await,
+        }
+    };
+    let (mut n, mut next_tick) = (0, Instant::now() + tick);
+    loop {
+        tokio::select! {
+            biased;
+            _ = async { drop(stop.wait_for(|stop| *stop).await) } => return StepDown::Resigned,
+            _ = sleep_until(next_tick) => {
+                (n, next_tick) = (n + 1, next_tick + tick);
+                if host.write(token, Op::Tick(n)).await == Written::Rejected {
+                    return StepDown::Fenced;
+                }
+            }
+            batch = host.requests(token) => {
+                let Some(batch) = batch else {
+                    // No more requests this term: the ticks go on.
+                    sleep_until(next_tick).await;
+                    continue;
+                };
+                let (first, end) = (last + 1, last + batch.count());
+                match host.write(token, Op::Seq { first, last: end }).await {
+                    Written::Accepted { .. } => batch.grant(token, first),
+                    Written::Rejected => {
+                        batch.unavailable();
+                        return StepDown::Fenced;
+                    }
+                    // The numbers may exist: never hand them out again.
+                    Written::Failed => batch.unavailable(),
+                }
+                last = end;
+            }
         }
     }
 }

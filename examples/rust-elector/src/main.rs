@@ -13,12 +13,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use rust_elector::{Config, Host, StepDown, Term};
+use rust_elector::{Batch, Config, Host, Op, StepDown, Written};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch, Notify};
 
 /// The node's settings, from the contract's environment.
 struct Env {
@@ -26,7 +26,6 @@ struct Env {
     http_port: u16,
     resource_url: String,
     peers: BTreeMap<String, String>,
-    tick: Duration,
     write_timeout: Duration,
     config: Config,
 }
@@ -58,7 +57,6 @@ impl Env {
                 .map_err(|_| "rust-elector: BATON_HTTP_PORT is not a port")?,
             resource_url: var("BATON_RESOURCE_URL")?,
             peers,
-            tick: ms("BATON_TICK_MS")?,
             write_timeout: ms("BATON_WRITE_TIMEOUT_MS")?,
             config: Config {
                 endpoints: var("BATON_ETCD_ENDPOINTS")?
@@ -70,48 +68,112 @@ impl Env {
                 lease_ttl: ms("BATON_LEASE_TTL_MS")?,
                 call_timeout: Duration::from_millis(1000),
                 retry: Duration::from_millis(200),
+                tick: ms("BATON_TICK_MS")?,
             },
             id,
         })
     }
 }
 
-/// The node's state, shared by the elector's host side and the HTTP handlers.
+/// The node's state, shared by the module (through [`Host`]) and the HTTP handlers.
 struct Node {
     id: String,
     resource_url: String,
     peers: BTreeMap<String, String>,
-    tick: Duration,
     http: reqwest::Client,
-    /// The term it leads, if any.
-    leading: Mutex<Option<Leading>>,
+    /// The token it leads under, if any.
+    leading: Mutex<Option<u64>>,
     /// Whom it last saw leading.
     seen: Mutex<Option<String>>,
-    /// One protected write at a time: where the sequence stands after the last one.
-    writer: tokio::sync::Mutex<u64>,
+    /// `POST /next` requests waiting for the leader's next sequence write.
+    queue: Mutex<Vec<Waiting>>,
+    queued: Notify,
+    /// Set by `POST /resign`, for the term it names.
+    resign: watch::Sender<Option<u64>>,
 }
 
-#[derive(Clone)]
-struct Leading {
-    token: u64,
-    ended: watch::Sender<bool>,
+/// One `POST /next` waiting for its numbers.
+struct Waiting {
+    count: u64,
+    reply: oneshot::Sender<Response>,
 }
 
-/// What the resource answered.
-enum Outcome {
-    Accepted(u64),
-    Rejected,
-    Failed,
+/// The requests one sequence write covers.
+struct Requests(Vec<Waiting>);
+
+impl Batch for Requests {
+    fn count(&self) -> u64 {
+        self.0.iter().map(|w| w.count).sum()
+    }
+
+    fn grant(self, token: u64, first: u64) {
+        let mut next = first;
+        for w in self.0 {
+            let (seq, last) = (next, next + w.count - 1);
+            next += w.count;
+            let body = json!({"token": token, "seq": seq, "last": last});
+            let _ = w.reply.send(Json(body).into_response());
+        }
+    }
+
+    fn unavailable(self) {
+        for w in self.0 {
+            let _ = w
+                .reply
+                .send(StatusCode::SERVICE_UNAVAILABLE.into_response());
+        }
+    }
 }
 
 impl Node {
-    /// One protected write under `token`.
-    async fn write(&self, token: u64, op: Value) -> Outcome {
-        let body = json!({"node": self.id, "token": token, "op": op});
+    /// `409`: who it believes leads, and where.
+    fn not_leader(&self) -> Response {
+        let leader = self.seen.lock().unwrap().clone();
+        let address = leader.as_ref().and_then(|l| self.peers.get(l)).cloned();
+        let body = json!({"leader": leader, "address": address});
+        (StatusCode::CONFLICT, Json(body)).into_response()
+    }
+
+    fn token(&self) -> Option<u64> {
+        *self.leading.lock().unwrap()
+    }
+}
+
+/// The module's host: the node's HTTP side and its HTTP client of the resource.
+struct LiveHost(Arc<Node>);
+
+impl Host for LiveHost {
+    type Batch = Requests;
+
+    fn lead(&self, token: u64) {
+        *self.0.leading.lock().unwrap() = Some(token);
+    }
+
+    fn step_down(&self, token: u64, why: StepDown) {
+        eprintln!("rust-elector: term {token} over: {why:?}");
+        *self.0.leading.lock().unwrap() = None;
+        // Whoever still waits is answered as a follower.
+        for w in std::mem::take(&mut *self.0.queue.lock().unwrap()) {
+            let _ = w.reply.send(self.0.not_leader());
+        }
+    }
+
+    fn sees_leader(&self, leader: Option<(String, u64)>) {
+        *self.0.seen.lock().unwrap() = leader.map(|(name, _)| name);
+    }
+
+    async fn write(&self, token: u64, op: Op) -> Written {
+        let op = match op {
+            Op::Claim => json!({"kind": "claim"}),
+            Op::Tick(n) => json!({"kind": "tick", "n": n}),
+            Op::Seq { first, last } => json!({"kind": "seq", "first": first, "last": last}),
+        };
+        let body = json!({"node": self.0.id, "token": token, "op": op});
         let answer = async {
             let r = self
+                .0
                 .http
-                .post(&self.resource_url)
+                .post(&self.0.resource_url)
                 .json(&body)
                 .send()
                 .await
@@ -119,114 +181,35 @@ impl Node {
             r.json::<Value>().await.ok()
         };
         let Some(v) = answer.await else {
-            return Outcome::Failed;
+            return Written::Failed;
         };
         match v["outcome"].as_str() {
-            Some("accepted") => Outcome::Accepted(v["last_seq"].as_u64().unwrap_or(0)),
-            Some("rejected") => Outcome::Rejected,
-            // `behind`: a late batch of its own; the row stands at `last_seq`.
-            _ => {
-                if let Some(s) = v["last_seq"].as_u64() {
-                    let mut last = self.writer.lock().await;
-                    *last = (*last).max(s);
-                }
-                Outcome::Failed
+            Some("accepted") => Written::Accepted {
+                last_seq: v["last_seq"].as_u64().unwrap_or(0),
+            },
+            Some("rejected") => Written::Rejected,
+            // `behind`: a late batch of its own.
+            _ => Written::Failed,
+        }
+    }
+
+    async fn requests(&self, token: u64) -> Option<Requests> {
+        loop {
+            let queued = self.0.queued.notified();
+            if self.0.token() != Some(token) {
+                return None;
             }
-        }
-    }
-
-    /// The current term's token, if it leads.
-    fn token(&self) -> Option<u64> {
-        self.leading.lock().unwrap().as_ref().map(|l| l.token)
-    }
-
-    /// Ends the term `token` from the node's side (fenced off, or asked to resign).
-    fn end(&self, token: u64) {
-        let mut l = self.leading.lock().unwrap();
-        if l.as_ref().is_some_and(|l| l.token == token) {
-            let _ = l.take().unwrap().ended.send(true);
-        }
-    }
-
-    /// The leader's work: claim, then a tick every `tick`, until the term ends.
-    async fn work(self: Arc<Self>, token: u64) {
-        let claimed = {
-            let mut last = self.writer.lock().await;
-            match self.write(token, json!({"kind": "claim"})).await {
-                Outcome::Accepted(s) => {
-                    *last = s;
-                    true
-                }
-                Outcome::Rejected => false,
-                Outcome::Failed => false,
+            let waiting = std::mem::take(&mut *self.0.queue.lock().unwrap());
+            if !waiting.is_empty() {
+                return Some(Requests(waiting));
             }
-        };
-        if !claimed {
-            return self.end(token);
-        }
-        let mut n = 0;
-        while self.token() == Some(token) {
-            tokio::time::sleep(self.tick).await;
-            n += 1;
-            let _guard = self.writer.lock().await;
-            if self.token() != Some(token) {
-                break;
-            }
-            if let Outcome::Rejected = self.write(token, json!({"kind": "tick", "n": n})).await {
-                return self.end(token);
-            }
+            queued.await;
         }
     }
 
-    /// `409`: who it believes leads, and where.
-    fn not_leader(&self) -> Response {
-        let leader = self.seen.lock().unwrap().clone();
-        let address = leader.as_ref().and_then(|l| self.peers.get(l)).cloned();
-        (
-            StatusCode::CONFLICT,
-            Json(json!({"leader": leader, "address": address})),
-        )
-            .into_response()
-    }
-}
-
-/// The module's host: a term is the node's `leading` slot and its work task.
-struct LiveHost(Arc<Node>);
-
-struct LiveTerm {
-    node: Arc<Node>,
-    token: u64,
-    ended: watch::Receiver<bool>,
-}
-
-impl Host for LiveHost {
-    type Term = LiveTerm;
-
-    fn lead(&self, token: u64) -> LiveTerm {
-        let (tx, rx) = watch::channel(false);
-        *self.0.leading.lock().unwrap() = Some(Leading { token, ended: tx });
-        tokio::spawn(self.0.clone().work(token));
-        LiveTerm {
-            node: self.0.clone(),
-            token,
-            ended: rx,
-        }
-    }
-
-    fn sees_leader(&self, leader: Option<(String, u64)>) {
-        *self.0.seen.lock().unwrap() = leader.map(|(name, _)| name);
-    }
-}
-
-impl Term for LiveTerm {
-    fn step_down(&self, why: StepDown) {
-        eprintln!("rust-elector: term {} over: {why:?}", self.token);
-        self.node.end(self.token);
-    }
-
-    async fn ended(&self) {
-        let mut rx = self.ended.clone();
-        let _ = rx.wait_for(|ended| *ended).await;
+    async fn resign_asked(&self, token: u64) {
+        let mut rx = self.0.resign.subscribe();
+        let _ = rx.wait_for(|t| *t == Some(token)).await;
     }
 }
 
@@ -247,36 +230,24 @@ struct Count {
     count: Option<u64>,
 }
 
-/// `POST /next`: one sequence batch, written before its numbers are handed out.
+/// `POST /next`: queued for the leader's next sequence write; answered once it is done.
 async fn next(State(node): State<Arc<Node>>, Query(q): Query<Count>) -> Response {
-    let Some(token) = node.token() else {
-        return node.not_leader();
-    };
-    let count = q.count.unwrap_or(1).max(1);
-    let mut last = node.writer.lock().await;
-    if node.token() != Some(token) {
-        return node.not_leader();
-    }
-    let (first, end) = (*last + 1, *last + count);
-    match node
-        .write(token, json!({"kind": "seq", "first": first, "last": end}))
-        .await
+    let (tx, rx) = oneshot::channel();
     {
-        Outcome::Accepted(s) => {
-            *last = s.max(end);
-            Json(json!({"token": token, "seq": first, "last": end})).into_response()
+        // Queued only while it leads, under the queue's lock: a step-down empties it.
+        let mut queue = node.queue.lock().unwrap();
+        if node.token().is_none() {
+            drop(queue);
+            return node.not_leader();
         }
-        Outcome::Rejected => {
-            drop(last);
-            node.end(token);
-            StatusCode::SERVICE_UNAVAILABLE.into_response()
-        }
-        Outcome::Failed => {
-            // Its numbers may exist: never hand them out again.
-            *last = (*last).max(end);
-            StatusCode::SERVICE_UNAVAILABLE.into_response()
-        }
+        queue.push(Waiting {
+            count: q.count.unwrap_or(1).max(1),
+            reply: tx,
+        });
     }
+    node.queued.notify_waiters();
+    rx.await
+        .unwrap_or_else(|_| StatusCode::SERVICE_UNAVAILABLE.into_response())
 }
 
 async fn metrics(State(node): State<Arc<Node>>) -> String {
@@ -287,7 +258,7 @@ async fn metrics(State(node): State<Arc<Node>>) -> String {
 async fn resign(State(node): State<Arc<Node>>) -> Response {
     match node.token() {
         Some(token) => {
-            node.end(token);
+            node.resign.send_replace(Some(token));
             StatusCode::ACCEPTED.into_response()
         }
         None => node.not_leader(),
@@ -311,11 +282,12 @@ async fn main() {
         id: env.id,
         resource_url: env.resource_url,
         peers: env.peers,
-        tick: env.tick,
         http,
         leading: Mutex::new(None),
         seen: Mutex::new(None),
-        writer: tokio::sync::Mutex::new(0),
+        queue: Mutex::new(vec![]),
+        queued: Notify::new(),
+        resign: watch::Sender::new(None),
     });
     let app = Router::new()
         .route("/status", get(status))

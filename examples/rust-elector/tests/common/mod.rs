@@ -3,41 +3,101 @@
 //! `benches/clean_kill.rs`.
 #![allow(dead_code)]
 
-use baton_sim::library::{LossReason, NodeCtx, World};
-use rust_elector::{Config, Host, StepDown, Term};
+use baton_sim::library::{Desk, LossReason, NodeCtx, Requests, World, WriteOp};
+use rust_elector::{Batch, Config, Host, Op, StepDown, Written};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Whether this build has the planted bug.
 pub const BUGGY: bool = cfg!(feature = "no-local-deadline");
 
-/// The module's host in the simulation: the world's node.
-struct SimHost(NodeCtx);
+/// The module's host in the simulation: the world's node, whose term's desk carries the
+/// module's writes to the simulated resource and the sequencer's requests to it.
+struct SimHost {
+    node: NodeCtx,
+    /// The term the node leads, as the world keeps it.
+    term: Mutex<Option<baton_sim::library::Term>>,
+}
 
-/// A term as the world keeps it.
-struct SimTerm(baton_sim::library::Term);
-
-impl Host for SimHost {
-    type Term = SimTerm;
-    fn lead(&self, token: u64) -> SimTerm {
-        SimTerm(self.0.lead(token))
+impl SimHost {
+    /// The world's term for `token`, if it is the current one.
+    fn term(&self, token: u64) -> Option<baton_sim::library::Term> {
+        let term = self.term.lock().unwrap().clone()?;
+        (term.token() == token).then_some(term)
     }
-    fn sees_leader(&self, leader: Option<(String, u64)>) {
-        self.0
-            .sees_leader(leader.as_ref().map(|(name, token)| (name.as_str(), *token)));
+
+    /// The desk of the term `token`: `None` once it is over.
+    async fn desk(&self, token: u64) -> Option<Arc<dyn Desk>> {
+        let term = self.term(token)?;
+        self.node.desk(&term).await
     }
 }
 
-impl Term for SimTerm {
-    fn step_down(&self, why: StepDown) {
-        self.0.step_down(match why {
-            StepDown::DeadlinePassed => LossReason::DeadlinePassed,
-            StepDown::LeaseLost => LossReason::Revoked,
-            StepDown::Ended => LossReason::Resigned,
-        });
+/// The sequencer's requests, as the world hands them over.
+struct SimBatch(Box<dyn Requests>);
+
+impl Batch for SimBatch {
+    fn count(&self) -> u64 {
+        self.0.count()
     }
-    async fn ended(&self) {
-        self.0.ended().await
+    fn grant(self, token: u64, first: u64) {
+        self.0.grant(token, first)
+    }
+    fn unavailable(self) {
+        self.0.unavailable()
+    }
+}
+
+impl Host for SimHost {
+    type Batch = SimBatch;
+
+    fn lead(&self, token: u64) {
+        *self.term.lock().unwrap() = Some(self.node.lead(token));
+    }
+
+    fn step_down(&self, token: u64, why: StepDown) {
+        if let Some(term) = self.term(token) {
+            term.step_down(match why {
+                StepDown::DeadlinePassed => LossReason::DeadlinePassed,
+                StepDown::LeaseLost => LossReason::Revoked,
+                StepDown::Fenced => LossReason::Fenced,
+                StepDown::Resigned => LossReason::Resigned,
+            });
+        }
+    }
+
+    fn sees_leader(&self, leader: Option<(String, u64)>) {
+        self.node
+            .sees_leader(leader.as_ref().map(|(name, token)| (name.as_str(), *token)));
+    }
+
+    async fn write(&self, token: u64, op: Op) -> Written {
+        let Some(desk) = self.desk(token).await else {
+            return Written::Failed;
+        };
+        let op = match op {
+            Op::Claim => WriteOp::Claim,
+            Op::Tick(n) => WriteOp::Tick { n },
+            Op::Seq { first, last } => WriteOp::Seq { first, last },
+        };
+        match desk.write(op).await {
+            baton_sim::library::Written::Accepted { last_seq } => Written::Accepted { last_seq },
+            baton_sim::library::Written::Rejected => Written::Rejected,
+            baton_sim::library::Written::Failed => Written::Failed,
+        }
+    }
+
+    async fn requests(&self, token: u64) -> Option<SimBatch> {
+        let desk = self.desk(token).await?;
+        desk.requests().await.map(SimBatch)
+    }
+
+    /// The world ends the term when the scenario asks the leader to resign.
+    async fn resign_asked(&self, token: u64) {
+        if let Some(term) = self.term(token) {
+            term.ended().await;
+        }
     }
 }
 
@@ -50,8 +110,13 @@ async fn node(node: NodeCtx) {
         lease_ttl: Duration::from_millis(node.lease_ttl_ms()),
         call_timeout: Duration::from_millis(1000),
         retry: Duration::from_millis(200),
+        tick: Duration::from_millis(node.tick_interval_ms()),
     };
-    rust_elector::run(config, SimHost(node)).await
+    let host = SimHost {
+        node,
+        term: Mutex::new(None),
+    };
+    rust_elector::run(config, host).await
 }
 
 /// The world of `scenarios/<file>` with `set`, the module on every node.
@@ -68,6 +133,7 @@ pub fn world(file: &str, set: &[&str]) -> World {
     };
     World::new(&scenario, 0)
         .expect("an etcd-lease scenario on a cluster")
+        .own_work()
         .reproduce(format!(
             "cd examples/rust-elector && cargo test --release{features} --test sim -- {file} (seed {{seed}})"
         ))

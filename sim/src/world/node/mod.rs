@@ -7,6 +7,7 @@
 //! fenced resource is for.
 
 pub mod control;
+pub mod desk;
 pub mod env;
 pub mod shard;
 pub mod swim;
@@ -14,6 +15,7 @@ pub mod transfer;
 pub mod work;
 
 use crate::world::net::Endpoint;
+use crate::world::node::desk::NodeDesk;
 use crate::world::node::work::{lead, LeaderWork};
 use crate::world::protocol::ElectorCtx;
 use crate::world::rpc::{node_addr, NextBatch, ReadAnswer, ReadBatch, ReadReply};
@@ -50,6 +52,8 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
     boot(&ctl, &env, incarnation).await;
     let ep = Arc::new(Endpoint::bind(node_addr(ctl.index)).expect("node address is free"));
     let clock: Arc<dyn Clock> = Arc::new(ctl.clock.clone());
+    // The term's desk, for a user's node that does its own protected work.
+    let desk = Arc::new(tokio::sync::watch::Sender::new(None));
     let ctx = ElectorCtx {
         node: &ctl.name,
         index: ctl.index,
@@ -63,6 +67,7 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         requests: env.backend_requests.clone(),
         etcd_cluster: env.etcd_cluster.as_ref(),
         etcd_member: ctl.etcd_member.clone(),
+        desk: desk.clone(),
     };
     if env.partitions > 0 {
         let kit = env
@@ -85,16 +90,27 @@ pub async fn run(ctl: Arc<NodeControl>, env: Arc<NodeEnv>) {
         else {
             continue;
         };
-        let (reason, handover) = lead(
-            &ctl,
-            &env,
-            &ep,
-            &leadership,
-            &work,
-            elector.replicated_log(),
-            &elector,
-        )
-        .await;
+        let (reason, handover) = if env.protocol.own_work() {
+            let d = NodeDesk::new(
+                ctl.clone(),
+                env.clone(),
+                ep.as_ref().clone(),
+                work.clone(),
+                leadership.clone(),
+            );
+            (desk::serve(&desk, d).await, None)
+        } else {
+            lead(
+                &ctl,
+                &env,
+                &ep,
+                &leadership,
+                &work,
+                elector.replicated_log(),
+                &elector,
+            )
+            .await
+        };
         leadership.end(reason);
         step_down(
             (&ctl, &env, &ep),

@@ -31,13 +31,13 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
 
 /// A client batch of `next` requests waiting for the leader's next write.
-struct Queued {
+pub(super) struct Queued {
     /// Who sent it.
     from: SocketAddr,
     /// The client's id for it.
     batch: u64,
     /// Requests in it.
-    count: u64,
+    pub(super) count: u64,
 }
 
 /// The sequencer's queue and the node's answer for followers.
@@ -49,7 +49,7 @@ pub struct LeaderWork {
     /// Waiting `next` batches, in arrival order.
     queue: Mutex<Vec<Queued>>,
     /// Wakes the leader when a batch is queued.
-    queued: Notify,
+    pub(super) queued: Notify,
     /// Who this node last saw leading, for `NotLeader` hints.
     pub hint: Mutex<Option<NodeId>>,
 }
@@ -83,13 +83,22 @@ impl LeaderWork {
         self.queued.notify_waiters();
     }
 
-    fn take(&self) -> Vec<Queued> {
+    /// Accepts `next` from now on, for the leader of `token`.
+    pub(super) fn lead(&self, token: u64) {
+        *self.leading.lock().unwrap() = Some(token);
+    }
+
+    pub(super) fn take(&self) -> Vec<Queued> {
         std::mem::take(&mut *self.queue.lock().unwrap())
     }
 
     /// Answers `batches` (in queue order): one message to each sender, each batch with
     /// the reply `reply_for` gives it.
-    fn answer(&self, batches: Vec<Queued>, mut reply_for: impl FnMut(&Queued) -> NextReply) {
+    pub(super) fn answer(
+        &self,
+        batches: Vec<Queued>,
+        mut reply_for: impl FnMut(&Queued) -> NextReply,
+    ) {
         let mut to: Vec<(SocketAddr, Vec<(u64, NextReply)>)> = vec![];
         for q in &batches {
             let reply = reply_for(q);
@@ -112,7 +121,7 @@ impl LeaderWork {
 }
 
 #[derive(Clone, Copy)]
-enum Outcome {
+pub(super) enum Outcome {
     /// Accepted: `sequence.last_seq` and the job's cursor after the write.
     Written(u64, u64),
     TimedOut,
@@ -216,7 +225,7 @@ pub async fn lead(
         step: None,
         rng: baton_model::seed::fork(env.seed, &format!("job/{}/{}", ctl.name, l.token)),
     });
-    *work.leading.lock().unwrap() = Some(l.token);
+    work.lead(l.token);
     let mut term = Term {
         ctl,
         env,
@@ -541,7 +550,7 @@ impl Term<'_> {
 
 /// One protected write: check the lease, then send. A pause armed by the scenario strikes
 /// between the two, which is where a real GC pause does its damage.
-async fn write(
+pub(super) async fn write(
     ctl: &Arc<NodeControl>,
     env: &NodeEnv,
     ep: &Endpoint,

@@ -14,6 +14,7 @@
 pub mod bully;
 pub mod consul_session;
 pub mod db_row;
+pub mod desk;
 pub mod etcd_cluster_client;
 pub mod etcd_lease;
 pub mod k8s_lease;
@@ -81,6 +82,9 @@ pub struct ElectorCtx<'a> {
     /// Where the node's cluster client keeps the member it talks to
     /// ([`crate::world::node::control::NodeControl::etcd_member`]).
     pub etcd_member: Arc<std::sync::atomic::AtomicUsize>,
+    /// Where the node loop puts the term's desk when the protocol's nodes do their own
+    /// protected work ([`Protocol::own_work`]: a user's node).
+    pub desk: Arc<desk::DeskSlot>,
 }
 
 /// A node's durable storage, owned by the world's [`crate::world::node::NodeControl`] so that
@@ -119,6 +123,13 @@ pub trait Protocol: ProtocolModel {
     fn sharded(&self, ctx: ElectorCtx, partitions: u32) -> Option<ShardKit> {
         let _ = (ctx, partitions);
         None
+    }
+
+    /// Whether the elector's own code does the leader's protected work through the
+    /// term's desk (`crate::world::node::desk`) rather than Baton's node
+    /// (`crate::world::node::work`): a user's node that asked for it.
+    fn own_work(&self) -> bool {
+        false
     }
 }
 

@@ -17,6 +17,7 @@
 //! table) is the scenario's `etcd-lease`: the user's node runs on its etcd cluster.
 //! Baton's world never names the user's crate: the function comes in as a closure.
 
+use super::desk::{self, Desk};
 use super::{BackendCtx, ElectorCtx, Protocol};
 use crate::world::service::etcd_cluster::member_addr;
 use async_trait::async_trait;
@@ -29,7 +30,7 @@ use baton_protocols::{
 use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 /// The user's node function: called once per start of each node (again after a
 /// restart), on that node; the future it returns is the node's process.
@@ -43,10 +44,12 @@ pub struct NodeCtx {
     incarnation: u64,
     endpoints: Vec<String>,
     lease_ttl_ms: u64,
+    tick_ms: u64,
     clock: Arc<dyn Clock>,
     terms: mpsc::UnboundedSender<(u64, LeaseHandle)>,
     current: Arc<Mutex<Option<Term>>>,
     seen: Seen,
+    desk: watch::Receiver<Option<Arc<dyn Desk>>>,
 }
 
 /// Whom the user's node last saw leading: the `NotLeader` hint its followers give.
@@ -73,6 +76,12 @@ impl NodeCtx {
     /// safety) are computed for.
     pub fn lease_ttl_ms(&self) -> u64 {
         self.lease_ttl_ms
+    }
+
+    /// The scenario's `work.tick_interval_ms`: how often a leader writes the scheduler's
+    /// tick (for a node that does its own work).
+    pub fn tick_interval_ms(&self) -> u64 {
+        self.tick_ms
     }
 
     /// The node's own clock: the scenario's drift and steps apply to it.
@@ -126,6 +135,22 @@ impl NodeCtx {
     }
 }
 
+impl NodeCtx {
+    /// The desk of `term`, for a node that does its own protected work
+    /// (`crate::library::World::own_work`): its fenced writes and the sequencer's
+    /// requests. Waits until the node has taken the term up; `None` once the term is
+    /// over (and always, for a world where Baton's node does the work).
+    pub async fn desk(&self, term: &Term) -> Option<Arc<dyn Desk>> {
+        let mut rx = self.desk.clone();
+        let token = term.token;
+        tokio::select! {
+            biased;
+            d = rx.wait_for(|d| desk::holds(d, token)) => d.ok().and_then(|d| d.clone()),
+            _ = term.ended() => None,
+        }
+    }
+}
+
 /// One term the user's node believes it leads.
 #[derive(Clone)]
 pub struct Term {
@@ -166,16 +191,26 @@ pub struct UserNode {
     inner: Arc<dyn Protocol>,
     node_fn: NodeFn,
     lease_ttl_ms: u64,
+    tick_ms: u64,
+    own_work: bool,
 }
 
 impl UserNode {
     /// The user's `node_fn` over the scenario's protocol `inner`, whose etcd lease TTL is
-    /// `lease_ttl_ms`.
-    pub fn new(inner: Arc<dyn Protocol>, node_fn: NodeFn, lease_ttl_ms: u64) -> Self {
+    /// `lease_ttl_ms` and scheduler tick `tick_ms`; with `own_work`, the user's node does
+    /// the protected work itself.
+    pub fn new(
+        inner: Arc<dyn Protocol>,
+        node_fn: NodeFn,
+        (lease_ttl_ms, tick_ms): (u64, u64),
+        own_work: bool,
+    ) -> Self {
         UserNode {
             inner,
             node_fn,
             lease_ttl_ms,
+            tick_ms,
+            own_work,
         }
     }
 }
@@ -226,6 +261,10 @@ impl Protocol for UserNode {
         self.inner.start_backend(ctx)
     }
 
+    fn own_work(&self) -> bool {
+        self.own_work
+    }
+
     /// Starts the user's function on the calling node (so a kill ends it with the node)
     /// and returns the bridge that turns its reports into campaigns won and lost.
     fn elector(&self, ctx: ElectorCtx) -> Arc<dyn Elector> {
@@ -239,10 +278,12 @@ impl Protocol for UserNode {
                 .map(|i| format!("http://{}", member_addr(i)))
                 .collect(),
             lease_ttl_ms: self.lease_ttl_ms,
+            tick_ms: self.tick_ms,
             clock: ctx.clock.clone(),
             terms: tx,
             current: Arc::new(Mutex::new(None)),
             seen: seen.clone(),
+            desk: ctx.desk.subscribe(),
         };
         madsim::task::spawn((self.node_fn)(node));
         Arc::new(Bridge {
