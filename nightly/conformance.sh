@@ -16,6 +16,8 @@
 #   python-redis    examples/python-redis: redis-py's Lock on Redis
 #   python-psycopg  examples/python-psycopg: a row lease on PostgreSQL, psycopg 3
 #   go-raft         examples/go-raft: hashicorp/raft among the nodes (--backend none)
+#   rust-elector    examples/rust-elector: a Rust module on etcd-client's election API
+#                   (issue 38; built by its build.sh, which needs protoc)
 #
 # With no NODE: go-etcd and baton-etcd. TRIALS (3) trials of each of the ten
 # experiments per node, and the TTL sweep, JOBS trials at a time (the environment's
@@ -63,8 +65,13 @@ for node in "${nodes[@]}"; do
       cmd='examples/go-raft/bin/go-raft --id {id} --http-port {http_port} --raft-port {raft_port} --raft-peers {raft_peers} --election-timeout-ms {election_timeout_ms} --leader-lease-ms {leader_lease_ms} --resource-url {resource_url} --peers {peers} --tick-ms {tick_ms} --write-timeout-ms {write_timeout_ms} --dir {dir}'
       backend=none
       ;;
+    rust-elector)
+      sh examples/rust-elector/build.sh >/dev/null 2>&1
+      cmd='examples/rust-elector/bin/rust-elector'
+      backend=etcd
+      ;;
     *)
-      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres, java-curator, python-kazoo, python-redis, python-psycopg, go-raft)" >&2
+      echo "conformance: unknown node $node (allowed: go-etcd, baton-etcd, baton-redis, baton-zookeeper, baton-postgres, java-curator, python-kazoo, python-redis, python-psycopg, go-raft, rust-elector)" >&2
       exit 2
       ;;
   esac
