@@ -26,6 +26,7 @@ NODES = [
     ("python-redis", "redis-py `Lock` + `INCR` token"),
     ("python-psycopg", "psycopg 3, a row lease"),
     ("go-raft", "hashicorp/raft"),
+    ("rust-elector", "etcd-client (Rust), `examples/rust-elector`"),
     ("baton-etcd", "Baton's node (reference)"),
     ("baton-zookeeper", "Baton's node (reference)"),
     ("baton-redis", "Baton's node (reference)"),
