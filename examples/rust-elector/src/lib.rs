@@ -169,7 +169,7 @@ async fn one_term<H: Host>(
         tokio::pin!(work);
         let why = tokio::select! {
             biased;
-            why = lead(&mut keep, &mut deadline) => why,
+            why = hold_lease(&mut keep, &mut deadline) => why,
             why = &mut work => why,
             _ = host.resign_asked(token) => {
                 // A graceful step-down: the write in flight is answered (or times out)
@@ -177,7 +177,7 @@ async fn one_term<H: Host>(
                 let _ = stop_tx.send(true);
                 tokio::select! {
                     biased;
-                    why = lead(&mut keep, &mut deadline) => why,
+                    why = hold_lease(&mut keep, &mut deadline) => why,
                     why = &mut work => why,
                 }
             }
@@ -190,7 +190,7 @@ async fn one_term<H: Host>(
 }
 
 /// Holds the lease until the local deadline passes or the lease is lost.
-async fn lead(
+async fn hold_lease(
     keep: &mut (impl Future<Output = ()> + Unpin),
     deadline: &mut watch::Receiver<Instant>,
 ) -> StepDown {

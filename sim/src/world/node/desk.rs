@@ -5,7 +5,7 @@
 //!
 //! The node loop takes up a term the user's node leads (the bridge's campaign, see
 //! `crate::world::protocol::user_node`) and, instead of doing the work itself, puts the
-//! term's [`Desk`](crate::world::protocol::desk::Desk) out ([`serve`]) until the term ends: the user's step-down, or a
+//! term's [`Desk`] out ([`serve`]) until the term ends: the user's step-down, or a
 //! resignation the scenario asks for (the loop ends the term; the user's `Term::ended`
 //! resolves). Each write goes through the same path as Baton's own: the lease check
 //! (the user's belief), a `point = "before-write"` pause when one is armed, the
@@ -118,13 +118,11 @@ impl Requests for NodeRequests {
         }
     }
 
-    fn unavailable(mut self: Box<Self>) {
-        if let Some(batches) = self.batches.take() {
-            self.work.answer(batches, |_| NextReply::Unavailable);
-        }
-    }
+    /// Dropping them answers them so.
+    fn unavailable(self: Box<Self>) {}
 }
 
+/// Requests dropped unanswered are answered `Unavailable`: the client tries again.
 impl Drop for NodeRequests {
     fn drop(&mut self) {
         if let Some(batches) = self.batches.take() {

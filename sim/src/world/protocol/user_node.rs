@@ -133,9 +133,7 @@ impl NodeCtx {
         let _ = self.terms.send((token, handle));
         term
     }
-}
 
-impl NodeCtx {
     /// The desk of `term`, for a node that does its own protected work
     /// (`crate::library::World::own_work`): its fenced writes and the sequencer's
     /// requests. Waits until the node has taken the term up; `None` once the term is
